@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * C interface to the AIC100 device core, for the QEMU glue. Plain C types
+ * only: the glue includes this, never the C++ headers.
+ */
+#ifndef AIC100_CORE_H
+#define AIC100_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct Aic100Core Aic100Core;
+
+typedef struct Aic100HostOps {
+    /* Return 0 on success, non-zero when the bus access failed. */
+    int (*dma_read)(void *opaque, uint64_t addr, void *buf, size_t len);
+    int (*dma_write)(void *opaque, uint64_t addr, const void *buf, size_t len);
+    void (*raise_msi)(void *opaque, unsigned vector);
+    unsigned (*msi_vectors_enabled)(void *opaque);
+    uint64_t (*now_ns)(void *opaque);
+    void (*guest_error)(void *opaque, const char *msg);
+} Aic100HostOps;
+
+typedef struct Aic100Config {
+    uint16_t device_id;
+    uint32_t nsp_count;
+    uint64_t ddr_size;
+    uint64_t bar4_size;
+    uint32_t serial_number;
+} Aic100Config;
+
+/* Fills `cfg` with the card's defaults. */
+void aic100_core_default_config(Aic100Config *cfg);
+
+/*
+ * Creates a card. Returns NULL and writes a reason into `err` (if non-NULL)
+ * when the configuration is not usable.
+ */
+Aic100Core *aic100_core_new(const Aic100Config *cfg, const Aic100HostOps *ops, void *opaque,
+                            char *err, size_t err_len);
+void aic100_core_free(Aic100Core *core);
+void aic100_core_reset(Aic100Core *core);
+
+uint64_t aic100_core_bar_read(Aic100Core *core, unsigned bar, uint64_t offset, unsigned size);
+void aic100_core_bar_write(Aic100Core *core, unsigned bar, uint64_t offset, uint64_t value,
+                           unsigned size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AIC100_CORE_H */

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The whole card as the host sees it: one object per hardware block, wired to
+// a HostInterface. QEMU-free; the C API in aic100_core.h wraps it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "aic100/dma_bridge.h"
+#include "aic100/host.h"
+#include "aic100/mhi.h"
+
+namespace aic100 {
+
+struct DeviceConfig {
+	uint16_t device_id = 0xA100;
+	unsigned nsp_count = 16;
+	uint64_t ddr_size = 16ull << 30;
+	uint64_t bar4_size = regs::kBar4DefaultSize;
+	uint32_t serial_number = 0x00C0FFEE;
+
+	// Empty when the configuration is usable, else why not.
+	std::string validate() const;
+};
+
+inline constexpr unsigned kMaxNsps = 16;
+inline constexpr uint64_t kMaxDdrSize = 32ull << 30;
+inline constexpr uint64_t kMinDdrSize = 64ull << 20;
+
+class Device {
+public:
+	// `cfg` must have passed validate().
+	Device(HostInterface &host, const DeviceConfig &cfg);
+
+	uint64_t bar_read(unsigned bar, uint64_t offset, unsigned size);
+	void bar_write(unsigned bar, uint64_t offset, uint64_t value, unsigned size);
+	void reset();
+
+	const DeviceConfig &config() const { return cfg_; }
+	Mhi &mhi() { return mhi_; }
+	DmaBridge &dma_bridge() { return dbr_; }
+
+private:
+	static MhiConfig mhi_config(const DeviceConfig &cfg);
+
+	HostInterface &host_;
+	DeviceConfig cfg_;
+	Mhi mhi_;
+	DmaBridge dbr_;
+};
+
+} // namespace aic100

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The C face of the device core: adapts Aic100HostOps to HostInterface and
+// keeps C++ exceptions from crossing into QEMU.
+#include "aic100/aic100_core.h"
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+
+#include "aic100/device.h"
+
+namespace {
+
+class OpsHost final : public aic100::HostInterface {
+public:
+	OpsHost(const Aic100HostOps &ops, void *opaque) : ops_(ops), opaque_(opaque) {}
+
+	aic100::DmaStatus dma_read(uint64_t addr, void *buf, size_t len) override
+	{
+		return ops_.dma_read(opaque_, addr, buf, len) ? aic100::DmaStatus::Error : aic100::DmaStatus::Ok;
+	}
+	aic100::DmaStatus dma_write(uint64_t addr, const void *buf, size_t len) override
+	{
+		return ops_.dma_write(opaque_, addr, buf, len) ? aic100::DmaStatus::Error : aic100::DmaStatus::Ok;
+	}
+	void raise_msi(unsigned vector) override { ops_.raise_msi(opaque_, vector); }
+	unsigned msi_vectors_enabled() const override { return ops_.msi_vectors_enabled(opaque_); }
+	uint64_t now_ns() const override { return ops_.now_ns(opaque_); }
+	void guest_error(const char *msg) override { ops_.guest_error(opaque_, msg); }
+
+private:
+	Aic100HostOps ops_;
+	void *opaque_;
+};
+
+} // namespace
+
+struct Aic100Core {
+	Aic100Core(const aic100::DeviceConfig &cfg, const Aic100HostOps &ops, void *opaque)
+		: host(ops, opaque), dev(host, cfg)
+	{
+	}
+	OpsHost host;
+	aic100::Device dev;
+};
+
+namespace {
+
+aic100::DeviceConfig to_cpp(const Aic100Config &c)
+{
+	aic100::DeviceConfig d;
+	d.device_id = c.device_id;
+	d.nsp_count = c.nsp_count;
+	d.ddr_size = c.ddr_size;
+	d.bar4_size = c.bar4_size;
+	d.serial_number = c.serial_number;
+	return d;
+}
+
+} // namespace
+
+extern "C" {
+
+void aic100_core_default_config(Aic100Config *cfg)
+{
+	const aic100::DeviceConfig d;
+	cfg->device_id = d.device_id;
+	cfg->nsp_count = d.nsp_count;
+	cfg->ddr_size = d.ddr_size;
+	cfg->bar4_size = d.bar4_size;
+	cfg->serial_number = d.serial_number;
+}
+
+Aic100Core *aic100_core_new(const Aic100Config *cfg, const Aic100HostOps *ops, void *opaque, char *err,
+			    size_t err_len)
+{
+	const aic100::DeviceConfig d = to_cpp(*cfg);
+	const std::string why = d.validate();
+	if (!why.empty()) {
+		if (err && err_len)
+			std::snprintf(err, err_len, "%s", why.c_str());
+		return nullptr;
+	}
+	try {
+		return new Aic100Core(d, *ops, opaque);
+	} catch (const std::exception &e) {
+		if (err && err_len)
+			std::snprintf(err, err_len, "aic100 core: %s", e.what());
+		return nullptr;
+	}
+}
+
+void aic100_core_free(Aic100Core *core)
+{
+	delete core;
+}
+
+void aic100_core_reset(Aic100Core *core)
+{
+	core->dev.reset();
+}
+
+uint64_t aic100_core_bar_read(Aic100Core *core, unsigned bar, uint64_t offset, unsigned size)
+{
+	return core->dev.bar_read(bar, offset, size);
+}
+
+void aic100_core_bar_write(Aic100Core *core, unsigned bar, uint64_t offset, uint64_t value, unsigned size)
+{
+	core->dev.bar_write(bar, offset, value, size);
+}
+
+} // extern "C"

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "aic100/device.h"
+
+#include <cstdio>
+
+namespace aic100 {
+
+std::string DeviceConfig::validate() const
+{
+	char buf[128];
+	if (device_id != 0xA100 && device_id != 0xA080) {
+		std::snprintf(buf, sizeof(buf), "device-id 0x%04x: must be 0xa100 (AIC100) or 0xa080 (AIC080)",
+			      device_id);
+		return buf;
+	}
+	if (nsp_count < 1 || nsp_count > kMaxNsps) {
+		std::snprintf(buf, sizeof(buf), "nsps=%u: must be 1..%u", nsp_count, kMaxNsps);
+		return buf;
+	}
+	if (ddr_size < kMinDdrSize || ddr_size > kMaxDdrSize || (ddr_size & ((1u << 20) - 1))) {
+		std::snprintf(buf, sizeof(buf), "ddr-size=%llu: must be a multiple of 1 MiB in 64 MiB..32 GiB",
+			      static_cast<unsigned long long>(ddr_size));
+		return buf;
+	}
+	if (bar4_size < 4096 || bar4_size > (1ull << 30) || (bar4_size & (bar4_size - 1))) {
+		std::snprintf(buf, sizeof(buf), "bar4-size=%llu: must be a power of two in 4 KiB..1 GiB",
+			      static_cast<unsigned long long>(bar4_size));
+		return buf;
+	}
+	if (serial_number == 0xFFFFFFFF)
+		return "serial=0xffffffff reads as a dead link to the host";
+	return {};
+}
+
+MhiConfig Device::mhi_config(const DeviceConfig &cfg)
+{
+	MhiConfig m;
+	m.serial_number = cfg.serial_number;
+	// A stable, card-specific OEM public-key hash: the serial number spread
+	// over the 16 words, so two cards never show the same hash.
+	for (unsigned i = 0; i < m.oem_pk_hash.size(); i++)
+		m.oem_pk_hash[i] = (cfg.serial_number * 0x9E3779B1u) ^ (0x01000193u * (i + 1));
+	return m;
+}
+
+Device::Device(HostInterface &host, const DeviceConfig &cfg)
+	: host_(host), cfg_(cfg), mhi_(host, mhi_config(cfg)), dbr_(host)
+{
+}
+
+void Device::reset()
+{
+	mhi_.reset();
+	dbr_.reset();
+}
+
+uint64_t Device::bar_read(unsigned bar, uint64_t offset, unsigned size)
+{
+	switch (bar) {
+	case 0:
+		return offset < regs::kBar0Size ? mhi_.read(static_cast<uint32_t>(offset), size) : 0;
+	case 2:
+		return offset < regs::kBar2Size ? dbr_.read(static_cast<uint32_t>(offset), size) : 0;
+	default:
+		// BAR4 has no function on AIC100; it reads as zero.
+		return 0;
+	}
+}
+
+void Device::bar_write(unsigned bar, uint64_t offset, uint64_t value, unsigned size)
+{
+	switch (bar) {
+	case 0:
+		if (offset < regs::kBar0Size)
+			mhi_.write(static_cast<uint32_t>(offset), value, size);
+		return;
+	case 2:
+		if (offset < regs::kBar2Size)
+			dbr_.write(static_cast<uint32_t>(offset), value, size);
+		return;
+	default:
+		return;
+	}
+}
+
+} // namespace aic100

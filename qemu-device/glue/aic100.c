@@ -1,0 +1,311 @@
+/*
+ * QEMU glue for the virtual Qualcomm Cloud AI 100 (AIC100) card.
+ *
+ * The card's behaviour lives in the C++ device core (../core); this file only
+ * wires it to QEMU: PCI identity and capabilities, the three BARs, MSI, DMA
+ * through the device's PCI address space (so an IOMMU translates it), the
+ * virtual clock and reset.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qemu/units.h"
+#include "qapi/error.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/pci_device.h"
+#include "hw/pci/pcie.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "qemu/timer.h"
+#include "qom/object.h"
+#include "system/dma.h"
+#include "trace.h"
+
+#include "aic100/aic100_core.h"
+
+#define TYPE_AIC100 "aic100"
+OBJECT_DECLARE_SIMPLE_TYPE(Aic100State, AIC100)
+
+#define AIC100_VENDOR_ID 0x17cb
+#define AIC100_CLASS_PROCESSING_ACCEL 0x1200
+#define AIC100_MSI_OFFSET 0x50
+#define AIC100_MSI_VECTORS 32
+#define AIC100_PCIE_OFFSET 0x70
+
+struct Aic100State {
+    PCIDevice parent_obj;
+
+    MemoryRegion bar0; /* MHI */
+    MemoryRegion bar2; /* DMA Bridge */
+    MemoryRegion bar4; /* no function, present for the BAR layout */
+
+    Aic100Core *core;
+
+    /* properties */
+    uint16_t device_id;
+    uint32_t nsp_count;
+    uint64_t ddr_size;
+    uint64_t bar4_size;
+    uint32_t serial;
+};
+
+/* ---- host interface for the core ---------------------------------------- */
+
+static int aic100_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
+{
+    Aic100State *s = opaque;
+    MemTxResult r = pci_dma_read(PCI_DEVICE(s), addr, buf, len);
+
+    if (r != MEMTX_OK) {
+        trace_aic100_err_dma("read", addr, len, r);
+    }
+    return r != MEMTX_OK;
+}
+
+static int aic100_dma_write(void *opaque, uint64_t addr, const void *buf, size_t len)
+{
+    Aic100State *s = opaque;
+    MemTxResult r = pci_dma_write(PCI_DEVICE(s), addr, buf, len);
+
+    if (r != MEMTX_OK) {
+        trace_aic100_err_dma("write", addr, len, r);
+    }
+    return r != MEMTX_OK;
+}
+
+static unsigned aic100_msi_vectors_enabled(void *opaque)
+{
+    PCIDevice *pdev = PCI_DEVICE(opaque);
+
+    return msi_enabled(pdev) ? msi_nr_vectors_allocated(pdev) : 0;
+}
+
+static void aic100_raise_msi(void *opaque, unsigned vector)
+{
+    PCIDevice *pdev = PCI_DEVICE(opaque);
+    unsigned nr = aic100_msi_vectors_enabled(opaque);
+
+    if (!nr) {
+        trace_aic100_msi_disabled(vector);
+        return;
+    }
+    if (vector >= nr) {
+        vector = 0; /* the core folds vectors; stay safe if it did not */
+    }
+    trace_aic100_msi(vector);
+    msi_notify(pdev, vector);
+}
+
+static uint64_t aic100_now_ns(void *opaque)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+static void aic100_guest_error(void *opaque, const char *msg)
+{
+    trace_aic100_guest_error(msg);
+    qemu_log_mask(LOG_GUEST_ERROR, "%s: %s\n",
+                  object_get_canonical_path_component(OBJECT(opaque)), msg);
+}
+
+static const Aic100HostOps aic100_host_ops = {
+    .dma_read = aic100_dma_read,
+    .dma_write = aic100_dma_write,
+    .raise_msi = aic100_raise_msi,
+    .msi_vectors_enabled = aic100_msi_vectors_enabled,
+    .now_ns = aic100_now_ns,
+    .guest_error = aic100_guest_error,
+};
+
+/* ---- BARs ------------------------------------------------------------------ */
+
+static uint64_t aic100_bar_read(Aic100State *s, unsigned bar, hwaddr addr, unsigned size)
+{
+    uint64_t val = aic100_core_bar_read(s->core, bar, addr, size);
+
+    trace_aic100_mmio_read(bar, addr, size, val);
+    return val;
+}
+
+static void aic100_bar_write(Aic100State *s, unsigned bar, hwaddr addr, uint64_t val,
+                             unsigned size)
+{
+    trace_aic100_mmio_write(bar, addr, size, val);
+    aic100_core_bar_write(s->core, bar, addr, val, size);
+}
+
+#define AIC100_BAR_OPS(n)                                                      \
+    static uint64_t aic100_bar##n##_read(void *opaque, hwaddr addr,            \
+                                         unsigned size)                        \
+    {                                                                          \
+        return aic100_bar_read(opaque, n, addr, size);                         \
+    }                                                                          \
+    static void aic100_bar##n##_write(void *opaque, hwaddr addr, uint64_t val, \
+                                      unsigned size)                           \
+    {                                                                          \
+        aic100_bar_write(opaque, n, addr, val, size);                          \
+    }
+
+AIC100_BAR_OPS(0)
+AIC100_BAR_OPS(2)
+AIC100_BAR_OPS(4)
+
+/* BAR0 is 32-bit registers plus the 64-bit QTIMER read. */
+static const MemoryRegionOps aic100_bar0_ops = {
+    .read = aic100_bar0_read,
+    .write = aic100_bar0_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
+    .impl = { .min_access_size = 1, .max_access_size = 8 },
+};
+
+static const MemoryRegionOps aic100_bar2_ops = {
+    .read = aic100_bar2_read,
+    .write = aic100_bar2_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
+    .impl = { .min_access_size = 1, .max_access_size = 8 },
+};
+
+static const MemoryRegionOps aic100_bar4_ops = {
+    .read = aic100_bar4_read,
+    .write = aic100_bar4_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
+    .impl = { .min_access_size = 1, .max_access_size = 8 },
+};
+
+/* ---- QOM --------------------------------------------------------------------- */
+
+static void aic100_realize(PCIDevice *pdev, Error **errp)
+{
+    Aic100State *s = AIC100(pdev);
+    uint8_t bar_type = PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64;
+    Aic100Config cfg;
+    char err[160];
+    int ret;
+
+    aic100_core_default_config(&cfg);
+    cfg.device_id = s->device_id;
+    cfg.nsp_count = s->nsp_count;
+    cfg.ddr_size = s->ddr_size;
+    cfg.bar4_size = s->bar4_size;
+    if (s->serial) {
+        cfg.serial_number = s->serial;
+    } else {
+        /* Distinct per card and stable for a given command line. */
+        g_autofree char *path = object_get_canonical_path(OBJECT(s));
+        cfg.serial_number = 0xA1000000u | (g_str_hash(path) & 0x00FFFFFFu);
+    }
+    s->core = aic100_core_new(&cfg, &aic100_host_ops, s, err, sizeof(err));
+    if (!s->core) {
+        error_setg(errp, "aic100: %s", err);
+        return;
+    }
+
+    pci_config_set_device_id(pdev->config, s->device_id);
+    pci_config_set_class(pdev->config, AIC100_CLASS_PROCESSING_ACCEL);
+    pci_set_word(pdev->config + PCI_SUBSYSTEM_VENDOR_ID, AIC100_VENDOR_ID);
+    pci_set_word(pdev->config + PCI_SUBSYSTEM_ID, s->device_id);
+    /* MSI only: no INTx pin. */
+    pdev->config[PCI_INTERRUPT_PIN] = 0;
+
+    memory_region_init_io(&s->bar0, OBJECT(s), &aic100_bar0_ops, s, "aic100-mhi", 4 * KiB);
+    memory_region_init_io(&s->bar2, OBJECT(s), &aic100_bar2_ops, s, "aic100-dma-bridge", 2 * MiB);
+    memory_region_init_io(&s->bar4, OBJECT(s), &aic100_bar4_ops, s, "aic100-bar4", s->bar4_size);
+    pci_register_bar(pdev, 0, bar_type, &s->bar0);
+    pci_register_bar(pdev, 2, bar_type, &s->bar2);
+    pci_register_bar(pdev, 4, bar_type, &s->bar4);
+
+    ret = msi_init(pdev, AIC100_MSI_OFFSET, AIC100_MSI_VECTORS, true, true, errp);
+    if (ret) {
+        goto fail;
+    }
+
+    ret = pcie_endpoint_cap_init(pdev, AIC100_PCIE_OFFSET);
+    if (ret < 0) {
+        error_setg(errp, "aic100: cannot add the PCI Express capability");
+        goto fail;
+    }
+    /* Gen4 (16 GT/s) x8, as the card advertises. No FLR capability. */
+    pcie_cap_fill_link_ep_usp(pdev, QEMU_PCI_EXP_LNK_X8, QEMU_PCI_EXP_LNK_16GT);
+    return;
+
+fail:
+    msi_uninit(pdev);
+    aic100_core_free(s->core);
+    s->core = NULL;
+}
+
+static void aic100_exit(PCIDevice *pdev)
+{
+    Aic100State *s = AIC100(pdev);
+
+    pcie_cap_exit(pdev);
+    msi_uninit(pdev);
+    aic100_core_free(s->core);
+    s->core = NULL;
+}
+
+static void aic100_reset_hold(Object *obj, ResetType type)
+{
+    Aic100State *s = AIC100(obj);
+
+    if (s->core) {
+        aic100_core_reset(s->core);
+    }
+}
+
+static const Property aic100_props[] = {
+    DEFINE_PROP_UINT16("device-id", Aic100State, device_id, 0xa100),
+    DEFINE_PROP_UINT32("nsps", Aic100State, nsp_count, 16),
+    DEFINE_PROP_SIZE("ddr-size", Aic100State, ddr_size, 16 * GiB),
+    DEFINE_PROP_SIZE("bar4-size", Aic100State, bar4_size, 64 * KiB),
+    DEFINE_PROP_UINT32("serial", Aic100State, serial, 0),
+};
+
+static const VMStateDescription aic100_vmstate = {
+    .name = TYPE_AIC100,
+    /* Rings, DMA Bridge queues and running workloads are not migrated. */
+    .unmigratable = 1,
+};
+
+static void aic100_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
+
+    pc->realize = aic100_realize;
+    pc->exit = aic100_exit;
+    pc->vendor_id = AIC100_VENDOR_ID;
+    pc->device_id = 0xa100;
+    pc->class_id = AIC100_CLASS_PROCESSING_ACCEL;
+    pc->revision = 0;
+    rc->phases.hold = aic100_reset_hold;
+    dc->desc = "Qualcomm Cloud AI 100 (virtual)";
+    dc->vmsd = &aic100_vmstate;
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+    device_class_set_props(dc, aic100_props);
+}
+
+static const TypeInfo aic100_info = {
+    .name = TYPE_AIC100,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(Aic100State),
+    .class_init = aic100_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void aic100_register_types(void)
+{
+    type_register_static(&aic100_info);
+}
+
+type_init(aic100_register_types)
