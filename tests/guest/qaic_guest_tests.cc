@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// In-guest checks of the aic100 cards and the qaic driver, reported as KTAP.
+// Usage: qaic-guest-tests --cards N --msi 1|32 [--module PATH] [--cycles K]
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "ktap.h"
+#include "qaic.h"
+
+namespace {
+
+struct Options {
+	unsigned cards = 1;
+	unsigned msi = 1;
+	std::string module;
+	unsigned cycles = 3;
+};
+
+// A mapping of one BAR through its sysfs resource file.
+class BarMap {
+public:
+	BarMap(const std::string &sysfs, int bar, size_t len) : len_(len)
+	{
+		const std::string path = sysfs + "/resource" + std::to_string(bar);
+		fd_ = ::open(path.c_str(), O_RDWR | O_SYNC | O_CLOEXEC);
+		if (fd_ < 0)
+			return;
+		void *p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+		if (p != MAP_FAILED)
+			base_ = static_cast<volatile uint32_t *>(p);
+	}
+	~BarMap()
+	{
+		if (base_)
+			::munmap(const_cast<uint32_t *>(base_), len_);
+		if (fd_ >= 0)
+			::close(fd_);
+	}
+	bool ok() const { return base_ != nullptr; }
+	uint32_t rd(uint32_t off) const { return base_[off / 4]; }
+	void wr(uint32_t off, uint32_t v) { base_[off / 4] = v; }
+	uint64_t rd64(uint32_t off) const { return *reinterpret_cast<volatile const uint64_t *>(
+		reinterpret_cast<volatile const uint8_t *>(base_) + off); }
+
+private:
+	int fd_ = -1;
+	size_t len_;
+	volatile uint32_t *base_ = nullptr;
+};
+
+bool write_attr(const std::string &path, const std::string &value)
+{
+	std::ofstream f(path);
+	f << value;
+	f.flush();
+	return static_cast<bool>(f);
+}
+
+// Takes a card away from its driver for the scope: a bound driver owns the
+// BARs, and the kernel refuses user mappings of them (IO_STRICT_DEVMEM).
+// Rebinding on the way out also exercises unbind/bind.
+class Unbound {
+public:
+	Unbound(ktap::Case &t, const qaic::Card &c) : t_(t), c_(c)
+	{
+		if (!c.driver.empty())
+			t.expect(write_attr(c.sysfs + "/driver/unbind", c.bdf), "unbind %s failed", c.bdf.c_str());
+		write_attr(c.sysfs + "/enable", "1");
+	}
+	~Unbound()
+	{
+		write_attr(c_.sysfs + "/enable", "0");
+		if (!c_.driver.empty())
+			t_.expect(write_attr("/sys/bus/pci/drivers/" + c_.driver + "/bind", c_.bdf), "rebind %s failed",
+				  c_.bdf.c_str());
+	}
+
+private:
+	ktap::Case &t_;
+	const qaic::Card &c_;
+};
+
+std::vector<uint8_t> read_config(const qaic::Card &c)
+{
+	std::ifstream f(c.sysfs + "/config", std::ios::binary);
+	return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// Offset of a standard capability, or 0.
+unsigned find_cap(const std::vector<uint8_t> &cfg, uint8_t id)
+{
+	if (cfg.size() < 64 || !(cfg[6] & 0x10))
+		return 0;
+	unsigned pos = cfg[0x34] & ~3u;
+	for (int guard = 0; pos && pos + 2 <= cfg.size() && guard < 48; guard++) {
+		if (cfg[pos] == id)
+			return pos;
+		pos = cfg[pos + 1] & ~3u;
+	}
+	return 0;
+}
+
+uint32_t le32(const std::vector<uint8_t> &b, unsigned off)
+{
+	return b[off] | b[off + 1] << 8 | b[off + 2] << 16 | static_cast<uint32_t>(b[off + 3]) << 24;
+}
+
+unsigned count_entries(const std::string &dir)
+{
+	std::error_code ec;
+	unsigned n = 0;
+	for ([[maybe_unused]] const auto &e : std::filesystem::directory_iterator(dir, ec))
+		n++;
+	return n;
+}
+
+int run(const std::string &cmd)
+{
+	const int st = std::system((cmd + " >/dev/null 2>&1").c_str());
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+void add_card_tests(ktap::Suite &s, const Options &o, unsigned i)
+{
+	const std::string p = "card" + std::to_string(i) + "_";
+	auto card = [i](ktap::Case &t) -> std::optional<qaic::Card> {
+		auto cards = qaic::find_cards();
+		if (i >= cards.size()) {
+			t.expect(false, "card %u not present", i);
+			return std::nullopt;
+		}
+		return cards[i];
+	};
+
+	s.add(p + "pci_ids", [=](ktap::Case &t) {
+		auto c = card(t);
+		if (!c)
+			return;
+		t.expect(qaic::read_attr(c->sysfs + "/vendor") == "0x17cb", "vendor");
+		t.expect(c->device_id == 0xa100, "device 0x%04x", c->device_id);
+		t.expect(qaic::read_attr(c->sysfs + "/class") == "0x120000", "class %s (want processing accelerator)",
+			 qaic::read_attr(c->sysfs + "/class").c_str());
+		t.expect(qaic::read_attr(c->sysfs + "/subsystem_vendor") == "0x17cb", "subsystem vendor");
+	});
+
+	s.add(p + "bars", [=](ktap::Case &t) {
+		auto c = card(t);
+		if (!c)
+			return;
+		std::ifstream f(c->sysfs + "/resource");
+		const uint64_t want[6] = {4096, 0, 2 << 20, 0, 64 << 10, 0};
+		for (int bar = 0; bar < 6; bar++) {
+			uint64_t start = 0, end = 0, flags = 0;
+			f >> std::hex >> start >> end >> flags;
+			const uint64_t size = start || end ? end - start + 1 : 0;
+			t.expect(size == want[bar], "BAR%d size %llu, want %llu", bar, (unsigned long long)size,
+				 (unsigned long long)want[bar]);
+			if (want[bar]) {
+				t.expect(flags & 0x200, "BAR%d is not memory", bar);
+				t.expect(flags & 0x100000, "BAR%d is not 64-bit", bar);
+			}
+		}
+	});
+
+	s.add(p + "interrupts", [=](ktap::Case &t) {
+		auto c = card(t);
+		if (!c)
+			return;
+		const auto cfg = read_config(*c);
+		const unsigned msi = find_cap(cfg, 0x05);
+		t.expect(msi != 0, "no MSI capability");
+		if (msi) {
+			const uint16_t ctrl = cfg[msi + 2] | cfg[msi + 3] << 8;
+			t.expect(((ctrl >> 1) & 7) == 5, "MSI capable of %u vectors, want 32", 1u << ((ctrl >> 1) & 7));
+			t.expect(ctrl & 0x80, "MSI is not 64-bit");
+			t.expect(ctrl & 0x100, "MSI has no per-vector masking");
+		}
+		t.expect(find_cap(cfg, 0x11) == 0, "MSI-X present");
+		t.expect(cfg.size() > 0x3d && cfg[0x3d] == 0, "INTx pin %u, want none", cfg.size() > 0x3d ? cfg[0x3d] : 0);
+		const unsigned n = count_entries(c->sysfs + "/msi_irqs");
+		t.expect(n == o.msi, "%u MSI vectors enabled, want %u", n, o.msi);
+	});
+
+	s.add(p + "pcie_link", [=](ktap::Case &t) {
+		auto c = card(t);
+		if (!c)
+			return;
+		const auto cfg = read_config(*c);
+		const unsigned exp = find_cap(cfg, 0x10);
+		t.expect(exp != 0, "no PCI Express capability");
+		if (!exp)
+			return;
+		t.expect(((cfg[exp + 2] >> 4) & 0xf) == 0, "not a PCIe endpoint (type %u)", (cfg[exp + 2] >> 4) & 0xf);
+		const uint32_t devcap = le32(cfg, exp + 4), lnkcap = le32(cfg, exp + 12);
+		t.expect(!(devcap & (1u << 28)), "advertises FLR");
+		t.expect((lnkcap & 0xf) == 4, "max link speed code %u, want 4 (16 GT/s)", lnkcap & 0xf);
+		t.expect(((lnkcap >> 4) & 0x3f) == 8, "max link width x%u, want x8", (lnkcap >> 4) & 0x3f);
+		t.expect(qaic::read_attr(c->sysfs + "/current_link_speed").rfind("16.0 GT/s", 0) == 0,
+			 "current link speed '%s'", qaic::read_attr(c->sysfs + "/current_link_speed").c_str());
+		t.expect(qaic::read_attr(c->sysfs + "/current_link_width") == "8", "current link width");
+	});
+
+	s.add(p + "driver_bound", [=](ktap::Case &t) {
+		auto c = card(t);
+		if (c)
+			t.expect(c->driver == "qaic", "driver '%s', want qaic", c->driver.c_str());
+	});
+
+	s.add(p + "accel_node", [=](ktap::Case &t) {
+		auto c = card(t);
+		if (!c)
+			return;
+		t.expect(c->accel_minor.has_value(), "no accel device under %s", c->sysfs.c_str());
+		if (!c->accel_minor)
+			return;
+		struct stat st {};
+		const std::string node = c->accel_node();
+		t.expect(stat(node.c_str(), &st) == 0 && S_ISCHR(st.st_mode), "%s is not a character device",
+			 node.c_str());
+		const std::string devno = qaic::read_attr("/sys/class/accel/accel" + std::to_string(*c->accel_minor) + "/dev");
+		t.expect(devno == std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev)),
+			 "%s is %u:%u, sysfs says %s", node.c_str(), major(st.st_rdev), minor(st.st_rdev), devno.c_str());
+		int err = 0;
+		auto dev = qaic::Device::open(*c->accel_minor, &err);
+		if (dev) {
+			t.expect(dev->driver_name() == "qaic", "DRM driver name '%s'", dev->driver_name().c_str());
+		} else {
+			// Upstream behaviour: the node refuses users until the card is ONLINE.
+			t.expect(err == ENODEV, "open: %s, want ENODEV while the card is not ONLINE", strerror(err));
+			t.note("card not ONLINE: open() gives ENODEV as upstream qaic does");
+		}
+	});
+
+	s.add(p + "bar0_registers", [=](ktap::Case &t) {
+		auto c = card(t);
+		if (!c)
+			return;
+		Unbound unbound(t, *c);
+		BarMap bar(c->sysfs, 0, 4096);
+		t.expect(bar.ok(), "cannot map BAR0: %s", strerror(errno));
+		if (!bar.ok())
+			return;
+		unsigned ones = 0;
+		for (uint32_t off = 0; off < 4096; off += 4)
+			ones += bar.rd(off) == 0xFFFFFFFF;
+		t.expect(ones == 0, "%u BAR0 registers read 0xFFFFFFFF", ones);
+		t.expect(bar.rd(0x18) < 0xC08, "CHDBOFF 0x%x", bar.rd(0x18));
+		t.expect(bar.rd(0x20) < 0xFF8, "ERDBOFF 0x%x", bar.rd(0x20));
+		t.expect(bar.rd(0x28) < 0x1000, "BHIOFF 0x%x", bar.rd(0x28));
+		// QTIMER at 0xA28 runs at 19.2 MHz.
+		const auto t0 = std::chrono::steady_clock::now();
+		const uint64_t q0 = bar.rd64(0xA28);
+		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+		const uint64_t q1 = bar.rd64(0xA28);
+		const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+		const double mhz = (q1 - q0) / secs / 1e6;
+		t.expect(mhz > 19.2 * 0.8 && mhz < 19.2 * 1.2, "QTIMER runs at %.2f MHz, want 19.2", mhz);
+	});
+
+	s.add(p + "dbc_registers", [=](ktap::Case &t) {
+		auto c = card(t);
+		if (!c)
+			return;
+		Unbound unbound(t, *c);
+		BarMap bar(c->sysfs, 2, 2 << 20);
+		t.expect(bar.ok(), "cannot map BAR2: %s", strerror(errno));
+		if (!bar.ok())
+			return;
+		for (unsigned d = 0; d < 16; d++)
+			for (unsigned r = 0; r < 16; r += 4)
+				t.expect(bar.rd(0x20000 + d * 0x1000 + r) == 0, "DBC%u +0x%x = 0x%x at rest", d, r,
+					 bar.rd(0x20000 + d * 0x1000 + r));
+		// DBC 15 is idle: its host-owned tail takes a value, the device-owned head does not.
+		const uint32_t dbc = 0x20000 + 15 * 0x1000;
+		bar.wr(dbc + 0x4, 3);
+		bar.wr(dbc + 0x0, 3);
+		t.expect(bar.rd(dbc + 0x4) == 3, "REQTP did not take the host's write");
+		t.expect(bar.rd(dbc + 0x0) == 0, "REQHP took a host write");
+		bar.wr(dbc + 0x4, 0);
+	});
+}
+
+void add_tests(ktap::Suite &s, const Options &o)
+{
+	s.add("cards_enumerated", [=](ktap::Case &t) {
+		const auto n = qaic::find_cards().size();
+		t.expect(n == o.cards, "%zu cards found, want %u", n, o.cards);
+	});
+	for (unsigned i = 0; i < o.cards; i++)
+		add_card_tests(s, o, i);
+
+	if (o.cards > 1) {
+		s.add("serial_numbers_distinct", [](ktap::Case &t) {
+			std::vector<uint32_t> serials;
+			const auto cards = qaic::find_cards();
+			for (const auto &c : cards) {
+				Unbound unbound(t, c);
+				BarMap bar(c.sysfs, 0, 4096);
+				t.expect(bar.ok(), "cannot map BAR0 of %s", c.bdf.c_str());
+				if (bar.ok())
+					serials.push_back(bar.rd(bar.rd(0x28) + 0x40));
+			}
+			t.expect(serials.size() == cards.size() && cards.size() > 1, "read %zu serials of %zu cards",
+				 serials.size(), cards.size());
+			for (size_t a = 0; a < serials.size(); a++)
+				for (size_t b = a + 1; b < serials.size(); b++)
+					t.expect(serials[a] != serials[b], "cards %zu and %zu share serial 0x%x", a, b,
+						 serials[a]);
+		});
+	}
+
+	s.add("module_reload_cycles", [=](ktap::Case &t) {
+		if (o.module.empty()) {
+			t.skip("no module path (--module or $aic_module)");
+			return;
+		}
+		for (unsigned k = 0; k < o.cycles && !t.failed(); k++) {
+			t.expect(run("rmmod qaic") == 0, "cycle %u: rmmod failed", k);
+			unsigned bound = 0;
+			for (const auto &c : qaic::find_cards())
+				bound += !c.driver.empty() || c.accel_minor.has_value();
+			t.expect(bound == 0, "cycle %u: %u cards still bound after rmmod", k, bound);
+			t.expect(count_entries("/dev/accel") == 0, "cycle %u: accel nodes left after rmmod", k);
+			t.expect(run("insmod " + o.module) == 0, "cycle %u: insmod failed", k);
+			unsigned ready = 0;
+			for (const auto &c : qaic::find_cards())
+				ready += c.driver == "qaic" && c.accel_minor.has_value();
+			t.expect(ready == o.cards, "cycle %u: %u of %u cards bound after insmod", k, ready, o.cards);
+		}
+	});
+
+	s.add("dmesg_clean", [](ktap::Case &t) {
+		FILE *p = popen("dmesg", "r");
+		char line[1024];
+		unsigned bad = 0;
+		while (p && fgets(line, sizeof(line), p)) {
+			for (const char *pat : {"Oops", "WARNING:", "BUG:", "Call Trace", "general protection",
+						"Unable to handle", "qaic: probe of"}) {
+				if (strstr(line, pat)) {
+					if (bad++ < 10)
+						t.note("dmesg: %s", line);
+					break;
+				}
+			}
+		}
+		if (p)
+			pclose(p);
+		t.expect(bad == 0, "%u alarming dmesg lines", bad);
+		const unsigned long taint = std::stoul("0" + qaic::read_attr("/proc/sys/kernel/tainted"));
+		// O (out-of-tree module, bit 12) and E (unsigned module, bit 13) are expected.
+		t.expect((taint & ~((1ul << 12) | (1ul << 13))) == 0, "kernel tainted 0x%lx", taint);
+	});
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Options o;
+	if (const char *m = std::getenv("aic_module"); m && std::strcmp(m, "none"))
+		o.module = m;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		const std::string k = argv[i], v = argv[i + 1];
+		if (k == "--cards")
+			o.cards = std::stoul(v);
+		else if (k == "--msi")
+			o.msi = std::stoul(v);
+		else if (k == "--module")
+			o.module = v;
+		else if (k == "--cycles")
+			o.cycles = std::stoul(v);
+		else {
+			std::fprintf(stderr, "unknown option %s\n", k.c_str());
+			return 2;
+		}
+	}
+	ktap::Suite s;
+	add_tests(s, o);
+	return s.run() ? 1 : 0;
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A HostInterface for unit tests: sparse fake host memory, a settable clock,
+// and records of every MSI and guest error the device produced.
+#pragma once
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "aic100/host.h"
+
+namespace aic100::test {
+
+class FakeHost : public HostInterface {
+public:
+	DmaStatus dma_read(uint64_t addr, void *buf, size_t len) override
+	{
+		if (!in_memory(addr, len))
+			return DmaStatus::Error;
+		auto *out = static_cast<uint8_t *>(buf);
+		for (size_t i = 0; i < len; i++) {
+			auto it = mem.find(addr + i);
+			out[i] = it == mem.end() ? 0 : it->second;
+		}
+		return DmaStatus::Ok;
+	}
+	DmaStatus dma_write(uint64_t addr, const void *buf, size_t len) override
+	{
+		if (!in_memory(addr, len))
+			return DmaStatus::Error;
+		const auto *in = static_cast<const uint8_t *>(buf);
+		for (size_t i = 0; i < len; i++)
+			mem[addr + i] = in[i];
+		return DmaStatus::Ok;
+	}
+	void raise_msi(unsigned vector) override { msis.push_back(vector); }
+	unsigned msi_vectors_enabled() const override { return vectors; }
+	uint64_t now_ns() const override { return clock_ns; }
+	void guest_error(const char *msg) override { errors.emplace_back(msg); }
+
+	bool in_memory(uint64_t addr, size_t len) const
+	{
+		return addr <= mem_limit && len <= mem_limit - addr;
+	}
+
+	std::map<uint64_t, uint8_t> mem;
+	uint64_t mem_limit = 1ull << 32; // bus addresses at or beyond this fault
+	std::vector<unsigned> msis;
+	std::vector<std::string> errors;
+	unsigned vectors = 32;
+	uint64_t clock_ns = 0;
+};
+
+} // namespace aic100::test

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "aic100/mhi.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_host.h"
+
+namespace aic100 {
+namespace {
+
+using namespace regs;
+
+class MhiTest : public ::testing::Test {
+protected:
+	MhiTest() : mhi(host, cfg()) {}
+
+	static MhiConfig cfg()
+	{
+		MhiConfig c;
+		c.serial_number = 0x12345678;
+		c.oem_pk_hash[3] = 0xABCD0003;
+		return c;
+	}
+	uint32_t rd(uint32_t off) { return static_cast<uint32_t>(mhi.read(off, 4)); }
+	void wr(uint32_t off, uint32_t v) { mhi.write(off, v, 4); }
+
+	test::FakeHost host;
+	Mhi mhi;
+};
+
+TEST_F(MhiTest, OffsetsLieWhereTheHostStackAcceptsThem)
+{
+	EXPECT_LT(rd(CHDBOFF), 0xC08u);
+	EXPECT_LT(rd(ERDBOFF), 0xFF8u);
+	EXPECT_LT(rd(BHIOFF), 0x1000u);
+	// The blocks must not overlap one another or the fixed registers.
+	EXPECT_GE(rd(BHIOFF), MHI_SOC_RESET_REQ + 4);
+	EXPECT_GE(rd(CHDBOFF), rd(BHIOFF) + kBhiSize);
+	EXPECT_GE(rd(ERDBOFF), rd(CHDBOFF) + 8 * kNumChannels);
+	EXPECT_LE(rd(ERDBOFF) + 8 * kMaxEventRings, QTIMER_LO);
+}
+
+TEST_F(MhiTest, NoRegisterReadsAllOnes)
+{
+	host.clock_ns = 123'456'789;
+	for (uint32_t off = 0; off < kBar0Size; off += 4)
+		EXPECT_NE(rd(off), 0xFFFFFFFFu) << "offset 0x" << std::hex << off;
+}
+
+TEST_F(MhiTest, ResetValuesDescribeACardInPbl)
+{
+	EXPECT_EQ(rd(MHIVER), kMhiVersion);
+	EXPECT_EQ(rd(MHICFG) & MHICFG_NCH_MASK, 128u);
+	EXPECT_EQ(rd(MHICTRL), 0u);
+	EXPECT_EQ(rd(kBhiBase + BHI_EXECENV), static_cast<uint32_t>(ExecEnv::Pbl));
+	EXPECT_EQ(rd(kBhiBase + BHI_SERIALNU), 0x12345678u);
+	EXPECT_EQ(rd(kBhiBase + BHI_OEMPKHASH0 + 12), 0xABCD0003u);
+}
+
+TEST_F(MhiTest, QtimerTicksAt19_2MHz)
+{
+	host.clock_ns = 1'000'000'000;
+	EXPECT_EQ(mhi.read(QTIMER_LO, 8), 19'200'000u);
+	host.clock_ns = 3'600'000'000'000ull; // an hour: the high word is used
+	const uint64_t ticks = 3600ull * 19'200'000;
+	EXPECT_EQ(mhi.read(QTIMER_LO, 8), ticks);
+	EXPECT_EQ(rd(QTIMER_LO), static_cast<uint32_t>(ticks));
+	EXPECT_EQ(rd(QTIMER_HI), static_cast<uint32_t>(ticks >> 32));
+}
+
+TEST_F(MhiTest, MhicfgKeepsChannelCountsAndTakesEventRingCounts)
+{
+	wr(MHICFG, 0x01020304);
+	EXPECT_EQ(rd(MHICFG), 0x01020000u | 128u);
+}
+
+TEST_F(MhiTest, ContextRegistersReadBackWhatTheHostWrote)
+{
+	for (uint32_t off = CCABAP_LOWER; off <= MHIDATALIMIT_HIGHER; off += 4)
+		wr(off, 0xA0000000 | off);
+	for (uint32_t off = CCABAP_LOWER; off <= MHIDATALIMIT_HIGHER; off += 4)
+		EXPECT_EQ(rd(off), 0xA0000000 | off);
+}
+
+TEST_F(MhiTest, DoorbellsAreSixtyFourBitWrittenHighThenLow)
+{
+	const uint32_t db = rd(CHDBOFF) + 8 * 11;
+	wr(db + 4, 0x00000001);
+	wr(db, 0x23456780);
+	EXPECT_EQ(mhi.read(db, 8), 0x0000000123456780ull);
+	const uint32_t erdb = rd(ERDBOFF);
+	mhi.write(erdb, 0x0000000200001000ull, 8);
+	EXPECT_EQ(rd(erdb + 4), 2u);
+	EXPECT_EQ(rd(erdb), 0x1000u);
+}
+
+TEST_F(MhiTest, MhiResetSelfClearsAndLeavesTheCardReady)
+{
+	wr(CCABAP_LOWER, 0x1000);
+	wr(kBhiBase + BHI_INTVEC, 5);
+	wr(MHICTRL, MHICTRL_RESET);
+	EXPECT_EQ(rd(MHICTRL) & MHICTRL_RESET, 0u);
+	EXPECT_EQ(rd(MHISTATUS), MHISTATUS_READY | (1u << kStateShift));
+	EXPECT_EQ(rd(CCABAP_LOWER), 0u);
+	EXPECT_EQ(rd(kBhiBase + BHI_INTVEC), 0u);
+}
+
+TEST_F(MhiTest, SocResetRestoresPowerOnState)
+{
+	wr(MHICTRL, MHICTRL_RESET);
+	wr(CRCBAP_LOWER, 0x4000);
+	wr(MHI_SOC_RESET_REQ, 1);
+	EXPECT_EQ(rd(MHISTATUS), 0u);
+	EXPECT_EQ(rd(CRCBAP_LOWER), 0u);
+	EXPECT_EQ(rd(MHI_SOC_RESET_REQ), 0u);
+}
+
+TEST_F(MhiTest, WritesToReadOnlyRegistersAreRefusedAndReported)
+{
+	wr(CHDBOFF, 0x10);
+	wr(MHISTATUS, 0xFF00);
+	wr(kBhiBase + BHI_EXECENV, 2);
+	wr(kBhiBase + BHI_SERIALNU, 1);
+	EXPECT_EQ(rd(CHDBOFF), kChdbBase);
+	EXPECT_EQ(rd(MHISTATUS), 0u);
+	EXPECT_EQ(rd(kBhiBase + BHI_EXECENV), 0u);
+	EXPECT_EQ(rd(kBhiBase + BHI_SERIALNU), 0x12345678u);
+	EXPECT_EQ(host.errors.size(), 4u);
+}
+
+TEST_F(MhiTest, NarrowAndUnalignedWritesAreIgnored)
+{
+	mhi.write(CCABAP_LOWER, 0xFF, 1);
+	mhi.write(CCABAP_LOWER + 2, 0xFFFF, 2);
+	EXPECT_EQ(rd(CCABAP_LOWER), 0u);
+	EXPECT_EQ(host.errors.size(), 2u);
+}
+
+TEST_F(MhiTest, NarrowReadsSeeTheRightBytes)
+{
+	EXPECT_EQ(mhi.read(MHIVER + 3, 1), 0x01u);
+	EXPECT_EQ(mhi.read(MHICFG, 2), 128u);
+}
+
+} // namespace
+} // namespace aic100
