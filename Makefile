@@ -1,0 +1,39 @@
+# aic100-virt: a virtual Qualcomm Cloud AI 100 for QEMU and its qaic driver.
+#
+#   make demo    set up (as root: packages, guest kernel, QEMU), build, boot a
+#                guest with two cards, load qaic and show the cards
+#   make test    set up, build, run the unit tests and the in-guest suites
+#
+# Other targets: setup, build, unit, guest-test, vm (interactive guest), clean.
+
+PYTEST := /usr/bin/python3 -m pytest
+
+.PHONY: all setup build demo test unit guest-test vm clean
+
+all: build
+
+setup:
+	scripts/setup
+
+build: setup
+	scripts/build
+
+demo: build
+	scripts/demo
+
+unit: build
+	cd build/cmake && ctest --output-on-failure
+
+guest-test: build
+	$(PYTEST) -v tests/harness
+
+test: build
+	cd build/cmake && ctest --output-on-failure
+	$(PYTEST) -v tests/harness
+
+vm: build
+	scripts/vm-run --cards 1
+
+clean:
+	$(MAKE) -C $$(. scripts/lib.sh; kernel_headers) M=$(CURDIR) clean || true
+	rm -rf build

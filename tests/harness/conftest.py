@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Boots one guest per configuration (through scripts/vm-run), runs the
+in-guest KTAP suite in it once, and hands the parsed results to the tests."""
+
+import dataclasses
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+TOP = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("AIC100_BUILD", TOP / "build"))
+GUEST_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-guest-tests"
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    name: str
+    cards: int
+    msi: int
+
+    def expected_cases(self):
+        names = ["cards_enumerated"]
+        for i in range(self.cards):
+            names += [f"card{i}_{c}" for c in (
+                "pci_ids", "bars", "interrupts", "pcie_link", "driver_bound",
+                "accel_node", "bar0_registers", "dbc_registers")]
+        if self.cards > 1:
+            names.append("serial_numbers_distinct")
+        names += ["module_reload_cycles", "dmesg_clean"]
+        return names
+
+
+CONFIGS = [Config("1card-1msi", 1, 1), Config("2cards-32msi", 2, 32)]
+
+KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
+ALARMING = re.compile(r"Oops|BUG:|WARNING:|Call Trace|general protection|Kernel panic")
+
+
+@dataclasses.dataclass
+class GuestRun:
+    config: Config
+    returncode: int
+    output: str
+    serial_log: str
+    seconds: float
+    plan: int = -1
+    results: dict = dataclasses.field(default_factory=dict)  # name -> (ok, directive, diag)
+
+    def parse(self):
+        diag = []
+        for line in self.output.splitlines():
+            if m := re.match(r"^1\.\.(\d+)$", line):
+                self.plan = int(m.group(1))
+            elif m := KTAP_RESULT.match(line):
+                self.results[m.group(3)] = (m.group(1) == "ok", m.group(4), "\n".join(diag))
+                diag = []
+            elif line.startswith("    #"):
+                diag.append(line.strip())
+
+
+_runs = {}
+
+
+def guest_run(config: Config) -> GuestRun:
+    """Runs the guest for `config` the first time it is asked for."""
+    if config in _runs:
+        return _runs[config]
+    assert GUEST_TESTS.exists(), f"{GUEST_TESTS} missing: run 'make' first"
+    log = BUILD / "vm" / f"serial-{config.name}.log"
+    cmd = [str(TOP / "scripts" / "vm-run"), "--cards", str(config.cards), "--msi", str(config.msi),
+           "--log", str(log), "--timeout", "900", "--",
+           str(GUEST_TESTS), "--cards", str(config.cards), "--msi", str(config.msi)]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace", check=False)
+    run = GuestRun(config, proc.returncode, proc.stdout, log.read_text(errors="replace") if log.exists() else "",
+                   time.monotonic() - start)
+    run.parse()
+    print(f"\n[{config.name}] guest ran in {run.seconds:.1f}s, exit {run.returncode}")
+    _runs[config] = run
+    return run
+
+
+def pytest_generate_tests(metafunc):
+    if "config" in metafunc.fixturenames and "case" in metafunc.fixturenames:
+        params = [(c, n) for c in CONFIGS for n in c.expected_cases()]
+        metafunc.parametrize(("config", "case"), params, ids=[f"{c.name}:{n}" for c, n in params])
+    elif "config" in metafunc.fixturenames:
+        metafunc.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
