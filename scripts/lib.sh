@@ -20,4 +20,4 @@ kernel_release() {
 }
 kernel_root() { echo "$KERNEL_CACHE/$(kernel_release)/root"; }
 kernel_image() { echo "$(kernel_root)/boot/vmlinuz-$(kernel_release)"; }
-kernel_headers() { echo "/usr/src/linux-headers-$(kernel_release)"; }
+kernel_headers() { echo "$KERNEL_CACHE/$(kernel_release)/headers/usr/src/linux-headers-$(kernel_release)"; }

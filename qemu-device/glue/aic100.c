@@ -65,7 +65,8 @@ static int aic100_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
     return r != MEMTX_OK;
 }
 
-static int aic100_dma_write(void *opaque, uint64_t addr, const void *buf, size_t len)
+static int aic100_dma_write(void *opaque, uint64_t addr, const void *buf,
+                            size_t len)
 {
     Aic100State *s = opaque;
     MemTxResult r = pci_dma_write(PCI_DEVICE(s), addr, buf, len);
@@ -120,9 +121,10 @@ static const Aic100HostOps aic100_host_ops = {
     .guest_error = aic100_guest_error,
 };
 
-/* ---- BARs ------------------------------------------------------------------ */
+/* ---- BARs ---------------------------------------------------------- */
 
-static uint64_t aic100_bar_read(Aic100State *s, unsigned bar, hwaddr addr, unsigned size)
+static uint64_t aic100_bar_read(Aic100State *s, unsigned bar, hwaddr addr,
+                                unsigned size)
 {
     uint64_t val = aic100_core_bar_read(s->core, bar, addr, size);
 
@@ -130,8 +132,8 @@ static uint64_t aic100_bar_read(Aic100State *s, unsigned bar, hwaddr addr, unsig
     return val;
 }
 
-static void aic100_bar_write(Aic100State *s, unsigned bar, hwaddr addr, uint64_t val,
-                             unsigned size)
+static void aic100_bar_write(Aic100State *s, unsigned bar, hwaddr addr,
+                             uint64_t val, unsigned size)
 {
     trace_aic100_mmio_write(bar, addr, size, val);
     aic100_core_bar_write(s->core, bar, addr, val, size);
@@ -178,12 +180,13 @@ static const MemoryRegionOps aic100_bar4_ops = {
     .impl = { .min_access_size = 1, .max_access_size = 8 },
 };
 
-/* ---- QOM --------------------------------------------------------------------- */
+/* ---- QOM ----------------------------------------------------------- */
 
 static void aic100_realize(PCIDevice *pdev, Error **errp)
 {
     Aic100State *s = AIC100(pdev);
-    uint8_t bar_type = PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64;
+    uint8_t bar_type = PCI_BASE_ADDRESS_SPACE_MEMORY |
+                       PCI_BASE_ADDRESS_MEM_TYPE_64;
     Aic100Config cfg;
     char err[160];
     int ret;
@@ -213,14 +216,18 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
     /* MSI only: no INTx pin. */
     pdev->config[PCI_INTERRUPT_PIN] = 0;
 
-    memory_region_init_io(&s->bar0, OBJECT(s), &aic100_bar0_ops, s, "aic100-mhi", 4 * KiB);
-    memory_region_init_io(&s->bar2, OBJECT(s), &aic100_bar2_ops, s, "aic100-dma-bridge", 2 * MiB);
-    memory_region_init_io(&s->bar4, OBJECT(s), &aic100_bar4_ops, s, "aic100-bar4", s->bar4_size);
+    memory_region_init_io(&s->bar0, OBJECT(s), &aic100_bar0_ops, s,
+                          "aic100-mhi", 4 * KiB);
+    memory_region_init_io(&s->bar2, OBJECT(s), &aic100_bar2_ops, s,
+                          "aic100-dma-bridge", 2 * MiB);
+    memory_region_init_io(&s->bar4, OBJECT(s), &aic100_bar4_ops, s,
+                          "aic100-bar4", s->bar4_size);
     pci_register_bar(pdev, 0, bar_type, &s->bar0);
     pci_register_bar(pdev, 2, bar_type, &s->bar2);
     pci_register_bar(pdev, 4, bar_type, &s->bar4);
 
-    ret = msi_init(pdev, AIC100_MSI_OFFSET, AIC100_MSI_VECTORS, true, true, errp);
+    ret = msi_init(pdev, AIC100_MSI_OFFSET, AIC100_MSI_VECTORS, true, true,
+                   errp);
     if (ret) {
         goto fail;
     }
@@ -231,7 +238,8 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
         goto fail;
     }
     /* Gen4 (16 GT/s) x8, as the card advertises. No FLR capability. */
-    pcie_cap_fill_link_ep_usp(pdev, QEMU_PCI_EXP_LNK_X8, QEMU_PCI_EXP_LNK_16GT);
+    pcie_cap_fill_link_ep_usp(pdev, QEMU_PCI_EXP_LNK_X8,
+                              QEMU_PCI_EXP_LNK_16GT);
     return;
 
 fail:

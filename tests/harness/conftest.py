@@ -37,7 +37,9 @@ class Config:
 CONFIGS = [Config("1card-1msi", 1, 1), Config("2cards-32msi", 2, 32)]
 
 KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
-ALARMING = re.compile(r"Oops|BUG:|WARNING:|Call Trace|general protection|Kernel panic")
+# Kernel trouble, and the guest's own set-up going wrong (mounts, modules).
+ALARMING = re.compile(r"Oops|BUG:|WARNING:|Call Trace|general protection|Kernel panic"
+                      r"|^mount: |^modprobe: |^insmod: |aic100-guest: ")
 
 
 @dataclasses.dataclass
