@@ -23,18 +23,14 @@ public:
 		failed_ = true;
 		va_list ap;
 		va_start(ap, fmt);
-		std::printf("    # FAIL: ");
-		std::vprintf(fmt, ap);
-		std::printf("\n");
+		diag("FAIL: ", fmt, ap);
 		va_end(ap);
 	}
 	void note(const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 	{
 		va_list ap;
 		va_start(ap, fmt);
-		std::printf("    # ");
-		std::vprintf(fmt, ap);
-		std::printf("\n");
+		diag("", fmt, ap);
 		va_end(ap);
 	}
 	void skip(std::string why) { skip_ = std::move(why); }
@@ -43,6 +39,13 @@ public:
 	const std::string &skip_reason() const { return skip_; }
 
 private:
+	static void diag(const char *prefix, const char *fmt, va_list ap)
+	{
+		std::printf("    # %s", prefix);
+		std::vprintf(fmt, ap);
+		std::printf("\n");
+	}
+
 	bool failed_ = false;
 	std::string skip_;
 };
