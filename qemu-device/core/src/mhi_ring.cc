@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "aic100/mhi_ring.h"
+
+#include <cstdio>
+
+namespace aic100::mhi {
+
+bool EventRing::load(uint64_t ctx_addr)
+{
+	EventContext ctx;
+	loaded_ = false;
+	pending_.clear();
+	if (host_.dma_read(ctx_addr, &ctx, sizeof(ctx)) != DmaStatus::Ok) {
+		host_.guest_error("MHI: event context unreadable");
+		return false;
+	}
+	const RingGeometry geo{ctx.rbase, ctx.rlen};
+	if (!geo.valid() || !geo.contains(ctx.rp) || !geo.contains(ctx.wp)) {
+		host_.guest_error("MHI: event context describes no valid ring");
+		return false;
+	}
+	ctx_ = ctx_addr;
+	geo_ = geo;
+	rp_ = ctx.rp;
+	wp_ = ctx.wp;
+	msivec_ = ctx.msivec;
+	loaded_ = true;
+	return true;
+}
+
+void EventRing::unload()
+{
+	loaded_ = false;
+	pending_.clear();
+}
+
+bool EventRing::doorbell(uint64_t wp)
+{
+	if (!loaded_)
+		return false;
+	if (!geo_.contains(wp)) {
+		host_.guest_error("MHI: event ring doorbell outside the ring");
+		return false;
+	}
+	wp_ = wp;
+	while (!pending_.empty() && rp_ != wp_) {
+		if (!write_one(pending_.front()))
+			return false;
+		pending_.pop_front();
+	}
+	return true;
+}
+
+EventRing::Post EventRing::post(const RingElement &e)
+{
+	if (!loaded_)
+		return Post::Fault;
+	if (rp_ == wp_ || !pending_.empty()) {
+		if (pending_.size() >= kMaxQueued) {
+			host_.guest_error("MHI: host returns no event ring credit; event dropped");
+			return Post::Fault;
+		}
+		pending_.push_back(e);
+		return Post::Queued;
+	}
+	return write_one(e) ? Post::Sent : Post::Fault;
+}
+
+bool EventRing::write_one(const RingElement &e)
+{
+	const uint64_t slot = rp_;
+	const uint64_t next = geo_.next(slot);
+	if (host_.dma_write(slot, &e, sizeof(e)) != DmaStatus::Ok ||
+	    host_.dma_write(ctx_ + kCtxRpOffset, &next, sizeof(next)) != DmaStatus::Ok) {
+		host_.guest_error("MHI: event ring write failed");
+		return false;
+	}
+	rp_ = next;
+	const unsigned enabled = host_.msi_vectors_enabled();
+	if (enabled)
+		host_.raise_msi(msivec_ < enabled ? msivec_ : 0);
+	return true;
+}
+
+bool CommandRing::load(uint64_t ctx_addr)
+{
+	CommandContext ctx;
+	loaded_ = false;
+	if (host_.dma_read(ctx_addr, &ctx, sizeof(ctx)) != DmaStatus::Ok) {
+		host_.guest_error("MHI: command context unreadable");
+		return false;
+	}
+	const RingGeometry geo{ctx.rbase, ctx.rlen};
+	if (!geo.valid() || !geo.contains(ctx.rp)) {
+		host_.guest_error("MHI: command context describes no valid ring");
+		return false;
+	}
+	ctx_ = ctx_addr;
+	geo_ = geo;
+	rp_ = ctx.rp;
+	loaded_ = true;
+	return true;
+}
+
+bool CommandRing::doorbell(uint64_t wp, const std::function<void(const RingElement &, uint64_t)> &run)
+{
+	if (!loaded_)
+		return false;
+	if (!geo_.contains(wp)) {
+		host_.guest_error("MHI: command ring doorbell outside the ring");
+		return false;
+	}
+	while (rp_ != wp) {
+		RingElement e;
+		if (host_.dma_read(rp_, &e, sizeof(e)) != DmaStatus::Ok) {
+			host_.guest_error("MHI: command element unreadable");
+			return false;
+		}
+		const uint64_t at = rp_;
+		rp_ = geo_.next(rp_);
+		run(e, at);
+	}
+	return true;
+}
+
+} // namespace aic100::mhi
