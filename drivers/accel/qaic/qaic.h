@@ -13,18 +13,9 @@
 #define QAIC_NAME		"qaic"
 #define QAIC_DESC		"Qualcomm Cloud AI Accelerators"
 
-#define QAIC_NUM_DBC		16
-#define QAIC_DBC_BASE		0x20000
-#define QAIC_DBC_SIZE		0x1000
 /* BAR0 (MHI), BAR2 (DMA Bridge) and BAR4; SR-IOV resources masked off. */
 #define QAIC_BAR_MASK		0x15U	/* BIT(0) | BIT(2) | BIT(4) */
 #define QAIC_MSI_VECTORS	32
-
-/* Per-DBC view of the DMA Bridge registers. */
-struct qaic_dbc {
-	void __iomem		*regs;
-	u32			id;
-};
 
 struct qaic_device {
 	struct drm_device	drm;
@@ -34,7 +25,6 @@ struct qaic_device {
 	/* Only one MSI was granted: every interrupt arrives on vector 0. */
 	bool			single_msi;
 	unsigned int		nr_vectors;
-	struct qaic_dbc		dbc[QAIC_NUM_DBC];
 	/* Set once the firmware answered the NNC status exchange. */
 	bool			online;
 };

@@ -101,7 +101,6 @@ static void qaic_free_irq_vectors(void *data)
 static int qaic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct qaic_device *qdev;
-	unsigned int i;
 	int ret;
 
 	qdev = devm_drm_dev_alloc(&pdev->dev, &qaic_drm_driver, struct qaic_device, drm);
@@ -113,11 +112,6 @@ static int qaic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = qaic_init_pci(qdev);
 	if (ret)
 		return ret;
-
-	for (i = 0; i < QAIC_NUM_DBC; i++) {
-		qdev->dbc[i].id = i;
-		qdev->dbc[i].regs = qdev->bar_dbc + QAIC_DBC_BASE + i * QAIC_DBC_SIZE;
-	}
 
 	ret = qaic_init_msi(qdev);
 	if (ret)
