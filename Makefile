@@ -4,11 +4,12 @@
 #                guest with two cards, load qaic and show the cards
 #   make test    set up, build, run the unit tests and the in-guest suites
 #
-# Other targets: setup, build, unit, guest-test, vm (interactive guest), clean.
+# Other targets: setup, build, unit, guest-test, vm (interactive guest), clean,
+# checkpatch (upstream's checkpatch.pl --strict over our driver; informational).
 
 PYTEST := /usr/bin/python3 -m pytest
 
-.PHONY: all setup build demo test unit guest-test vm clean
+.PHONY: all setup build demo test unit guest-test vm clean checkpatch
 
 all: build
 
@@ -33,6 +34,14 @@ test: build
 
 vm: build
 	scripts/vm-run --cards 1
+
+# checkpatch.pl comes from the linux-source tarball (scripts/build-upstream-qaic);
+# its exit status is kept so that a script can tell clean from not. kbuild's
+# generated *.mod.c is not ours.
+checkpatch:
+	scripts/build-upstream-qaic --extract-only
+	$$(. scripts/lib.sh; echo "$$AIC_CACHE")/upstream-qaic/scripts/checkpatch.pl --strict --no-tree -f \
+		$(filter-out %.mod.c,$(wildcard drivers/accel/qaic/*.[ch]))
 
 clean:
 	$(MAKE) -C $$(. scripts/lib.sh; kernel_headers) M=$(CURDIR) clean || true

@@ -11,6 +11,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
@@ -43,6 +44,8 @@ struct Aic100State {
     MemoryRegion bar4; /* no function, present for the BAR layout */
 
     Aic100Core *core;
+    QEMUBH *work_bh;   /* runs the work register writes queued */
+    QEMUTimer *timer;  /* the core's timed work */
 
     /* properties */
     uint16_t device_id;
@@ -50,6 +53,7 @@ struct Aic100State {
     uint64_t ddr_size;
     uint64_t bar4_size;
     uint32_t serial;
+    char *boot;
 };
 
 /* ---- host interface for the core ---------------------------------------- */
@@ -112,6 +116,38 @@ static void aic100_guest_error(void *opaque, const char *msg)
                   object_get_canonical_path_component(OBJECT(opaque)), msg);
 }
 
+static void aic100_kick(void *opaque)
+{
+    Aic100State *s = opaque;
+
+    qemu_bh_schedule(s->work_bh);
+}
+
+static void aic100_arm_timer(void *opaque, uint64_t deadline_ns)
+{
+    Aic100State *s = opaque;
+
+    if (deadline_ns == UINT64_MAX) {
+        timer_del(s->timer);
+    } else {
+        timer_mod(s->timer, MIN(deadline_ns, (uint64_t)INT64_MAX));
+    }
+}
+
+static void aic100_trace_note(void *opaque, const char *msg)
+{
+    trace_aic100_core(msg);
+}
+
+static void aic100_work(void *opaque)
+{
+    Aic100State *s = opaque;
+
+    if (s->core) {
+        aic100_core_process(s->core);
+    }
+}
+
 static const Aic100HostOps aic100_host_ops = {
     .dma_read = aic100_dma_read,
     .dma_write = aic100_dma_write,
@@ -119,6 +155,9 @@ static const Aic100HostOps aic100_host_ops = {
     .msi_vectors_enabled = aic100_msi_vectors_enabled,
     .now_ns = aic100_now_ns,
     .guest_error = aic100_guest_error,
+    .kick = aic100_kick,
+    .arm_timer = aic100_arm_timer,
+    .trace = aic100_trace_note,
 };
 
 /* ---- BARs ---------------------------------------------------------- */
@@ -182,6 +221,49 @@ static const MemoryRegionOps aic100_bar4_ops = {
 
 /* ---- QOM ----------------------------------------------------------- */
 
+static void aic100_free_core(Aic100State *s)
+{
+    if (s->timer) {
+        timer_free(s->timer);
+        s->timer = NULL;
+    }
+    if (s->work_bh) {
+        qemu_bh_delete(s->work_bh);
+        s->work_bh = NULL;
+    }
+    aic100_core_free(s->core);
+    s->core = NULL;
+}
+
+/* "inject": write a fault name to trigger it (qom-set from the monitor). */
+static void aic100_set_inject(Object *obj, const char *value, Error **errp)
+{
+    Aic100State *s = AIC100(obj);
+    char err[160];
+
+    if (!s->core) {
+        error_setg(errp, "aic100: faults can be injected once the card runs");
+        return;
+    }
+    trace_aic100_inject(value);
+    if (aic100_core_inject(s->core, value, err, sizeof(err))) {
+        error_setg(errp, "aic100: %s", err);
+    }
+}
+
+/* "state": where the card is (execution environment, MHI state, stage). */
+static char *aic100_get_state(Object *obj, Error **errp)
+{
+    Aic100State *s = AIC100(obj);
+    char buf[128];
+
+    if (!s->core) {
+        return g_strdup("not realized");
+    }
+    aic100_core_describe(s->core, buf, sizeof(buf));
+    return g_strdup(buf);
+}
+
 static void aic100_realize(PCIDevice *pdev, Error **errp)
 {
     Aic100State *s = AIC100(pdev);
@@ -196,6 +278,14 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
     cfg.nsp_count = s->nsp_count;
     cfg.ddr_size = s->ddr_size;
     cfg.bar4_size = s->bar4_size;
+    if (!s->boot || !strcmp(s->boot, "full")) {
+        cfg.boot_amss = false;
+    } else if (!strcmp(s->boot, "amss")) {
+        cfg.boot_amss = true;
+    } else {
+        error_setg(errp, "aic100: boot=%s: must be 'full' or 'amss'", s->boot);
+        return;
+    }
     if (s->serial) {
         cfg.serial_number = s->serial;
     } else {
@@ -203,10 +293,13 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
         g_autofree char *path = object_get_canonical_path(OBJECT(s));
         cfg.serial_number = 0xA1000000u | (g_str_hash(path) & 0x00FFFFFFu);
     }
+    s->work_bh = qemu_bh_new_guarded(aic100_work, s,
+                                     &DEVICE(s)->mem_reentrancy_guard);
+    s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, aic100_work, s);
     s->core = aic100_core_new(&cfg, &aic100_host_ops, s, err, sizeof(err));
     if (!s->core) {
         error_setg(errp, "aic100: %s", err);
-        return;
+        goto fail;
     }
 
     pci_config_set_device_id(pdev->config, s->device_id);
@@ -244,8 +337,7 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
 
 fail:
     msi_uninit(pdev);
-    aic100_core_free(s->core);
-    s->core = NULL;
+    aic100_free_core(s);
 }
 
 static void aic100_exit(PCIDevice *pdev)
@@ -254,8 +346,7 @@ static void aic100_exit(PCIDevice *pdev)
 
     pcie_cap_exit(pdev);
     msi_uninit(pdev);
-    aic100_core_free(s->core);
-    s->core = NULL;
+    aic100_free_core(s);
 }
 
 static void aic100_reset_hold(Object *obj, ResetType type)
@@ -273,6 +364,8 @@ static const Property aic100_props[] = {
     DEFINE_PROP_SIZE("ddr-size", Aic100State, ddr_size, 16 * GiB),
     DEFINE_PROP_SIZE("bar4-size", Aic100State, bar4_size, 64 * KiB),
     DEFINE_PROP_UINT32("serial", Aic100State, serial, 0),
+    /* "full": PBL, BHI, SBL and Sahara; "amss": start in mission mode. */
+    DEFINE_PROP_STRING("boot", Aic100State, boot),
 };
 
 static const VMStateDescription aic100_vmstate = {
@@ -298,6 +391,12 @@ static void aic100_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &aic100_vmstate;
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
     device_class_set_props(dc, aic100_props);
+    object_class_property_add_str(klass, "inject", NULL, aic100_set_inject);
+    object_class_property_set_description(klass, "inject",
+        "write a fault name to inject it: syserr");
+    object_class_property_add_str(klass, "state", aic100_get_state, NULL);
+    object_class_property_set_description(klass, "state",
+        "execution environment, MHI state and firmware stage");
 }
 
 static const TypeInfo aic100_info = {

@@ -27,6 +27,13 @@ public:
 	unsigned msi_vectors_enabled() const override { return ops_.msi_vectors_enabled(opaque_); }
 	uint64_t now_ns() const override { return ops_.now_ns(opaque_); }
 	void guest_error(const char *msg) override { ops_.guest_error(opaque_, msg); }
+	void kick() override { ops_.kick(opaque_); }
+	void arm_timer(uint64_t deadline_ns) override { ops_.arm_timer(opaque_, deadline_ns); }
+	void trace(const char *msg) override
+	{
+		if (ops_.trace)
+			ops_.trace(opaque_, msg);
+	}
 
 private:
 	Aic100HostOps ops_;
@@ -54,6 +61,7 @@ aic100::DeviceConfig to_cpp(const Aic100Config &c)
 	d.ddr_size = c.ddr_size;
 	d.bar4_size = c.bar4_size;
 	d.serial_number = c.serial_number;
+	d.boot_amss = c.boot_amss;
 	return d;
 }
 
@@ -69,6 +77,7 @@ void aic100_core_default_config(Aic100Config *cfg)
 	cfg->ddr_size = d.ddr_size;
 	cfg->bar4_size = d.bar4_size;
 	cfg->serial_number = d.serial_number;
+	cfg->boot_amss = d.boot_amss;
 }
 
 Aic100Core *aic100_core_new(const Aic100Config *cfg, const Aic100HostOps *ops, void *opaque, char *err,
@@ -108,6 +117,35 @@ uint64_t aic100_core_bar_read(Aic100Core *core, unsigned bar, uint64_t offset, u
 void aic100_core_bar_write(Aic100Core *core, unsigned bar, uint64_t offset, uint64_t value, unsigned size)
 {
 	core->dev.bar_write(bar, offset, value, size);
+}
+
+void aic100_core_process(Aic100Core *core)
+{
+	try {
+		core->dev.process();
+	} catch (const std::exception &e) {
+		// Allocation failures on guest-sized requests end up here; the
+		// card refuses the work instead of taking QEMU down.
+		char msg[128];
+		std::snprintf(msg, sizeof(msg), "aic100 core: request refused: %s", e.what());
+		core->host.guest_error(msg);
+	}
+}
+
+int aic100_core_inject(Aic100Core *core, const char *fault, char *err, size_t err_len)
+{
+	const std::string why = core->dev.inject(fault);
+	if (why.empty())
+		return 0;
+	if (err && err_len)
+		std::snprintf(err, err_len, "%s", why.c_str());
+	return -1;
+}
+
+void aic100_core_describe(Aic100Core *core, char *buf, size_t len)
+{
+	if (buf && len)
+		std::snprintf(buf, len, "%s", core->dev.describe().c_str());
 }
 
 } // extern "C"

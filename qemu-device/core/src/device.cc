@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "aic100/device.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace aic100 {
@@ -36,6 +37,7 @@ MhiConfig Device::mhi_config(const DeviceConfig &cfg)
 {
 	MhiConfig m;
 	m.serial_number = cfg.serial_number;
+	m.reset_ee = cfg.boot_amss ? regs::ExecEnv::Amss : regs::ExecEnv::Pbl;
 	// A stable, card-specific OEM public-key hash: the serial number spread
 	// over the 16 words, so two cards never show the same hash.
 	for (unsigned i = 0; i < m.oem_pk_hash.size(); i++)
@@ -44,14 +46,43 @@ MhiConfig Device::mhi_config(const DeviceConfig &cfg)
 }
 
 Device::Device(HostInterface &host, const DeviceConfig &cfg)
-	: host_(host), cfg_(cfg), mhi_(host, mhi_config(cfg)), dbr_(host)
+	: host_(host), cfg_(cfg), mhi_(host, mhi_config(cfg)), boot_(host, mhi_), dbr_(host)
 {
+	boot_.reset();
 }
 
 void Device::reset()
 {
 	mhi_.reset();
+	boot_.reset();
 	dbr_.reset();
+	host_.arm_timer(HostInterface::kNoDeadline);
+}
+
+void Device::process()
+{
+	mhi_.process();
+	boot_.poll();
+	host_.arm_timer(std::min(mhi_.next_deadline(), boot_.next_deadline()));
+}
+
+std::string Device::inject(const std::string &fault)
+{
+	if (fault == "syserr") {
+		boot_.inject_sys_err();
+		return {};
+	}
+	return "unknown fault '" + fault + "' (known: syserr)";
+}
+
+std::string Device::describe() const
+{
+	static const char *const states[] = {"RESET", "READY", "M0", "M1", "M2", "M3", "M3_FAST", "BHI"};
+	const auto st = static_cast<unsigned>(mhi_.state());
+	char buf[96];
+	std::snprintf(buf, sizeof(buf), "ee=%u state=%s stage=%s", static_cast<unsigned>(mhi_.exec_env()),
+		      st < 8 ? states[st] : "SYS_ERR", boot_.stage());
+	return buf;
 }
 
 uint64_t Device::bar_read(unsigned bar, uint64_t offset, unsigned size)

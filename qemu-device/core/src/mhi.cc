@@ -1,15 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "aic100/mhi.h"
 
+#include <algorithm>
+#include <cstdarg>
 #include <cstdio>
 
 namespace aic100 {
 
 using namespace regs;
+using mhi::Completion;
+using mhi::ElementType;
+using mhi::RingElement;
 
 namespace {
 
 constexpr uint32_t kResetMhiCfg = (kNumChannels & 0xFF) | (1u << 16); // NCH=128, NER=1
+constexpr unsigned kWakeChannel = 127;
+constexpr uint32_t kBhiStatusSuccess = 2u << 30;
+constexpr uint32_t kBhiStatusError = 3u << 30;
 
 // Writes to a 64-bit doorbell arrive as two 32-bit halves, high first.
 void set_half(uint64_t &reg, bool high, uint32_t value)
@@ -27,23 +35,36 @@ uint32_t get_half(uint64_t reg, bool high)
 
 } // namespace
 
-Mhi::Mhi(HostInterface &host, const MhiConfig &cfg) : host_(host), cfg_(cfg)
+Mhi::Mhi(HostInterface &host, const MhiConfig &cfg) : host_(host), cfg_(cfg), commands_(host)
 {
 	reset();
 }
 
+void Mhi::error(const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+	va_start(ap, fmt);
+	std::vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	host_.guest_error(msg);
+}
+
 void Mhi::reset()
 {
+	drop_channels();
 	ee_ = cfg_.reset_ee;
 	// PBL shows no MHI yet; a card that comes up in AMSS is immediately READY.
-	ready_ = ee_ == ExecEnv::Amss;
+	ready_ = ee_ != ExecEnv::Pbl;
 	state_ = ready_ ? MhiState::Ready : MhiState::Reset;
 	mhicfg_ = kResetMhiCfg;
 	mhictrl_ = 0;
 	ctx_regs_.fill(0);
+	crdb_[0] = crdb_[1] = 0;
 	bhi_ = Bhi{};
 	ch_db_.fill(0);
 	er_db_.fill(0);
+	pending_bhi_ = false;
 }
 
 uint64_t Mhi::qtimer_ticks() const
@@ -52,6 +73,14 @@ uint64_t Mhi::qtimer_ticks() const
 	const unsigned __int128 ns = host_.now_ns();
 	return static_cast<uint64_t>(ns * 12 / 625);
 }
+
+uint64_t Mhi::ctx_reg64(uint32_t lower) const
+{
+	const unsigned i = (lower - CCABAP_LOWER) / 4;
+	return ctx_regs_[i] | (uint64_t{ctx_regs_[i + 1]} << 32);
+}
+
+// ---- register file -----------------------------------------------------
 
 uint64_t Mhi::read(uint32_t offset, unsigned size)
 {
@@ -76,9 +105,7 @@ void Mhi::write(uint32_t offset, uint64_t value, unsigned size)
 		return;
 	}
 	if (size != 4 || (offset & 3u)) {
-		char msg[96];
-		std::snprintf(msg, sizeof(msg), "BAR0: %u-byte write at 0x%x ignored (32-bit only)", size, offset);
-		host_.guest_error(msg);
+		error("BAR0: %u-byte write at 0x%x ignored (32-bit only)", size, offset);
 		return;
 	}
 	write32(offset, static_cast<uint32_t>(value));
@@ -102,7 +129,8 @@ uint32_t Mhi::read32(uint32_t offset)
 		return get_half(ch_db_[(offset - kChdbBase) / 8], offset & 4);
 	if (offset >= kErdbBase && offset < kErdbBase + 8 * kMaxEventRings)
 		return get_half(er_db_[(offset - kErdbBase) / 8], offset & 4);
-	if (offset >= CCABAP_LOWER && offset <= MHIDATALIMIT_HIGHER)
+	if (offset >= CCABAP_LOWER && offset <= MHIDATALIMIT_HIGHER && offset != CRDB_LOWER &&
+	    offset != CRDB_HIGHER)
 		return ctx_regs_[(offset - CCABAP_LOWER) / 4];
 
 	switch (offset) {
@@ -122,6 +150,10 @@ uint32_t Mhi::read32(uint32_t offset)
 		return mhictrl_;
 	case MHISTATUS:
 		return status_reg();
+	case CRDB_LOWER:
+		return crdb_[0];
+	case CRDB_HIGHER:
+		return crdb_[1];
 	case QTIMER_LO:
 		return static_cast<uint32_t>(qtimer_ticks());
 	case QTIMER_HI:
@@ -140,14 +172,27 @@ void Mhi::write32(uint32_t offset, uint32_t value)
 		return;
 	}
 	if (offset >= kChdbBase && offset < kChdbBase + 8 * kNumChannels) {
-		set_half(ch_db_[(offset - kChdbBase) / 8], offset & 4, value);
+		const unsigned ch = (offset - kChdbBase) / 8;
+		set_half(ch_db_[ch], offset & 4, value);
+		// The low half completes the doorbell. The wake doorbell only
+		// says whether the host wants the card awake; it always is.
+		if (!(offset & 4) && ch != kWakeChannel) {
+			pending_chdb_.set(ch);
+			host_.kick();
+		}
 		return;
 	}
 	if (offset >= kErdbBase && offset < kErdbBase + 8 * kMaxEventRings) {
-		set_half(er_db_[(offset - kErdbBase) / 8], offset & 4, value);
+		const unsigned er = (offset - kErdbBase) / 8;
+		set_half(er_db_[er], offset & 4, value);
+		if (!(offset & 4)) {
+			pending_erdb_.set(er);
+			host_.kick();
+		}
 		return;
 	}
-	if (offset >= CCABAP_LOWER && offset <= MHIDATALIMIT_HIGHER) {
+	if (offset >= CCABAP_LOWER && offset <= MHIDATALIMIT_HIGHER &&
+	    !(offset == CRDB_LOWER || offset == CRDB_HIGHER)) {
 		ctx_regs_[(offset - CCABAP_LOWER) / 4] = value;
 		return;
 	}
@@ -161,34 +206,80 @@ void Mhi::write32(uint32_t offset, uint32_t value)
 	case MHICTRL:
 		write_ctrl(value);
 		return;
+	case CRDB_HIGHER:
+		crdb_[1] = value;
+		return;
+	case CRDB_LOWER:
+		crdb_[0] = value;
+		pending_crdb_ = true;
+		host_.kick();
+		return;
 	case MHI_SOC_RESET_REQ:
 		if (value & 1)
-			reset();
+			soc_reset();
 		return;
-	default: {
-		char msg[80];
-		std::snprintf(msg, sizeof(msg), "BAR0: write 0x%x to read-only/reserved 0x%x", value, offset);
-		host_.guest_error(msg);
+	default:
+		error("BAR0: write 0x%x to read-only/reserved 0x%x", value, offset);
 		return;
-	}
 	}
 }
 
 void Mhi::write_ctrl(uint32_t value)
 {
 	if (value & MHICTRL_RESET) {
-		// MHI RESET: drop the host-side state and come back READY in the
-		// same execution environment. The RESET bit self-clears.
-		ctx_regs_.fill(0);
-		ch_db_.fill(0);
-		er_db_.fill(0);
-		bhi_.intvec = 0;
-		mhictrl_ = 0;
-		state_ = MhiState::Ready;
-		ready_ = true;
+		// Done at once: the host polls for RESET to clear and only
+		// re-checks on an interrupt or after its full timeout.
+		mhi_reset_from_host();
 		return;
 	}
 	mhictrl_ = value & MHICTRL_STATE_MASK;
+	const auto req = static_cast<MhiState>((value & MHICTRL_STATE_MASK) >> kStateShift);
+	switch (req) {
+	case MhiState::M0:
+		if (state_ != MhiState::Ready && state_ != MhiState::M0) {
+			error("MHICTRL: M0 requested in MHI state 0x%x", static_cast<unsigned>(state_));
+			return;
+		}
+		pending_m0_ = true;
+		host_.kick();
+		return;
+	case MhiState::Reset:
+	case MhiState::Ready:
+		return;
+	default:
+		error("MHICTRL: MHI state 0x%x is not supported", static_cast<unsigned>(req));
+		return;
+	}
+}
+
+void Mhi::mhi_reset_from_host()
+{
+	drop_channels();
+	ctx_regs_.fill(0);
+	crdb_[0] = crdb_[1] = 0;
+	bhi_.intvec = 0; // the host rewrites it after every reset
+	mhictrl_ = 0;
+	// The firmware restarts its MHI side in the same environment; past PBL
+	// it is READY again straight away.
+	ready_ = ee_ != ExecEnv::Pbl;
+	state_ = ready_ ? MhiState::Ready : MhiState::Reset;
+	host_.trace("MHI: reset by host");
+	if (fn_)
+		fn_->mhi_reset();
+}
+
+void Mhi::drop_channels()
+{
+	epoch_++;
+	for (auto &c : channels_)
+		c = Channel{};
+	for (auto &e : events_)
+		e->unload();
+	events_.clear();
+	commands_.unload();
+	pending_m0_ = pending_crdb_ = false;
+	pending_erdb_.reset();
+	pending_chdb_.reset();
 }
 
 uint32_t Mhi::read_bhi(uint32_t offset) const
@@ -240,6 +331,12 @@ void Mhi::write_bhi(uint32_t offset, uint32_t value)
 		return;
 	case BHI_IMGTXDB:
 		bhi_.img_txdb = value;
+		if (ee_ != ExecEnv::Pbl) {
+			error("BHI: image doorbell outside PBL (EE %u) ignored", static_cast<unsigned>(ee_));
+			return;
+		}
+		pending_bhi_ = true;
+		host_.kick();
 		return;
 	case BHI_INTVEC:
 		bhi_.intvec = value;
@@ -247,13 +344,416 @@ void Mhi::write_bhi(uint32_t offset, uint32_t value)
 	case BHI_STATUS:
 		bhi_.status = value;
 		return;
-	default: {
-		char msg[80];
-		std::snprintf(msg, sizeof(msg), "BHI: write 0x%x to read-only/reserved +0x%x", value, offset);
-		host_.guest_error(msg);
+	default:
+		error("BHI: write 0x%x to read-only/reserved +0x%x", value, offset);
 		return;
 	}
+}
+
+// ---- state machine -----------------------------------------------------
+
+void Mhi::raise_intvec()
+{
+	const unsigned enabled = host_.msi_vectors_enabled();
+	if (enabled)
+		host_.raise_msi(bhi_.intvec < enabled ? bhi_.intvec : 0);
+}
+
+void Mhi::bhi_complete(uint32_t errcode, uint32_t dbg1, uint32_t dbg2, uint32_t dbg3)
+{
+	bhi_.err = {errcode, dbg1, dbg2, dbg3};
+	bhi_.status = errcode ? kBhiStatusError : kBhiStatusSuccess;
+	raise_intvec();
+}
+
+void Mhi::become_ready(ExecEnv ee)
+{
+	drop_channels();
+	ee_ = ee;
+	ready_ = true;
+	state_ = MhiState::Ready;
+}
+
+void Mhi::enter_exec_env(ExecEnv ee)
+{
+	ee_ = ee;
+	if (state_ == MhiState::M0)
+		post(0, mhi::ee_event(static_cast<uint8_t>(ee)));
+}
+
+void Mhi::sys_err()
+{
+	if (state_ == MhiState::SysErr)
+		return;
+	const bool rings = !events_.empty() && events_[0]->loaded();
+	// The card stops touching host memory except to report the error.
+	epoch_++;
+	for (auto &c : channels_)
+		c = Channel{};
+	pending_chdb_.reset();
+	pending_crdb_ = pending_m0_ = false;
+	state_ = MhiState::SysErr;
+	host_.trace("MHI: SYS_ERR");
+	if (rings)
+		post(0, mhi::state_change_event(static_cast<uint8_t>(MhiState::SysErr)));
+	else
+		raise_intvec();
+}
+
+void Mhi::soc_reset()
+{
+	// A host that had MHI up sees the reboot as SYS_ERR reported by PBL.
+	const bool attached = state_ == MhiState::M0 || state_ == MhiState::SysErr;
+	const uint32_t intvec = bhi_.intvec;
+	host_.trace("MHI: SoC reset");
+	reset();
+	if (fn_)
+		fn_->mhi_reset();
+	if (attached) {
+		bhi_.intvec = intvec;
+		state_ = MhiState::SysErr;
+		raise_intvec();
 	}
+}
+
+void Mhi::do_m0()
+{
+	if (state_ != MhiState::Ready && state_ != MhiState::M0)
+		return;
+	// M0 while already in M0 is a new host (re-probe after a non-graceful
+	// remove): forget the old contexts and channels first.
+	const bool fresh = state_ == MhiState::M0;
+	drop_channels();
+	if (fresh && fn_)
+		fn_->mhi_reset();
+
+	unsigned ner = (mhicfg_ & MHICFG_NER_MASK) >> 16;
+	if (ner == 0 || ner > kMaxEventRings) {
+		error("MHI: %u event rings configured (1..%u supported)", ner, kMaxEventRings);
+		sys_err();
+		return;
+	}
+	const uint64_t ecabap = ctx_reg64(ECABAP_LOWER);
+	for (unsigned i = 0; i < ner; i++) {
+		events_.push_back(std::make_unique<mhi::EventRing>(host_));
+		events_.back()->load(ecabap + i * sizeof(mhi::EventContext));
+	}
+	if (!events_[0]->loaded() || !commands_.load(ctx_reg64(CRCBAP_LOWER))) {
+		error("MHI: unusable event ring 0 or command ring context at M0");
+		sys_err();
+		return;
+	}
+	state_ = MhiState::M0;
+	host_.trace(fresh ? "MHI: M0 (new host)" : "MHI: M0");
+	post(0, mhi::state_change_event(static_cast<uint8_t>(MhiState::M0)));
+	post(0, mhi::ee_event(static_cast<uint8_t>(ee_)));
+	if (fn_)
+		fn_->mhi_m0();
+}
+
+// ---- work loop ---------------------------------------------------------
+
+void Mhi::process()
+{
+	if (pending_bhi_) {
+		pending_bhi_ = false;
+		if (ee_ == ExecEnv::Pbl && fn_)
+			fn_->bhi_transfer(bhi_.img_addr, bhi_.img_size);
+	}
+	if (pending_m0_) {
+		pending_m0_ = false;
+		do_m0();
+	}
+	for (unsigned i = 0; i < kMaxEventRings; i++) {
+		if (!pending_erdb_.test(i))
+			continue;
+		pending_erdb_.reset(i);
+		if (i < events_.size() && events_[i]->loaded())
+			events_[i]->doorbell(er_db_[i]);
+	}
+	if (pending_crdb_) {
+		pending_crdb_ = false;
+		do_commands();
+	}
+	for (unsigned ch = 0; ch < kNumChannels; ch++) {
+		if (!pending_chdb_.test(ch))
+			continue;
+		pending_chdb_.reset(ch);
+		channel_doorbell(ch, ch_db_[ch]);
+	}
+	for (auto &e : events_)
+		e->poll();
+}
+
+uint64_t Mhi::next_deadline() const
+{
+	uint64_t d = HostInterface::kNoDeadline;
+	for (const auto &e : events_)
+		d = std::min(d, e->deadline());
+	return d;
+}
+
+void Mhi::post(unsigned er, const RingElement &e, bool irq)
+{
+	if (er >= events_.size() || !events_[er]->loaded())
+		er = 0;
+	if (events_.empty() || !events_[0]->loaded()) {
+		error("MHI: event with no event ring loaded dropped");
+		return;
+	}
+	if (events_[er]->post(e, irq) == mhi::EventRing::Post::Fault && er == 0 && state_ != MhiState::SysErr) {
+		// The card cannot tell the host anything any more.
+		sys_err();
+	}
+}
+
+void Mhi::do_commands()
+{
+	if (state_ != MhiState::M0 || !commands_.loaded())
+		return;
+	const uint64_t wp = crdb_[0] | (uint64_t{crdb_[1]} << 32);
+	const uint64_t epoch = epoch_;
+	commands_.doorbell(wp, [this, epoch](const RingElement &e, uint64_t at) {
+		run_command(e, at);
+		return epoch == epoch_ && state_ == MhiState::M0;
+	});
+}
+
+void Mhi::run_command(const RingElement &e, uint64_t at)
+{
+	const unsigned ch = mhi::command_channel(e);
+	const ElementType type = mhi::element_type(e);
+	switch (type) {
+	case ElementType::Nop:
+		post(0, mhi::command_completion(at, Completion::Success));
+		return;
+	case ElementType::StartChannel:
+		if (ch >= kNumChannels - 1 || !start_channel(ch)) {
+			post(0, mhi::command_completion(at, Completion::UndefinedError));
+			return;
+		}
+		post(0, mhi::command_completion(at, Completion::Success));
+		if (fn_)
+			fn_->channel_started(ch);
+		return;
+	case ElementType::ResetChannel:
+	case ElementType::StopChannel:
+		if (ch >= kNumChannels - 1) {
+			error("MHI: %s of channel %u", type == ElementType::ResetChannel ? "reset" : "stop", ch);
+			post(0, mhi::command_completion(at, Completion::UndefinedError));
+			return;
+		}
+		stop_channel(ch);
+		post(0, mhi::command_completion(at, Completion::Success));
+		if (fn_)
+			fn_->channel_stopped(ch);
+		return;
+	default:
+		error("MHI: unknown command type 0x%x", static_cast<unsigned>(type));
+		post(0, mhi::command_completion(at, Completion::UndefinedError));
+		return;
+	}
+}
+
+bool Mhi::start_channel(unsigned ch)
+{
+	const uint64_t ctx_addr = ctx_reg64(CCABAP_LOWER) + uint64_t{ch} * sizeof(mhi::ChannelContext);
+	mhi::ChannelContext ctx;
+	if (host_.dma_read(ctx_addr, &ctx, sizeof(ctx)) != DmaStatus::Ok) {
+		error("MHI: channel %u context unreadable", ch);
+		return false;
+	}
+	const mhi::RingGeometry geo{ctx.rbase, ctx.rlen};
+	if (!geo.valid() || !geo.contains(ctx.rp) || !geo.contains(ctx.wp)) {
+		error("MHI: channel %u context describes no valid ring", ch);
+		return false;
+	}
+	if (ctx.chtype != 1 && ctx.chtype != 2) {
+		error("MHI: channel %u has type %u", ch, ctx.chtype);
+		return false;
+	}
+	Channel &c = channels_[ch];
+	c = Channel{};
+	c.running = true;
+	c.inbound = ctx.chtype == 2;
+	c.er = ctx.erindex;
+	c.ctx = ctx_addr;
+	c.geo = geo;
+	c.rp = ctx.rp;
+	c.wp = ctx.wp;
+	const uint32_t chcfg = (ctx.chcfg & ~0xFFu) | static_cast<uint32_t>(mhi::ChannelState::Running);
+	host_.dma_write(ctx_addr + mhi::kChCtxCfgOffset, &chcfg, sizeof(chcfg));
+	return true;
+}
+
+void Mhi::retire_channel(unsigned ch)
+{
+	if (ch < kNumChannels)
+		stop_channel(ch);
+}
+
+void Mhi::stop_channel(unsigned ch)
+{
+	channels_[ch] = Channel{};
+	pending_chdb_.reset(ch);
+}
+
+bool Mhi::channel_running(unsigned ch) const
+{
+	return ch < kNumChannels && channels_[ch].running;
+}
+
+void Mhi::channel_doorbell(unsigned ch, uint64_t wp)
+{
+	Channel &c = channels_[ch];
+	if (state_ != MhiState::M0 || !c.running)
+		return; // stale doorbell of a channel the card no longer serves
+	if (!c.geo.contains(wp)) {
+		error("MHI: channel %u doorbell 0x%llx outside its ring", ch, static_cast<unsigned long long>(wp));
+		return;
+	}
+	c.wp = wp;
+	service_channel(ch);
+}
+
+void Mhi::service_channel(unsigned ch)
+{
+	if (channels_[ch].inbound)
+		service_dl(ch);
+	else
+		service_ul(ch);
+}
+
+void Mhi::service_ul(unsigned ch)
+{
+	const uint64_t epoch = epoch_;
+	for (;;) {
+		Channel &c = channels_[ch];
+		if (epoch != epoch_ || !c.running || c.rp == c.wp)
+			return;
+		// Find the end of the TD first: reading its buffers only once it is
+		// complete keeps a TD the host is still writing from being read twice.
+		std::vector<RingElement> tres;
+		uint64_t p = c.rp;
+		bool complete = false;
+		while (p != c.wp) {
+			RingElement e;
+			if (host_.dma_read(p, &e, sizeof(e)) != DmaStatus::Ok) {
+				error("MHI: channel %u TRE at 0x%llx unreadable", ch, static_cast<unsigned long long>(p));
+				stop_channel(ch);
+				return;
+			}
+			tres.push_back(e);
+			p = c.geo.next(p);
+			if (!(e.dword1 & mhi::kTreChain)) {
+				complete = true;
+				break;
+			}
+		}
+		if (!complete)
+			return; // the rest of the chain has not been rung yet
+
+		std::vector<uint8_t> data;
+		bool ok = true;
+		uint64_t at = c.rp;
+		uint64_t last = at;
+		for (const auto &e : tres) {
+			last = at;
+			at = c.geo.next(at);
+			if (mhi::element_type(e) != ElementType::Transfer) {
+				error("MHI: channel %u: element type 0x%x in a transfer ring", ch,
+				      static_cast<unsigned>(mhi::element_type(e)));
+				ok = false;
+				continue;
+			}
+			const uint32_t len = mhi::tre_length(e);
+			if (!ok || data.size() + len > kMaxTdBytes) {
+				if (ok)
+					error("MHI: channel %u: transfer longer than %zu bytes dropped", ch, kMaxTdBytes);
+				ok = false;
+				continue;
+			}
+			const size_t old = data.size();
+			data.resize(old + len);
+			if (len && host_.dma_read(e.ptr, data.data() + old, len) != DmaStatus::Ok) {
+				error("MHI: channel %u: buffer at 0x%llx unreadable", ch,
+				      static_cast<unsigned long long>(e.ptr));
+				ok = false;
+			}
+		}
+		c.rp = p;
+		const RingElement &end = tres.back();
+		// One completion per TD, pointing at its last TRE. The host frees
+		// the buffers on it, so even a refused TD is completed.
+		if (end.dword1 & (mhi::kTreIeot | mhi::kTreIeob))
+			post(c.er, mhi::transfer_event(last, mhi::Completion::Eot, mhi::tre_length(end), ch),
+			     !(end.dword1 & mhi::kTreBei));
+		if (ok && fn_)
+			fn_->ul_message(ch, data);
+	}
+}
+
+bool Mhi::send(unsigned ch, std::vector<uint8_t> msg, bool may_split)
+{
+	if (ch >= kNumChannels || !channels_[ch].running || !channels_[ch].inbound || msg.empty())
+		return false;
+	Channel &c = channels_[ch];
+	if (c.out.size() >= kMaxDlQueue) {
+		error("MHI: channel %u: host posts no buffers; message dropped", ch);
+		return false;
+	}
+	c.out.push_back({std::move(msg), may_split});
+	service_dl(ch);
+	return true;
+}
+
+size_t Mhi::dl_backlog(unsigned ch) const
+{
+	return ch < kNumChannels ? channels_[ch].out.size() : 0;
+}
+
+void Mhi::service_dl(unsigned ch)
+{
+	const uint64_t epoch = epoch_;
+	bool sent = false;
+	for (;;) {
+		Channel &c = channels_[ch];
+		if (epoch != epoch_ || !c.running)
+			return;
+		if (c.out.empty() || c.rp == c.wp)
+			break;
+		RingElement e;
+		if (host_.dma_read(c.rp, &e, sizeof(e)) != DmaStatus::Ok ||
+		    mhi::element_type(e) != ElementType::Transfer) {
+			error("MHI: channel %u: unusable TRE at 0x%llx", ch, static_cast<unsigned long long>(c.rp));
+			stop_channel(ch);
+			return;
+		}
+		Outgoing &m = c.out.front();
+		const size_t left = m.data.size() - c.out_offset;
+		const uint32_t room = mhi::tre_length(e);
+		Completion code = Completion::Eot;
+		size_t n = std::min<size_t>(left, room);
+		if (!m.may_split && left > room)
+			code = Completion::Overflow; // the host drops it
+		if (n && host_.dma_write(e.ptr, m.data.data() + c.out_offset, n) != DmaStatus::Ok) {
+			error("MHI: channel %u: buffer at 0x%llx not writable", ch,
+			      static_cast<unsigned long long>(e.ptr));
+			code = Completion::Overflow;
+			n = 0;
+		}
+		c.out_offset += n;
+		if (code != Completion::Eot || c.out_offset == m.data.size()) {
+			c.out.pop_front();
+			c.out_offset = 0;
+		}
+		const uint64_t tre = c.rp;
+		c.rp = c.geo.next(c.rp);
+		sent = true;
+		post(c.er, mhi::transfer_event(tre, code, static_cast<uint32_t>(n), ch), !(e.dword1 & mhi::kTreBei));
+	}
+	if (sent && channels_[ch].out.empty() && fn_)
+		fn_->dl_drained(ch);
 }
 
 } // namespace aic100

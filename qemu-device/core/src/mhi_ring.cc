@@ -24,6 +24,9 @@ bool EventRing::load(uint64_t ctx_addr)
 	rp_ = ctx.rp;
 	wp_ = ctx.wp;
 	msivec_ = ctx.msivec;
+	intmod_ns_ = uint64_t{ctx.intmod >> 16} * 1'000'000;
+	last_msi_ns_ = 0;
+	msi_held_ = false;
 	loaded_ = true;
 	return true;
 }
@@ -31,6 +34,7 @@ bool EventRing::load(uint64_t ctx_addr)
 void EventRing::unload()
 {
 	loaded_ = false;
+	msi_held_ = false;
 	pending_.clear();
 }
 
@@ -44,14 +48,14 @@ bool EventRing::doorbell(uint64_t wp)
 	}
 	wp_ = wp;
 	while (!pending_.empty() && rp_ != wp_) {
-		if (!write_one(pending_.front()))
+		if (!write_one(pending_.front().e, pending_.front().irq))
 			return false;
 		pending_.pop_front();
 	}
 	return true;
 }
 
-EventRing::Post EventRing::post(const RingElement &e)
+EventRing::Post EventRing::post(const RingElement &e, bool irq)
 {
 	if (!loaded_)
 		return Post::Fault;
@@ -60,13 +64,13 @@ EventRing::Post EventRing::post(const RingElement &e)
 			host_.guest_error("MHI: host returns no event ring credit; event dropped");
 			return Post::Fault;
 		}
-		pending_.push_back(e);
+		pending_.push_back({e, irq});
 		return Post::Queued;
 	}
-	return write_one(e) ? Post::Sent : Post::Fault;
+	return write_one(e, irq) ? Post::Sent : Post::Fault;
 }
 
-bool EventRing::write_one(const RingElement &e)
+bool EventRing::write_one(const RingElement &e, bool irq)
 {
 	const uint64_t slot = rp_;
 	const uint64_t next = geo_.next(slot);
@@ -76,10 +80,34 @@ bool EventRing::write_one(const RingElement &e)
 		return false;
 	}
 	rp_ = next;
+	if (!irq)
+		return true;
+	const uint64_t now = host_.now_ns();
+	if (intmod_ns_ && now - last_msi_ns_ < intmod_ns_) {
+		// Moderated: one interrupt per INTMODT covers every event since.
+		if (!msi_held_) {
+			msi_held_ = true;
+			msi_deadline_ = last_msi_ns_ + intmod_ns_;
+		}
+		return true;
+	}
+	signal();
+	return true;
+}
+
+void EventRing::signal()
+{
+	last_msi_ns_ = host_.now_ns();
+	msi_held_ = false;
 	const unsigned enabled = host_.msi_vectors_enabled();
 	if (enabled)
 		host_.raise_msi(msivec_ < enabled ? msivec_ : 0);
-	return true;
+}
+
+void EventRing::poll()
+{
+	if (loaded_ && msi_held_ && host_.now_ns() >= msi_deadline_)
+		signal();
 }
 
 bool CommandRing::load(uint64_t ctx_addr)
@@ -102,7 +130,7 @@ bool CommandRing::load(uint64_t ctx_addr)
 	return true;
 }
 
-bool CommandRing::doorbell(uint64_t wp, const std::function<void(const RingElement &, uint64_t)> &run)
+bool CommandRing::doorbell(uint64_t wp, const std::function<bool(const RingElement &, uint64_t)> &run)
 {
 	if (!loaded_)
 		return false;
@@ -118,7 +146,8 @@ bool CommandRing::doorbell(uint64_t wp, const std::function<void(const RingEleme
 		}
 		const uint64_t at = rp_;
 		rp_ = geo_.next(rp_);
-		run(e, at);
+		if (!run(e, at))
+			return true;
 	}
 	return true;
 }

@@ -38,6 +38,8 @@ public:
 	unsigned msi_vectors_enabled() const override { return vectors; }
 	uint64_t now_ns() const override { return clock_ns; }
 	void guest_error(const char *msg) override { errors.emplace_back(msg); }
+	void kick() override { kicks++; }
+	void arm_timer(uint64_t deadline_ns) override { deadline = deadline_ns; }
 
 	bool in_memory(uint64_t addr, size_t len) const
 	{
@@ -50,6 +52,8 @@ public:
 	std::vector<std::string> errors;
 	unsigned vectors = 32;
 	uint64_t clock_ns = 0;
+	unsigned kicks = 0;
+	uint64_t deadline = kNoDeadline;
 };
 
 } // namespace aic100::test

@@ -162,8 +162,9 @@ protected:
 	test::FakeHost host;
 	CommandRing cr{host};
 	std::vector<std::pair<unsigned, uint64_t>> seen; // channel, element address
-	std::function<void(const RingElement &, uint64_t)> record = [this](const RingElement &e, uint64_t at) {
+	std::function<bool(const RingElement &, uint64_t)> record = [this](const RingElement &e, uint64_t at) {
 		seen.emplace_back(command_channel(e), at);
+		return true;
 	};
 };
 

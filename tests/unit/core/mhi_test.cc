@@ -94,15 +94,25 @@ TEST_F(MhiTest, DoorbellsAreSixtyFourBitWrittenHighThenLow)
 	EXPECT_EQ(rd(erdb), 0x1000u);
 }
 
-TEST_F(MhiTest, MhiResetSelfClearsAndLeavesTheCardReady)
+TEST_F(MhiTest, MhiResetSelfClearsAndForgetsTheHost)
 {
 	wr(CCABAP_LOWER, 0x1000);
 	wr(kBhiBase + BHI_INTVEC, 5);
 	wr(MHICTRL, MHICTRL_RESET);
 	EXPECT_EQ(rd(MHICTRL) & MHICTRL_RESET, 0u);
-	EXPECT_EQ(rd(MHISTATUS), MHISTATUS_READY | (1u << kStateShift));
+	EXPECT_EQ(rd(MHISTATUS), 0u) << "PBL has no MHI to be READY with";
 	EXPECT_EQ(rd(CCABAP_LOWER), 0u);
 	EXPECT_EQ(rd(kBhiBase + BHI_INTVEC), 0u);
+}
+
+TEST_F(MhiTest, MhiResetPastPblComesBackReady)
+{
+	MhiConfig cfg;
+	cfg.reset_ee = ExecEnv::Amss;
+	Mhi amss(host, cfg);
+	amss.write(MHICTRL, MHICTRL_RESET, 4);
+	EXPECT_EQ(amss.read(MHICTRL, 4) & MHICTRL_RESET, 0u);
+	EXPECT_EQ(amss.read(MHISTATUS, 4), MHISTATUS_READY | (1u << kStateShift));
 }
 
 TEST_F(MhiTest, SocResetRestoresPowerOnState)

@@ -6,6 +6,7 @@
 #ifndef AIC100_CORE_H
 #define AIC100_CORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,12 @@ typedef struct Aic100HostOps {
     unsigned (*msi_vectors_enabled)(void *opaque);
     uint64_t (*now_ns)(void *opaque);
     void (*guest_error)(void *opaque, const char *msg);
+    /* Call aic100_core_process() soon, from the event loop. */
+    void (*kick)(void *opaque);
+    /* Call aic100_core_process() at `deadline_ns`; UINT64_MAX cancels. */
+    void (*arm_timer)(void *opaque, uint64_t deadline_ns);
+    /* Notable device events, for tracing; may be NULL. */
+    void (*trace)(void *opaque, const char *msg);
 } Aic100HostOps;
 
 typedef struct Aic100Config {
@@ -31,6 +38,8 @@ typedef struct Aic100Config {
     uint64_t ddr_size;
     uint64_t bar4_size;
     uint32_t serial_number;
+    /* Start in AMSS rather than going through PBL and SBL. */
+    bool boot_amss;
 } Aic100Config;
 
 /* Fills `cfg` with the card's defaults. */
@@ -48,6 +57,16 @@ void aic100_core_reset(Aic100Core *core);
 uint64_t aic100_core_bar_read(Aic100Core *core, unsigned bar, uint64_t offset, unsigned size);
 void aic100_core_bar_write(Aic100Core *core, unsigned bar, uint64_t offset, uint64_t value,
                            unsigned size);
+
+/* Does the work queued by register accesses and expired timers. */
+void aic100_core_process(Aic100Core *core);
+
+/* Injects a fault ("syserr"). Returns 0, or -1 with a reason in `err`. */
+int aic100_core_inject(Aic100Core *core, const char *fault, char *err,
+                       size_t err_len);
+
+/* One line describing the card's state, for monitors and tests. */
+void aic100_core_describe(Aic100Core *core, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "aic100/boot.h"
 #include "aic100/dma_bridge.h"
 #include "aic100/host.h"
 #include "aic100/mhi.h"
@@ -18,6 +19,8 @@ struct DeviceConfig {
 	uint64_t ddr_size = 16ull << 30;
 	uint64_t bar4_size = regs::kBar4DefaultSize;
 	uint32_t serial_number = 0x00C0FFEE;
+	// Start in AMSS (no firmware files needed) instead of the full boot.
+	bool boot_amss = false;
 
 	// Empty when the configuration is usable, else why not.
 	std::string validate() const;
@@ -36,8 +39,19 @@ public:
 	void bar_write(unsigned bar, uint64_t offset, uint64_t value, unsigned size);
 	void reset();
 
+	// Runs the work register accesses queued and timers that expired; the
+	// host calls it after kick() or when the armed timer fires.
+	void process();
+
+	// Fault injection by name (QEMU monitor/QMP and tests): "syserr".
+	// Empty when done, else why not.
+	std::string inject(const std::string &fault);
+	// One line on where the card is: "ee=amss state=M0 stage=amss".
+	std::string describe() const;
+
 	const DeviceConfig &config() const { return cfg_; }
 	Mhi &mhi() { return mhi_; }
+	Boot &boot() { return boot_; }
 	DmaBridge &dma_bridge() { return dbr_; }
 
 private:
@@ -46,6 +60,7 @@ private:
 	HostInterface &host_;
 	DeviceConfig cfg_;
 	Mhi mhi_;
+	Boot boot_;
 	DmaBridge dbr_;
 };
 

@@ -30,6 +30,18 @@ public:
 	// Monotonic device time in nanoseconds (guest virtual time).
 	virtual uint64_t now_ns() const = 0;
 
+	// Asks for a call to Device::process() soon, from the host's event loop
+	// rather than from inside the current register access.
+	virtual void kick() = 0;
+
+	// Asks for a call to Device::process() once now_ns() reaches
+	// `deadline_ns`; replaces any earlier request. kNoDeadline cancels.
+	virtual void arm_timer(uint64_t deadline_ns) = 0;
+	static constexpr uint64_t kNoDeadline = ~0ull;
+
+	// Notable device events (boot stages, resets) for tracing. Optional.
+	virtual void trace(const char *msg) { (void)msg; }
+
 	// Reports something the guest did wrong (LOG_GUEST_ERROR in QEMU). The
 	// device carries on with the access ignored or refused.
 	virtual void guest_error(const char *msg) = 0;

@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// BAR0 of the card: the MHI register block, the BHI block, the doorbell
-// arrays and the QTIMER, as the host's MHI stack sees them.
+// The card's MHI: the BAR0 register file (MHI block, BHI block, doorbell
+// arrays, QTIMER), the MHI state machine, the context arrays, command ring,
+// event rings and transfer rings in host memory. Above it sits the card's
+// firmware (MhiFunction), which only sees whole messages per channel.
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <vector>
 
 #include "aic100/host.h"
+#include "aic100/mhi_ring.h"
 #include "aic100/regs.h"
 
 namespace aic100 {
@@ -14,33 +22,125 @@ namespace aic100 {
 struct MhiConfig {
 	uint32_t serial_number = 0x00C0FFEE;
 	std::array<uint32_t, regs::kOemPkHashWords> oem_pk_hash{};
+	// Where the card starts after power-on: PBL (full boot, the default)
+	// or straight in AMSS (READY at once, no firmware needed).
 	regs::ExecEnv reset_ee = regs::ExecEnv::Pbl;
+};
+
+// The firmware's side of MHI. Every call comes from Mhi::process() (never
+// from inside a register access) and may call back into Mhi.
+class MhiFunction {
+public:
+	virtual ~MhiFunction() = default;
+	// The host finished the READY handshake: M0, fresh contexts, no channel
+	// running yet.
+	virtual void mhi_m0() = 0;
+	// The host reset MHI (or the card reset itself): every channel is gone.
+	virtual void mhi_reset() = 0;
+	// The host rang BHI_IMGTXDB. Answer with Mhi::bhi_complete().
+	virtual void bhi_transfer(uint64_t addr, uint32_t size) = 0;
+	virtual void channel_started(unsigned ch) = 0;
+	virtual void channel_stopped(unsigned ch) = 0;
+	// One complete transfer descriptor (a chain of TREs) on UL channel `ch`.
+	virtual void ul_message(unsigned ch, std::span<const uint8_t> data) = 0;
+	// Every message queued on DL channel `ch` has reached the host.
+	virtual void dl_drained(unsigned ch) { (void)ch; }
 };
 
 class Mhi {
 public:
 	Mhi(HostInterface &host, const MhiConfig &cfg);
 
+	void set_function(MhiFunction *fn) { fn_ = fn; }
+
 	uint64_t read(uint32_t offset, unsigned size);
 	void write(uint32_t offset, uint64_t value, unsigned size);
+
+	// Work the register accesses queued (doorbells, M0, BHI) and expired
+	// timers. Runs from the host's event loop.
+	void process();
+	// Earliest time process() has timed work to do, or kNoDeadline.
+	uint64_t next_deadline() const;
 
 	// Power-on reset: everything back to the reset values of `cfg`.
 	void reset();
 
+	// ---- for the firmware ------------------------------------------------
+	// Queues a message on DL channel `ch`. With `may_split` it may spread
+	// over several host buffers; otherwise it goes whole into one buffer
+	// (an OVERFLOW completion if the host's buffer is too small). False
+	// when the channel is not running or its queue is full.
+	bool send(unsigned ch, std::vector<uint8_t> msg, bool may_split = false);
+	size_t dl_backlog(unsigned ch) const;
+	// The firmware stops serving `ch` (its EE is over); queued data is lost.
+	void retire_channel(unsigned ch);
+	bool channel_running(unsigned ch) const;
+
+	// Result of a BHI transfer: STATUS success, or error with ERRCODE and
+	// ERRDBG1..3; raises the BHI interrupt either way.
+	void bhi_complete(uint32_t errcode, uint32_t dbg1 = 0, uint32_t dbg2 = 0, uint32_t dbg3 = 0);
+	// The firmware now runs in `ee` and waits for the host's READY handshake
+	// (after a BHI load: PBL hands over to SBL).
+	void become_ready(regs::ExecEnv ee);
+	// Switches the execution environment while in M0 and tells the host.
+	void enter_exec_env(regs::ExecEnv ee);
+	// The firmware failed: SYS_ERR in MHISTATUS, event and interrupt.
+	void sys_err();
+	// SoC reset: the card reboots into its reset EE. When a host was using
+	// MHI, the PBL reports the reboot as SYS_ERR so the host recovers.
+	void soc_reset();
+
 	regs::MhiState state() const { return state_; }
 	regs::ExecEnv exec_env() const { return ee_; }
 	uint64_t qtimer_ticks() const;
+	const MhiConfig &config() const { return cfg_; }
+
+	// Limits on what the host may make the card hold.
+	static constexpr size_t kMaxTdBytes = 1u << 20;
+	static constexpr size_t kMaxDlQueue = 512;
 
 private:
+	struct Outgoing {
+		std::vector<uint8_t> data;
+		bool may_split;
+	};
+	struct Channel {
+		bool running = false;
+		bool inbound = false; // device to host (DL)
+		unsigned er = 0;
+		uint64_t ctx = 0;
+		mhi::RingGeometry geo;
+		uint64_t rp = 0;
+		uint64_t wp = 0;
+		std::deque<Outgoing> out;
+		size_t out_offset = 0;
+	};
+
 	uint32_t read32(uint32_t offset);
 	void write32(uint32_t offset, uint32_t value);
 	uint32_t read_bhi(uint32_t offset) const;
 	void write_bhi(uint32_t offset, uint32_t value);
 	void write_ctrl(uint32_t value);
 	uint32_t status_reg() const;
+	void channel_doorbell(unsigned ch, uint64_t wp);
+
+	void mhi_reset_from_host();
+	void drop_channels();
+	void do_m0();
+	void do_commands();
+	void run_command(const mhi::RingElement &e, uint64_t at);
+	bool start_channel(unsigned ch);
+	void stop_channel(unsigned ch);
+	void service_channel(unsigned ch);
+	void service_ul(unsigned ch);
+	void service_dl(unsigned ch);
+	void post(unsigned er, const mhi::RingElement &e, bool irq = true);
+	void raise_intvec();
+	void error(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 	HostInterface &host_;
 	MhiConfig cfg_;
+	MhiFunction *fn_ = nullptr;
 
 	regs::MhiState state_ = regs::MhiState::Reset;
 	regs::ExecEnv ee_ = regs::ExecEnv::Pbl;
@@ -50,6 +150,8 @@ private:
 	// Host-written 64-bit context/base/limit registers, as 32-bit halves,
 	// indexed by (offset - CCABAP_LOWER) / 4.
 	std::array<uint32_t, (regs::MHIDATALIMIT_HIGHER - regs::CCABAP_LOWER) / 4 + 1> ctx_regs_{};
+	uint64_t ctx_reg64(uint32_t lower) const;
+	uint32_t crdb_[2] = {};
 
 	struct Bhi {
 		uint64_t img_addr = 0;
@@ -63,6 +165,20 @@ private:
 	// Doorbells as the host last wrote them (64-bit, written high then low).
 	std::array<uint64_t, regs::kNumChannels> ch_db_{};
 	std::array<uint64_t, regs::kMaxEventRings> er_db_{};
+
+	// Work queued by register writes, done in process().
+	bool pending_m0_ = false;
+	bool pending_bhi_ = false;
+	bool pending_crdb_ = false;
+	std::bitset<regs::kMaxEventRings> pending_erdb_;
+	std::bitset<regs::kNumChannels> pending_chdb_;
+
+	// Rings, valid between M0 and the next reset.
+	std::vector<std::unique_ptr<mhi::EventRing>> events_;
+	mhi::CommandRing commands_;
+	std::array<Channel, regs::kNumChannels> channels_{};
+	// Bumped by every reset, so loops notice when a callback reset MHI.
+	uint64_t epoch_ = 0;
 };
 
 } // namespace aic100

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The card's side of MHI rings in host memory: where a ring lies, the event
-// ring the card writes (with the host's credit rule) and the command ring it
-// reads. Every host-provided address is checked before use.
+// ring the card writes (with the host's credit rule and interrupt
+// moderation) and the command ring it reads. Every host-provided address is
+// checked before use.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,7 @@ struct RingGeometry {
 	{
 		return addr + kElementSize == base + len ? base : addr + kElementSize;
 	}
+	uint64_t elements() const { return len / kElementSize; }
 };
 
 class EventRing {
@@ -49,15 +51,22 @@ public:
 
 	enum class Post { Sent, Queued, Fault };
 	// Writes `e` at the card's read pointer, publishes the new pointer in the
-	// context and signals the ring's MSI; queues it while there is no credit.
-	Post post(const RingElement &e);
+	// context and signals the ring's MSI (unless `irq` is false: the event
+	// waits for the next interrupt); queues it while there is no credit.
+	Post post(const RingElement &e, bool irq = true);
+
+	// Interrupt moderation (INTMODT in the context): MSIs are held back
+	// until this deadline; poll() sends the held one when it has passed.
+	uint64_t deadline() const { return msi_held_ ? msi_deadline_ : HostInterface::kNoDeadline; }
+	void poll();
 
 	uint64_t rp() const { return rp_; }
 	size_t queued() const { return pending_.size(); }
 	static constexpr size_t kMaxQueued = 1024;
 
 private:
-	bool write_one(const RingElement &e);
+	bool write_one(const RingElement &e, bool irq);
+	void signal();
 
 	HostInterface &host_;
 	bool loaded_ = false;
@@ -66,7 +75,15 @@ private:
 	uint64_t rp_ = 0;
 	uint64_t wp_ = 0;
 	unsigned msivec_ = 0;
-	std::deque<RingElement> pending_;
+	uint64_t intmod_ns_ = 0;
+	uint64_t last_msi_ns_ = 0;
+	bool msi_held_ = false;
+	uint64_t msi_deadline_ = 0;
+	struct Queued {
+		RingElement e;
+		bool irq;
+	};
+	std::deque<Queued> pending_;
 };
 
 class CommandRing {
@@ -79,8 +96,9 @@ public:
 
 	// Runs every command from the card's read pointer up to `wp`, in order,
 	// handing each (with its bus address) to `run`. False when `wp` or an
-	// element cannot be used; commands before it have run.
-	bool doorbell(uint64_t wp, const std::function<void(const RingElement &, uint64_t)> &run);
+	// element cannot be used; commands before it have run. `run` returns
+	// false to stop early (the ring was reset under it).
+	bool doorbell(uint64_t wp, const std::function<bool(const RingElement &, uint64_t)> &run);
 
 	uint64_t rp() const { return rp_; }
 

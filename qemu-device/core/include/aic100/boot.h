@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The card's firmware as a whole, from power-on: the PBL (loads sbl.bin
+// over BHI and checks it), then the SBL, then AMSS with the QSM. Boot is
+// what MHI calls up to; it hands each event to the stage that is running.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "aic100/mhi.h"
+#include "aic100/qsm.h"
+#include "aic100/sbl.h"
+
+namespace aic100 {
+
+class Boot final : public MhiFunction, public Sbl::Owner {
+public:
+	Boot(HostInterface &host, Mhi &mhi);
+
+	// Power-on (after Mhi::reset()): PBL, or straight into AMSS when the
+	// card is configured to start there.
+	void reset();
+	void poll();
+	uint64_t next_deadline() const;
+
+	// The running firmware fails: SYS_ERR. It restarts in the same
+	// execution environment when the host resets MHI.
+	void inject_sys_err();
+
+	// "pbl", "sbl", "sbl-halted", "amss".
+	const char *stage() const;
+	Sbl &sbl() { return sbl_; }
+	Qsm &qsm() { return qsm_; }
+
+	// MhiFunction
+	void mhi_m0() override;
+	void mhi_reset() override;
+	void bhi_transfer(uint64_t addr, uint32_t size) override;
+	void channel_started(unsigned ch) override;
+	void channel_stopped(unsigned ch) override;
+	void ul_message(unsigned ch, std::span<const uint8_t> data) override;
+	void dl_drained(unsigned ch) override;
+
+private:
+	void sbl_handover(std::vector<LoadedImage> images) override;
+	void bhi_fail(fw::Error e, uint32_t dbg1, uint32_t dbg2);
+
+	HostInterface &host_;
+	Mhi &mhi_;
+	Sbl sbl_;
+	Qsm qsm_;
+	// What the last SBL loaded; AMSS restarts from it after SYS_ERR.
+	std::vector<LoadedImage> images_;
+};
+
+} // namespace aic100

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The card's (target's) side of the Sahara image-transfer protocol, as the
+// SBL speaks it on QAIC_SAHARA: HELLO, then for each image of the SBL's
+// manifest READ_DATA requests (header first, then the payload in chunks),
+// END_OF_IMAGE, DONE/DONE_RESP. Each image is checked (fw::check_header,
+// SHA-256) before the next one is asked for.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "aic100/firmware.h"
+#include "aic100/sha256.h"
+
+namespace aic100 {
+
+namespace sahara {
+enum Command : uint32_t {
+	kHello = 0x01,
+	kHelloResp = 0x02,
+	kReadData = 0x03,
+	kEndOfImage = 0x04,
+	kDone = 0x05,
+	kDoneResp = 0x06,
+	kReset = 0x07,
+};
+// Status codes of END_OF_IMAGE (the Sahara protocol's NAK values).
+enum Status : uint32_t {
+	kSuccess = 0x00,
+	kInvalidCommand = 0x01,
+	kProtocolMismatch = 0x02,
+	kInvalidPacketSize = 0x05,
+	kUnexpectedImageId = 0x06,
+	kInvalidDataSize = 0x08,
+	kInvalidImageType = 0x09,
+	kInvalidRxLength = 0x0B,
+	kHashVerificationFailure = 0x22,
+};
+inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kMaxReadLength = 0x80000; // what the host serves per READ_DATA
+inline constexpr uint32_t kHelloLength = 0x30;
+} // namespace sahara
+
+struct LoadedImage {
+	fw::Header header;
+	std::vector<uint8_t> payload;
+};
+
+class SaharaTarget {
+public:
+	class Io {
+	public:
+		virtual ~Io() = default;
+		virtual void sahara_send(std::vector<uint8_t> packet) = 0;
+		virtual void sahara_log(const std::string &line) = 0;
+		// All images are in (ok), or the transfer failed for good.
+		virtual void sahara_finished(bool ok) = 0;
+	};
+
+	SaharaTarget(Io &io, std::vector<uint32_t> image_ids);
+
+	// Sends HELLO. Call once both Sahara channels run.
+	void start();
+	// One TD from the host on the UL channel: a packet or image data.
+	void receive(std::span<const uint8_t> data);
+
+	enum class State { Idle, WaitHelloResp, WaitData, WaitDone, Done, Failed };
+	State state() const { return state_; }
+	const std::vector<LoadedImage> &images() const { return images_; }
+	// Human-readable reason of a failure.
+	const std::string &failure() const { return failure_; }
+
+private:
+	void request_next();
+	void request(uint32_t offset, uint32_t len);
+	void on_packet(std::span<const uint8_t> p);
+	void on_data(std::span<const uint8_t> d);
+	void chunk_complete();
+	void end_of_image(uint32_t status);
+	void fail(uint32_t status, const std::string &why);
+	std::string image_name() const;
+
+	Io &io_;
+	std::vector<uint32_t> ids_;
+	size_t index_ = 0;
+	State state_ = State::Idle;
+
+	// The image being fetched.
+	std::optional<fw::Header> header_;
+	std::vector<uint8_t> payload_;
+	Sha256 digest_;
+	uint64_t next_offset_ = 0; // file offset of the next byte wanted
+	uint32_t want_ = 0;        // bytes requested and not yet received
+	uint32_t skip_ = 0;        // leading bytes of the reply already held
+	std::vector<uint8_t> chunk_;
+
+	std::vector<LoadedImage> images_;
+	std::string failure_;
+};
+
+} // namespace aic100

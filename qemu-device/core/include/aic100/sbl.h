@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The secondary boot loader, running once PBL accepted sbl.bin over BHI: it
+// writes its boot log on QAIC_LOGGING, takes the host's time on
+// QAIC_TIMESYNC, fetches the runtime images of its manifest over
+// QAIC_SAHARA and then hands over to AMSS.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "aic100/mhi.h"
+#include "aic100/sahara.h"
+
+namespace aic100 {
+
+namespace chan {
+// Channel numbers (even: host to card, odd: card to host).
+inline constexpr unsigned kLoopbackUl = 0, kLoopbackDl = 1;
+inline constexpr unsigned kSaharaUl = 2, kSaharaDl = 3;
+inline constexpr unsigned kControlUl = 10, kControlDl = 11;
+inline constexpr unsigned kLoggingUl = 12, kLoggingDl = 13;
+inline constexpr unsigned kTimesyncUl = 20, kTimesyncDl = 21;
+inline constexpr unsigned kTimesyncPeriodicUl = 22, kTimesyncPeriodicDl = 23;
+} // namespace chan
+
+class Sbl final : public SaharaTarget::Io {
+public:
+	// Called when the SBL is done: with the loaded images on success.
+	class Owner {
+	public:
+		virtual ~Owner() = default;
+		virtual void sbl_handover(std::vector<LoadedImage> images) = 0;
+	};
+
+	Sbl(HostInterface &host, Mhi &mhi, Owner &owner);
+
+	// PBL started the SBL with this manifest (fresh boot).
+	void boot(const fw::Header &sbl, std::vector<uint32_t> manifest);
+	void stop();
+
+	// MHI events while the card runs the SBL.
+	void mhi_m0();
+	void mhi_reset();
+	void channel_started(unsigned ch);
+	void channel_stopped(unsigned ch);
+	void ul_message(unsigned ch, std::span<const uint8_t> data);
+	void dl_drained(unsigned ch);
+
+	void poll();
+	uint64_t next_deadline() const;
+
+	bool running() const { return running_; }
+	bool failed() const { return sahara_ && sahara_->state() == SaharaTarget::State::Failed; }
+	const std::vector<std::string> &log_history() const { return history_; }
+
+	// After the images are in, how long the SBL waits for the host to drain
+	// the boot log and answer time sync before it starts AMSS anyway.
+	static constexpr uint64_t kHandoverGraceNs = 1'000'000'000;
+
+private:
+	void sahara_send(std::vector<uint8_t> packet) override;
+	void sahara_log(const std::string &line) override;
+	void sahara_finished(bool ok) override;
+
+	void log(const std::string &line);
+	void flush_log();
+	void maybe_start_sahara();
+	void send_timesync_request();
+	void maybe_hand_over();
+
+	HostInterface &host_;
+	Mhi &mhi_;
+	Owner &owner_;
+	bool running_ = false;
+	fw::Header sbl_{};
+	std::vector<uint32_t> manifest_;
+	std::unique_ptr<SaharaTarget> sahara_;
+	bool images_done_ = false;
+	bool timesync_done_ = false;
+	uint64_t handover_deadline_ = HostInterface::kNoDeadline;
+	std::deque<std::string> log_queue_; // not yet sent
+	std::vector<std::string> history_;  // everything logged this boot
+	static constexpr size_t kMaxLogQueue = 256;
+};
+
+} // namespace aic100

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "aic100/boot.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace aic100 {
+
+using regs::ExecEnv;
+
+Boot::Boot(HostInterface &host, Mhi &mhi) : host_(host), mhi_(mhi), sbl_(host, mhi, *this), qsm_(host, mhi)
+{
+	mhi_.set_function(this);
+}
+
+void Boot::reset()
+{
+	sbl_.stop();
+	qsm_.stop();
+	images_.clear();
+	if (mhi_.exec_env() == ExecEnv::Amss)
+		qsm_.start({});
+}
+
+const char *Boot::stage() const
+{
+	switch (mhi_.exec_env()) {
+	case ExecEnv::Pbl:
+		return "pbl";
+	case ExecEnv::Sbl:
+		return sbl_.failed() ? "sbl-halted" : "sbl";
+	case ExecEnv::Amss:
+		return "amss";
+	default:
+		return "other";
+	}
+}
+
+void Boot::poll()
+{
+	sbl_.poll();
+}
+
+uint64_t Boot::next_deadline() const
+{
+	return sbl_.next_deadline();
+}
+
+void Boot::inject_sys_err()
+{
+	host_.trace("firmware: SYS_ERR injected");
+	mhi_.sys_err();
+}
+
+// ---- PBL ---------------------------------------------------------------
+
+void Boot::bhi_fail(fw::Error e, uint32_t dbg1, uint32_t dbg2)
+{
+	char msg[128];
+	std::snprintf(msg, sizeof(msg), "PBL: sbl.bin refused: %s (ERRDBG 0x%x 0x%x)", fw::error_name(e), dbg1, dbg2);
+	host_.guest_error(msg);
+	mhi_.bhi_complete(static_cast<uint32_t>(e), dbg1, dbg2);
+}
+
+void Boot::bhi_transfer(uint64_t addr, uint32_t size)
+{
+	if (size > fw::kMaxSblSize) {
+		bhi_fail(fw::Error::TooLarge, size, static_cast<uint32_t>(fw::kMaxSblSize));
+		return;
+	}
+	if (size < fw::kHeaderSize) {
+		bhi_fail(fw::Error::Truncated, size, static_cast<uint32_t>(fw::kHeaderSize));
+		return;
+	}
+	std::vector<uint8_t> image(size);
+	if (host_.dma_read(addr, image.data(), size) != DmaStatus::Ok) {
+		bhi_fail(fw::Error::DmaFault, static_cast<uint32_t>(addr), static_cast<uint32_t>(addr >> 32));
+		return;
+	}
+	fw::Header h;
+	std::memcpy(&h, image.data(), sizeof(h));
+	const fw::Error err = fw::verify(image, fw::kMaxSblSize);
+	if (err != fw::Error::None) {
+		bhi_fail(err, size, static_cast<uint32_t>(h.payload_size));
+		return;
+	}
+	std::vector<uint32_t> manifest;
+	if (h.image_id != fw::kSblImageId) {
+		bhi_fail(fw::Error::WrongImage, h.image_id, 0);
+		return;
+	}
+	if (!fw::parse_manifest(std::span(image).subspan(fw::kHeaderSize), manifest)) {
+		bhi_fail(fw::Error::BadHeader, static_cast<uint32_t>(h.payload_size), 0);
+		return;
+	}
+	mhi_.bhi_complete(0);
+	host_.trace("PBL: sbl.bin accepted; starting SBL");
+	mhi_.become_ready(ExecEnv::Sbl);
+	sbl_.boot(h, std::move(manifest));
+}
+
+void Boot::sbl_handover(std::vector<LoadedImage> images)
+{
+	images_ = std::move(images);
+	qsm_.start(images_);
+	mhi_.enter_exec_env(ExecEnv::Amss);
+}
+
+// ---- MHI events, to whichever stage runs ----------------------------------
+
+void Boot::mhi_m0()
+{
+	if (mhi_.exec_env() == ExecEnv::Sbl)
+		sbl_.mhi_m0();
+	else if (mhi_.exec_env() == ExecEnv::Amss)
+		qsm_.mhi_m0();
+}
+
+void Boot::mhi_reset()
+{
+	switch (mhi_.exec_env()) {
+	case ExecEnv::Sbl:
+		sbl_.mhi_reset();
+		return;
+	case ExecEnv::Amss:
+		// After SYS_ERR (or for a new host) the QSM comes back up.
+		qsm_.stop();
+		qsm_.start(images_);
+		return;
+	default:
+		// The card rebooted into PBL: nothing of the old boot survives.
+		sbl_.stop();
+		qsm_.stop();
+		images_.clear();
+		return;
+	}
+}
+
+void Boot::channel_started(unsigned ch)
+{
+	if (mhi_.exec_env() == ExecEnv::Sbl)
+		sbl_.channel_started(ch);
+	else if (mhi_.exec_env() == ExecEnv::Amss)
+		qsm_.channel_started(ch);
+}
+
+void Boot::channel_stopped(unsigned ch)
+{
+	if (mhi_.exec_env() == ExecEnv::Sbl)
+		sbl_.channel_stopped(ch);
+	else if (mhi_.exec_env() == ExecEnv::Amss)
+		qsm_.channel_stopped(ch);
+}
+
+void Boot::ul_message(unsigned ch, std::span<const uint8_t> data)
+{
+	if (mhi_.exec_env() == ExecEnv::Sbl)
+		sbl_.ul_message(ch, data);
+	else if (mhi_.exec_env() == ExecEnv::Amss)
+		qsm_.ul_message(ch, data);
+}
+
+void Boot::dl_drained(unsigned ch)
+{
+	if (mhi_.exec_env() == ExecEnv::Sbl)
+		sbl_.dl_drained(ch);
+}
+
+} // namespace aic100

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "aic100/sahara.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace aic100 {
+
+using namespace sahara;
+
+namespace {
+
+std::vector<uint8_t> packet(std::initializer_list<uint32_t> words, size_t len)
+{
+	std::vector<uint8_t> p(len, 0);
+	size_t off = 0;
+	for (uint32_t w : words) {
+		std::memcpy(p.data() + off, &w, 4);
+		off += 4;
+	}
+	return p;
+}
+
+uint32_t word(std::span<const uint8_t> p, size_t off)
+{
+	uint32_t v;
+	std::memcpy(&v, p.data() + off, 4);
+	return v;
+}
+
+} // namespace
+
+SaharaTarget::SaharaTarget(Io &io, std::vector<uint32_t> image_ids) : io_(io), ids_(std::move(image_ids)) {}
+
+std::string SaharaTarget::image_name() const
+{
+	return index_ < ids_.size() ? "fw" + std::to_string(ids_[index_]) + ".bin" : "?";
+}
+
+void SaharaTarget::start()
+{
+	if (state_ != State::Idle)
+		return;
+	state_ = State::WaitHelloResp;
+	// version, version_compat, max command packet length, mode 0 (images pending)
+	io_.sahara_send(packet({kHello, kHelloLength, kVersion, 1, 0x400, 0}, kHelloLength));
+}
+
+void SaharaTarget::receive(std::span<const uint8_t> data)
+{
+	if (state_ == State::Done || state_ == State::Failed)
+		return;
+	// The host answers a READ_DATA it cannot serve with a bare RESET packet.
+	// Requests are never 8 bytes long (see request()), so 8 bytes that look
+	// like RESET are RESET.
+	if (state_ == State::WaitData && !(data.size() == 8 && word(data, 0) == kReset && word(data, 4) == 8)) {
+		on_data(data);
+		return;
+	}
+	on_packet(data);
+}
+
+void SaharaTarget::on_packet(std::span<const uint8_t> p)
+{
+	if (p.size() < 8 || word(p, 4) != p.size()) {
+		io_.sahara_log("SBL: sahara: malformed packet of " + std::to_string(p.size()) + " bytes ignored");
+		return;
+	}
+	const uint32_t cmd = word(p, 0);
+	switch (cmd) {
+	case kHelloResp:
+		if (state_ != State::WaitHelloResp)
+			break;
+		if (p.size() != kHelloLength || word(p, 8) < kVersion || word(p, 16) != 0) {
+			fail(kProtocolMismatch, "sahara: host HELLO_RESP refused (version " + std::to_string(word(p, 8)) +
+							", status " + std::to_string(word(p, 16)) + ")");
+			return;
+		}
+		request_next();
+		return;
+	case kReset:
+		if (state_ == State::WaitData) {
+			failure_ = image_name() + ": the host has no such image (Sahara RESET)";
+			state_ = State::Failed;
+			io_.sahara_log("SBL: " + failure_ + "; boot halted");
+			io_.sahara_finished(false);
+			return;
+		}
+		break;
+	case kDone:
+		if (state_ != State::WaitDone)
+			break;
+		index_++;
+		{
+			const uint32_t complete = index_ >= ids_.size() ? 1 : 0;
+			io_.sahara_send(packet({kDoneResp, 12, complete}, 12));
+		}
+		if (index_ >= ids_.size()) {
+			state_ = State::Done;
+			io_.sahara_finished(true);
+		} else {
+			request_next();
+		}
+		return;
+	default:
+		break;
+	}
+	char msg[96];
+	std::snprintf(msg, sizeof(msg), "SBL: sahara: unexpected command 0x%x ignored", cmd);
+	io_.sahara_log(msg);
+}
+
+void SaharaTarget::request_next()
+{
+	header_.reset();
+	payload_.clear();
+	digest_.reset();
+	next_offset_ = 0;
+	if (index_ >= ids_.size()) {
+		state_ = State::Done;
+		io_.sahara_finished(true);
+		return;
+	}
+	io_.sahara_log("SBL: sahara: fetching " + image_name());
+	request(0, fw::kHeaderSize);
+}
+
+void SaharaTarget::request(uint32_t offset, uint32_t len)
+{
+	// An 8-byte reply could not be told from the host's RESET packet: ask
+	// for the 8 bytes before as well and skip them.
+	skip_ = 0;
+	if (len == 8 && offset >= 8) {
+		offset -= 8;
+		len += 8;
+		skip_ = 8;
+	}
+	want_ = len;
+	chunk_.clear();
+	state_ = State::WaitData;
+	io_.sahara_send(packet({kReadData, 0x14, ids_[index_], offset, len}, 0x14));
+}
+
+void SaharaTarget::on_data(std::span<const uint8_t> d)
+{
+	if (chunk_.size() + d.size() > want_) {
+		fail(kInvalidRxLength, image_name() + ": host sent more data than requested");
+		return;
+	}
+	chunk_.insert(chunk_.end(), d.begin(), d.end());
+	if (chunk_.size() == want_)
+		chunk_complete();
+}
+
+void SaharaTarget::chunk_complete()
+{
+	std::span<const uint8_t> got(chunk_);
+	got = got.subspan(skip_);
+	if (!header_) {
+		fw::Header h;
+		std::memcpy(&h, got.data(), sizeof(h));
+		const fw::Error err = fw::check_header(h, fw::kMaxRuntimeSize);
+		if (err != fw::Error::None) {
+			fail(err == fw::Error::TooLarge ? kInvalidDataSize : kInvalidImageType,
+			     image_name() + ": " + fw::error_name(err));
+			return;
+		}
+		if (h.image_id != ids_[index_]) {
+			fail(kUnexpectedImageId, image_name() + ": " + fw::error_name(fw::Error::WrongImage) +
+							 " (header says image " + std::to_string(h.image_id) + ")");
+			return;
+		}
+		header_ = h;
+		fw::Header zeroed = h;
+		std::memset(zeroed.sha256, 0, sizeof(zeroed.sha256));
+		digest_.update(&zeroed, sizeof(zeroed));
+		payload_.reserve(h.payload_size);
+		next_offset_ = fw::kHeaderSize;
+	} else {
+		digest_.update(got);
+		payload_.insert(payload_.end(), got.begin(), got.end());
+		next_offset_ += got.size();
+	}
+	const uint64_t end = fw::kHeaderSize + header_->payload_size;
+	if (next_offset_ < end) {
+		const uint64_t left = end - next_offset_;
+		request(static_cast<uint32_t>(next_offset_), static_cast<uint32_t>(std::min<uint64_t>(left, kMaxReadLength)));
+		return;
+	}
+	const Sha256Digest d = digest_.finish();
+	if (std::memcmp(d.data(), header_->sha256, d.size()) != 0) {
+		fail(kHashVerificationFailure, image_name() + ": " + fw::error_name(fw::Error::BadDigest));
+		return;
+	}
+	char msg[160];
+	std::snprintf(msg, sizeof(msg), "SBL: %s: %s %u.%u.%u.%u, %llu bytes, SHA-256 ok", image_name().c_str(),
+		      std::string(header_->name, strnlen(header_->name, sizeof(header_->name))).c_str(),
+		      header_->version[0], header_->version[1], header_->version[2], header_->version[3],
+		      static_cast<unsigned long long>(header_->payload_size));
+	io_.sahara_log(msg);
+	images_.push_back({*header_, std::move(payload_)});
+	payload_.clear();
+	state_ = State::WaitDone;
+	end_of_image(kSuccess);
+}
+
+void SaharaTarget::end_of_image(uint32_t status)
+{
+	io_.sahara_send(packet({kEndOfImage, 0x10, ids_[index_], status}, 0x10));
+}
+
+void SaharaTarget::fail(uint32_t status, const std::string &why)
+{
+	failure_ = why;
+	char code[48];
+	std::snprintf(code, sizeof(code), " (Sahara status 0x%x); boot halted", status);
+	io_.sahara_log("SBL: " + why + code);
+	if (index_ < ids_.size())
+		end_of_image(status);
+	state_ = State::Failed;
+	io_.sahara_finished(false);
+}
+
+} // namespace aic100

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "aic100/sbl.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace aic100 {
+
+namespace {
+
+// Boot-time timesync header (qts_hdr): signature, reserved, msg_type at 5.
+constexpr uint16_t kTsSignature = 0x55AA;
+constexpr uint8_t kTsCmdToHost = 0, kTsSyncReq = 1, kTsAckToHost = 2;
+constexpr size_t kTsHeader = 8, kTsSyncLen = 24;
+constexpr size_t kMaxLogLine = 511; // the host's buffers are 512 bytes, NUL included
+
+std::vector<uint8_t> ts_header(uint8_t type)
+{
+	std::vector<uint8_t> h(kTsHeader, 0);
+	std::memcpy(h.data(), &kTsSignature, 2);
+	h[5] = type;
+	return h;
+}
+
+} // namespace
+
+Sbl::Sbl(HostInterface &host, Mhi &mhi, Owner &owner) : host_(host), mhi_(mhi), owner_(owner) {}
+
+void Sbl::boot(const fw::Header &sbl, std::vector<uint32_t> manifest)
+{
+	stop();
+	running_ = true;
+	sbl_ = sbl;
+	manifest_ = std::move(manifest);
+	history_.clear();
+	sahara_ = std::make_unique<SaharaTarget>(*this, manifest_);
+
+	char line[160];
+	std::snprintf(line, sizeof(line), "SBL: %.*s %u.%u.%u.%u started on AIC100 serial 0x%08x",
+		      static_cast<int>(strnlen(sbl.name, sizeof(sbl.name))), sbl.name, sbl.version[0], sbl.version[1],
+		      sbl.version[2], sbl.version[3], mhi_.config().serial_number);
+	log(line);
+	std::string ids;
+	for (uint32_t id : manifest_)
+		ids += " fw" + std::to_string(id) + ".bin";
+	log("SBL: manifest:" + (ids.empty() ? std::string(" (empty)") : ids));
+}
+
+void Sbl::stop()
+{
+	running_ = false;
+	sahara_.reset();
+	images_done_ = timesync_done_ = false;
+	handover_deadline_ = HostInterface::kNoDeadline;
+	log_queue_.clear();
+}
+
+void Sbl::mhi_m0()
+{
+	if (running_)
+		log("SBL: host attached (MHI M0)");
+}
+
+void Sbl::mhi_reset()
+{
+	if (!running_)
+		return;
+	// A new host session starts the image transfer over; what was already
+	// logged but not delivered is still owed to the host.
+	images_done_ = timesync_done_ = false;
+	handover_deadline_ = HostInterface::kNoDeadline;
+	sahara_ = std::make_unique<SaharaTarget>(*this, manifest_);
+	log("SBL: MHI reset by host; image transfer restarts");
+}
+
+void Sbl::channel_started(unsigned ch)
+{
+	if (!running_)
+		return;
+	switch (ch) {
+	case chan::kSaharaUl:
+	case chan::kSaharaDl:
+		maybe_start_sahara();
+		break;
+	case chan::kLoggingDl:
+		flush_log();
+		break;
+	case chan::kTimesyncDl:
+		send_timesync_request();
+		break;
+	default:
+		break;
+	}
+}
+
+void Sbl::channel_stopped(unsigned ch)
+{
+	if (!running_)
+		return;
+	if ((ch == chan::kSaharaUl || ch == chan::kSaharaDl) && !images_done_ && sahara_ &&
+	    sahara_->state() != SaharaTarget::State::Failed) {
+		// The host's Sahara client went away mid-transfer; a new one
+		// starts from HELLO again.
+		sahara_ = std::make_unique<SaharaTarget>(*this, manifest_);
+	}
+}
+
+void Sbl::maybe_start_sahara()
+{
+	if (sahara_ && mhi_.channel_running(chan::kSaharaUl) && mhi_.channel_running(chan::kSaharaDl))
+		sahara_->start();
+}
+
+void Sbl::send_timesync_request()
+{
+	if (mhi_.channel_running(chan::kTimesyncDl) && !timesync_done_)
+		mhi_.send(chan::kTimesyncDl, ts_header(kTsCmdToHost));
+}
+
+void Sbl::ul_message(unsigned ch, std::span<const uint8_t> data)
+{
+	if (!running_)
+		return;
+	switch (ch) {
+	case chan::kSaharaUl:
+		if (sahara_)
+			sahara_->receive(data);
+		return;
+	case chan::kTimesyncUl: {
+		if (data.size() != kTsSyncLen || data[5] != kTsSyncReq) {
+			log("SBL: timesync: malformed message of " + std::to_string(data.size()) + " bytes ignored");
+			return;
+		}
+		uint64_t sec, usec;
+		std::memcpy(&sec, data.data() + 8, 8);
+		std::memcpy(&usec, data.data() + 16, 8);
+		char line[128];
+		std::snprintf(line, sizeof(line), "SBL: time synchronised with the host: UTC %" PRIu64 ".%06" PRIu64,
+			      sec, usec % 1000000);
+		log(line);
+		timesync_done_ = true;
+		mhi_.send(chan::kTimesyncDl, ts_header(kTsAckToHost));
+		maybe_hand_over();
+		return;
+	}
+	default:
+		return; // QAIC_LOGGING's UL side carries nothing
+	}
+}
+
+void Sbl::dl_drained(unsigned ch)
+{
+	if (running_ && ch == chan::kLoggingDl)
+		maybe_hand_over();
+}
+
+void Sbl::log(const std::string &line)
+{
+	std::string l = line.substr(0, kMaxLogLine);
+	host_.trace(l.c_str());
+	if (history_.size() < 1024)
+		history_.push_back(l);
+	if (log_queue_.size() < kMaxLogQueue)
+		log_queue_.push_back(std::move(l));
+	flush_log();
+}
+
+void Sbl::flush_log()
+{
+	while (!log_queue_.empty() && mhi_.channel_running(chan::kLoggingDl)) {
+		const std::string &l = log_queue_.front();
+		std::vector<uint8_t> msg(l.begin(), l.end());
+		msg.push_back(0); // the host reads each buffer as a C string
+		if (!mhi_.send(chan::kLoggingDl, std::move(msg)))
+			return;
+		log_queue_.pop_front();
+	}
+}
+
+void Sbl::sahara_send(std::vector<uint8_t> packet)
+{
+	mhi_.send(chan::kSaharaDl, std::move(packet));
+}
+
+void Sbl::sahara_log(const std::string &line)
+{
+	log(line);
+}
+
+void Sbl::sahara_finished(bool ok)
+{
+	if (!ok)
+		return; // the failure is logged; the SBL waits for a reset
+	images_done_ = true;
+	log("SBL: all images loaded; starting AMSS");
+	handover_deadline_ = host_.now_ns() + kHandoverGraceNs;
+	maybe_hand_over();
+}
+
+void Sbl::maybe_hand_over()
+{
+	if (!running_ || !images_done_)
+		return;
+	const bool log_owed = mhi_.channel_running(chan::kLoggingDl) &&
+			      (mhi_.dl_backlog(chan::kLoggingDl) || !log_queue_.empty());
+	const bool time_owed = mhi_.channel_running(chan::kTimesyncDl) && !timesync_done_;
+	if ((log_owed || time_owed) && host_.now_ns() < handover_deadline_)
+		return;
+	std::vector<LoadedImage> images = sahara_->images();
+	running_ = false;
+	handover_deadline_ = HostInterface::kNoDeadline;
+	for (unsigned ch : {chan::kSaharaUl, chan::kSaharaDl, chan::kLoggingUl, chan::kLoggingDl, chan::kTimesyncUl,
+			    chan::kTimesyncDl})
+		mhi_.retire_channel(ch);
+	owner_.sbl_handover(std::move(images));
+}
+
+void Sbl::poll()
+{
+	if (running_ && images_done_ && host_.now_ns() >= handover_deadline_)
+		maybe_hand_over();
+}
+
+uint64_t Sbl::next_deadline() const
+{
+	return running_ && images_done_ ? handover_deadline_ : HostInterface::kNoDeadline;
+}
+
+} // namespace aic100

@@ -1,0 +1,575 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Whole boot flows against the miniature MHI host: PBL/BHI, SBL with Sahara,
+// boot log and time sync, AMSS with NNC STATUS and loopback; SYS_ERR, MHI
+// RESET, SoC reset; and what the card does with broken firmware and
+// malformed rings.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "aic100/device.h"
+#include "aic100/firmware.h"
+#include "aic100/qsm.h"
+#include "aic100/sahara.h"
+#include "host_mhi.h"
+
+namespace aic100::test {
+namespace {
+
+using regs::ExecEnv;
+
+constexpr uint8_t kEeSbl = 1, kEeAmss = 2, kStateM0 = 2, kStateSysErr = 0xFF;
+
+std::vector<uint8_t> payload(size_t n, uint8_t seed)
+{
+	std::vector<uint8_t> p(n);
+	for (size_t i = 0; i < n; i++)
+		p[i] = static_cast<uint8_t>(i * 31 + seed);
+	return p;
+}
+
+std::vector<uint8_t> manifest(std::initializer_list<uint32_t> ids)
+{
+	std::vector<uint8_t> m(4 + 4 * ids.size());
+	const uint32_t n = static_cast<uint32_t>(ids.size());
+	std::memcpy(m.data(), &n, 4);
+	size_t off = 4;
+	for (uint32_t id : ids) {
+		std::memcpy(m.data() + off, &id, 4);
+		off += 4;
+	}
+	return m;
+}
+
+std::vector<uint8_t> words(std::initializer_list<uint32_t> w, size_t len)
+{
+	std::vector<uint8_t> v(len, 0);
+	size_t off = 0;
+	for (uint32_t x : w) {
+		std::memcpy(v.data() + off, &x, 4);
+		off += 4;
+	}
+	return v;
+}
+
+uint32_t word(const std::vector<uint8_t> &v, size_t off)
+{
+	uint32_t x = 0;
+	if (off + 4 <= v.size())
+		std::memcpy(&x, v.data() + off, 4);
+	return x;
+}
+
+class BootTest : public ::testing::Test {
+protected:
+	void make(bool amss)
+	{
+		DeviceConfig cfg;
+		cfg.boot_amss = amss;
+		dev = std::make_unique<Device>(host, cfg);
+		mhi = std::make_unique<HostMhi>(host, *dev);
+	}
+
+	// The host's Sahara client (drivers/accel/qaic/sahara.c behaviour),
+	// answering whatever the card sent on channel 3.
+	void serve_sahara()
+	{
+		for (;;) {
+			auto p = mhi->pop(3);
+			if (p.empty())
+				return;
+			const uint32_t cmd = word(p, 0);
+			if (cmd == sahara::kHello) {
+				mhi->send(2, words({sahara::kHelloResp, 0x30, 2, 2, 0, word(p, 20)}, 0x30));
+			} else if (cmd == sahara::kReadData) {
+				read_requests.push_back({word(p, 12), word(p, 16)});
+				auto it = files.find(word(p, 8));
+				const uint32_t off = word(p, 12), len = word(p, 16);
+				if (it == files.end() || len > sahara::kMaxReadLength || off + len > it->second.size()) {
+					mhi->send(2, words({sahara::kReset, 8}, 8));
+					continue;
+				}
+				std::vector<std::vector<uint8_t>> tres;
+				for (uint32_t o = 0; o < len; o += 0xFFFF) {
+					const uint32_t n = std::min<uint32_t>(0xFFFF, len - o);
+					tres.emplace_back(it->second.begin() + off + o, it->second.begin() + off + o + n);
+				}
+				mhi->send(2, tres);
+			} else if (cmd == sahara::kEndOfImage) {
+				end_status.push_back(word(p, 12));
+				if (word(p, 12) == 0)
+					mhi->send(2, words({sahara::kDone, 8}, 8));
+			}
+		}
+	}
+	void serve_timesync()
+	{
+		for (auto p = mhi->pop(21); !p.empty(); p = mhi->pop(21)) {
+			if (p.size() == 8 && p[5] == 0) {
+				std::vector<uint8_t> m(24, 0);
+				std::memcpy(m.data(), p.data(), 8);
+				m[5] = 1;
+				const uint64_t sec = 1'700'000'000, usec = 42;
+				std::memcpy(m.data() + 8, &sec, 8);
+				std::memcpy(m.data() + 16, &usec, 8);
+				mhi->send(20, m);
+			} else {
+				ts_other.push_back(p);
+			}
+		}
+	}
+	std::vector<std::string> bootlog()
+	{
+		std::vector<std::string> lines;
+		for (auto p = mhi->pop(13); !p.empty(); p = mhi->pop(13)) {
+			EXPECT_EQ(p.back(), 0) << "boot log lines end in NUL";
+			lines.emplace_back(reinterpret_cast<const char *>(p.data()));
+		}
+		return lines;
+	}
+	static bool has(const std::vector<std::string> &lines, const std::string &s)
+	{
+		return std::any_of(lines.begin(), lines.end(),
+				   [&](const std::string &l) { return l.find(s) != std::string::npos; });
+	}
+
+	// PBL → SBL: BHI load and the SBL's channels started as qaic does.
+	void boot_to_sbl()
+	{
+		ASSERT_EQ(mhi->bhi_load(sbl), 2u) << "BHI status success";
+		EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
+		mhi->ready_handshake();
+		ASSERT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
+		ASSERT_EQ(mhi->ees, std::vector<uint8_t>{kEeSbl});
+		ASSERT_TRUE(mhi->start(12));
+		ASSERT_TRUE(mhi->start(13));
+		mhi->queue_dl(13, 512, 16);
+		ASSERT_TRUE(mhi->start(20));
+		ASSERT_TRUE(mhi->start(21));
+		mhi->queue_dl(21, 8);
+		ASSERT_TRUE(mhi->start(2));
+		ASSERT_TRUE(mhi->start(3));
+		mhi->queue_dl(3, 0xFFFF);
+	}
+	void run_sbl()
+	{
+		for (int i = 0; i < 200 && std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss) == mhi->ees.end(); i++) {
+			serve_timesync();
+			serve_sahara();
+			log_lines = bootlog();
+			all_log.insert(all_log.end(), log_lines.begin(), log_lines.end());
+			mhi->settle();
+		}
+	}
+
+	// The NNC STATUS exchange qaic does when QAIC_CONTROL comes up.
+	std::vector<uint8_t> nnc_status(uint32_t seq)
+	{
+		mhi->queue_dl(11, 4096);
+		nnc::Header h{0, nnc::kMagic, seq, 40, 1, 0, 0xFFFFFFFF, 0};
+		std::vector<uint8_t> hdr(sizeof(h));
+		std::memcpy(hdr.data(), &h, sizeof(h));
+		mhi->send(10, {hdr, words({nnc::kStatusToDev, 8}, 8)});
+		return mhi->pop(11);
+	}
+	void expect_status_reply(const std::vector<uint8_t> &r, uint32_t seq)
+	{
+		ASSERT_EQ(r.size(), 56u);
+		EXPECT_EQ(word(r, 4), nnc::kMagic);
+		EXPECT_EQ(word(r, 8), seq);
+		EXPECT_EQ(word(r, 12), 56u);
+		EXPECT_EQ(word(r, 16), 1u);
+		EXPECT_EQ(word(r, 32), nnc::kStatusFromDev);
+		EXPECT_EQ(word(r, 40), 5u) << "major 5, minor 0";
+		EXPECT_EQ(word(r, 44), 0u) << "status 0";
+	}
+
+	FakeHost host;
+	std::unique_ptr<Device> dev;
+	std::unique_ptr<HostMhi> mhi;
+	std::vector<uint8_t> sbl = fw::build(0, "sbl", {1, 0, 0, 1}, manifest({1, 2}));
+	std::map<uint32_t, std::vector<uint8_t>> files = {
+		{1, fw::build(1, "qsm", {1, 0, 0, 2}, payload(3000, 1))},
+		// One full 512 KiB read plus an 8-byte tail, which the card must
+		// not ask for as an 8-byte read (it would look like RESET).
+		{2, fw::build(2, "nsp", {1, 0, 0, 3}, payload(sahara::kMaxReadLength + 8, 2))},
+	};
+	std::vector<std::pair<uint32_t, uint32_t>> read_requests;
+	std::vector<uint32_t> end_status;
+	std::vector<std::vector<uint8_t>> ts_other;
+	std::vector<std::string> log_lines, all_log;
+};
+
+TEST_F(BootTest, DirectAmssComesUpReadyAndAnswersNncStatus)
+{
+	make(true);
+	EXPECT_EQ(mhi->r(regs::MHISTATUS), 0x101u) << "READY, state READY";
+	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeAmss);
+	mhi->ready_handshake();
+	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
+	EXPECT_EQ(mhi->ees, std::vector<uint8_t>{kEeAmss});
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateM0);
+	ASSERT_TRUE(mhi->start(10, 128));
+	ASSERT_TRUE(mhi->start(11, 128));
+	expect_status_reply(nnc_status(7), 7);
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, FullBootLoadsEveryImageAndEntersAmss)
+{
+	make(false);
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) & 1, 0u) << "PBL is not READY";
+	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), 0u);
+	boot_to_sbl();
+	run_sbl();
+	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "never entered AMSS";
+	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeAmss);
+	EXPECT_EQ(end_status, (std::vector<uint32_t>{0, 0}));
+	EXPECT_TRUE(has(all_log, "fw1.bin: qsm 1.0.0.2, 3000 bytes, SHA-256 ok"));
+	EXPECT_TRUE(has(all_log, "fw2.bin: nsp 1.0.0.3"));
+	EXPECT_TRUE(has(all_log, "time synchronised with the host: UTC 1700000000.000042"));
+	EXPECT_TRUE(has(all_log, "starting AMSS"));
+	for (const auto &[off, len] : read_requests)
+		EXPECT_NE(len, 8u) << "an 8-byte READ_DATA at " << off;
+	ASSERT_EQ(ts_other.size(), 1u);
+	EXPECT_EQ(ts_other[0][5], 2) << "ACK_TO_HOST after the sync";
+
+	ASSERT_TRUE(mhi->start(10, 128));
+	ASSERT_TRUE(mhi->start(11, 128));
+	expect_status_reply(nnc_status(0), 0);
+	EXPECT_EQ(dev->boot().stage(), std::string("amss"));
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, AmssStartsWithoutTheHostsLoggingAndTimesyncClients)
+{
+	make(false);
+	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(2));
+	ASSERT_TRUE(mhi->start(3));
+	mhi->queue_dl(3, 0xFFFF);
+	for (int i = 0; i < 20; i++)
+		serve_sahara();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+}
+
+TEST_F(BootTest, SblWaitsForTimesyncThenGivesUpAfterItsGracePeriod)
+{
+	make(false);
+	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(20));
+	ASSERT_TRUE(mhi->start(21)); // started, but the host never answers
+	ASSERT_TRUE(mhi->start(2));
+	ASSERT_TRUE(mhi->start(3));
+	mhi->queue_dl(3, 0xFFFF);
+	for (int i = 0; i < 20; i++)
+		serve_sahara();
+	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	mhi->fire_timer();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+}
+
+TEST_F(BootTest, TamperedRuntimeImageHaltsTheBootWithHashFailure)
+{
+	make(false);
+	files[2][fw::kHeaderSize + 100] ^= 1;
+	boot_to_sbl();
+	run_sbl();
+	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_EQ(end_status, (std::vector<uint32_t>{0, sahara::kHashVerificationFailure}));
+	EXPECT_TRUE(has(all_log, "fw2.bin: bad digest (Sahara status 0x22); boot halted"));
+	EXPECT_EQ(dev->boot().stage(), std::string("sbl-halted"));
+}
+
+TEST_F(BootTest, RuntimeImageWithWrongIdOrBadHeaderIsRefused)
+{
+	make(false);
+	files[1] = fw::build(9, "qsm", {1, 0, 0, 2}, payload(100, 1));
+	boot_to_sbl();
+	run_sbl();
+	EXPECT_EQ(end_status, std::vector<uint32_t>{sahara::kUnexpectedImageId});
+	EXPECT_TRUE(has(all_log, "fw1.bin: wrong image"));
+
+	make(false);
+	end_status.clear();
+	all_log.clear();
+	files[1] = fw::build(1, "qsm", {1, 0, 0, 2}, payload(100, 1));
+	files[1][0] = 'X';
+	boot_to_sbl();
+	run_sbl();
+	EXPECT_EQ(end_status, std::vector<uint32_t>{sahara::kInvalidImageType});
+	EXPECT_TRUE(has(all_log, "fw1.bin: bad header"));
+}
+
+TEST_F(BootTest, MissingRuntimeImageHaltsTheBoot)
+{
+	make(false);
+	files.erase(2);
+	boot_to_sbl();
+	run_sbl();
+	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(has(all_log, "fw2.bin: the host has no such image (Sahara RESET); boot halted"));
+}
+
+TEST_F(BootTest, BhiReportsEachKindOfBadImage)
+{
+	struct Case {
+		const char *what;
+		std::vector<uint8_t> img;
+		fw::Error err;
+	};
+	std::vector<uint8_t> bad_magic = sbl, bad_digest = sbl, truncated = sbl, trailing = sbl, not_sbl;
+	bad_magic[1] ^= 0xFF;
+	bad_digest.back() ^= 1;
+	truncated.pop_back();
+	trailing.push_back(0);
+	not_sbl = fw::build(1, "qsm", {1, 0, 0, 0}, payload(64, 0));
+	const std::vector<Case> cases = {
+		{"bad magic", bad_magic, fw::Error::BadHeader},
+		{"bad digest", bad_digest, fw::Error::BadDigest},
+		{"truncated", truncated, fw::Error::Truncated},
+		{"trailing bytes", trailing, fw::Error::TooLarge},
+		{"runtime image", not_sbl, fw::Error::WrongImage},
+		{"shorter than a header", std::vector<uint8_t>(40, 0), fw::Error::Truncated},
+		{"bad manifest", fw::build(0, "sbl", {1, 0, 0, 0}, payload(3, 0)), fw::Error::BadHeader},
+	};
+	for (const auto &c : cases) {
+		make(false);
+		EXPECT_EQ(mhi->bhi_load(c.img), 3u) << c.what;
+		EXPECT_EQ(mhi->bhi(regs::BHI_ERRCODE), static_cast<uint32_t>(c.err)) << c.what;
+		EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), 0u) << c.what << ": still PBL";
+		EXPECT_EQ(mhi->r(regs::MHISTATUS) & 1, 0u) << c.what;
+	}
+	// Too large is refused from IMGSIZE alone, and so is memory the card
+	// cannot reach.
+	make(false);
+	mhi->w(regs::kBhiBase + regs::BHI_IMGSIZE, static_cast<uint32_t>(fw::kMaxSblSize + 1));
+	mhi->w(regs::kBhiBase + regs::BHI_IMGTXDB, 1);
+	mhi->settle();
+	EXPECT_EQ(mhi->bhi(regs::BHI_STATUS) >> 30, 3u);
+	EXPECT_EQ(mhi->bhi(regs::BHI_ERRCODE), static_cast<uint32_t>(fw::Error::TooLarge));
+	mhi->w(regs::kBhiBase + regs::BHI_IMGADDR_HIGH, 0x7);
+	mhi->w(regs::kBhiBase + regs::BHI_IMGSIZE, 4096);
+	mhi->w(regs::kBhiBase + regs::BHI_IMGTXDB, 2);
+	mhi->settle();
+	EXPECT_EQ(mhi->bhi(regs::BHI_ERRCODE), static_cast<uint32_t>(fw::Error::DmaFault));
+	// And a good image still boots afterwards.
+	EXPECT_EQ(mhi->bhi_load(sbl), 2u);
+	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
+}
+
+TEST_F(BootTest, SysErrInAmssRecoversThroughMhiReset)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(10, 128));
+	ASSERT_TRUE(mhi->start(11, 128));
+	const size_t msis = host.msis.size();
+	ASSERT_EQ(dev->inject("syserr"), "");
+	mhi->settle();
+	EXPECT_GT(host.msis.size(), msis);
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
+	EXPECT_TRUE(mhi->r(regs::MHISTATUS) & regs::MHISTATUS_SYSERR);
+	EXPECT_EQ(mhi->states.back(), kStateSysErr);
+	// The card no longer answers on its channels.
+	EXPECT_TRUE(nnc_status(1).empty());
+
+	mhi->w(regs::MHICTRL, mhi->r(regs::MHICTRL) | regs::MHICTRL_RESET);
+	EXPECT_EQ(mhi->r(regs::MHICTRL) & regs::MHICTRL_RESET, 0u) << "RESET clears at once";
+	EXPECT_EQ(mhi->r(regs::MHISTATUS), 0x101u);
+	mhi->states.clear();
+	mhi->ees.clear();
+	mhi->ready_handshake();
+	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
+	EXPECT_EQ(mhi->ees, std::vector<uint8_t>{kEeAmss});
+	ASSERT_TRUE(mhi->start(10, 128));
+	ASSERT_TRUE(mhi->start(11, 128));
+	expect_status_reply(nnc_status(2), 2);
+	EXPECT_NE(dev->inject("melt"), "");
+}
+
+TEST_F(BootTest, SocResetRebootsIntoPblAndReportsSysErr)
+{
+	make(false);
+	boot_to_sbl();
+	run_sbl();
+	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
+	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), 0u);
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	EXPECT_EQ(mhi->r(regs::MHISTATUS), 0u) << "PBL: RESET, not READY";
+	mhi->states.clear();
+	mhi->ees.clear();
+	end_status.clear();
+	all_log.clear();
+	boot_to_sbl();
+	run_sbl();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+}
+
+TEST_F(BootTest, MhiResetInSblRestartsTheImageTransfer)
+{
+	make(false);
+	boot_to_sbl();
+	serve_sahara(); // HELLO answered, first READ_DATA pending
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	EXPECT_EQ(mhi->r(regs::MHISTATUS), 0x101u);
+	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
+	mhi->states.clear();
+	mhi->ees.clear();
+	mhi->ready_handshake();
+	ASSERT_EQ(mhi->ees, std::vector<uint8_t>{kEeSbl});
+	ASSERT_TRUE(mhi->start(2));
+	ASSERT_TRUE(mhi->start(3));
+	mhi->queue_dl(3, 0xFFFF);
+	run_sbl();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+}
+
+TEST_F(BootTest, SecondM0IsANewHostWithNewContexts)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(10, 128));
+	mhi->states.clear();
+	mhi->ees.clear();
+	mhi->ready_handshake(); // new addresses, no reset in between
+	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
+	EXPECT_EQ(mhi->ees, std::vector<uint8_t>{kEeAmss});
+	ASSERT_TRUE(mhi->start(10, 128));
+	ASSERT_TRUE(mhi->start(11, 128));
+	expect_status_reply(nnc_status(3), 3);
+}
+
+TEST_F(BootTest, LoopbackEchoesEverySizeAcrossHostBuffers)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(0));
+	ASSERT_TRUE(mhi->start(1));
+	mhi->requeue = false;
+	for (size_t n : {size_t{1}, size_t{4096}, size_t{65536}}) {
+		const auto data = payload(n, static_cast<uint8_t>(n));
+		mhi->queue_dl(1, 32768, static_cast<unsigned>((n + 32767) / 32768));
+		std::vector<std::vector<uint8_t>> pieces;
+		for (size_t o = 0; o < n; o += 32768)
+			pieces.emplace_back(data.begin() + o, data.begin() + std::min(n, o + 32768));
+		mhi->send(0, pieces);
+		std::vector<uint8_t> echo;
+		for (auto p = mhi->pop(1); !p.empty(); p = mhi->pop(1))
+			echo.insert(echo.end(), p.begin(), p.end());
+		EXPECT_EQ(echo, data) << n << " bytes";
+	}
+	EXPECT_EQ(mhi->ul_done[0], 3u) << "one completion per TD";
+}
+
+TEST_F(BootTest, OversizedDlMessageOverflowsInsteadOfSplitting)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(10, 128));
+	ASSERT_TRUE(mhi->start(11, 128));
+	mhi->requeue = false;
+	mhi->queue_dl(11, 16); // smaller than the 56-byte STATUS reply
+	nnc::Header h{0, nnc::kMagic, 9, 40, 1, 0, 0xFFFFFFFF, 0};
+	std::vector<uint8_t> hdr(sizeof(h));
+	std::memcpy(hdr.data(), &h, sizeof(h));
+	mhi->send(10, {hdr, words({nnc::kStatusToDev, 8}, 8)});
+	ASSERT_EQ(mhi->rx_codes[11].size(), 1u);
+	EXPECT_EQ(mhi->rx_codes[11][0], 0x3) << "OVERFLOW";
+}
+
+TEST_F(BootTest, MalformedNncMessagesAreDroppedWithAnError)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(10, 128));
+	ASSERT_TRUE(mhi->start(11, 128));
+	mhi->queue_dl(11, 4096);
+	auto msg = [](uint32_t magic, uint32_t len, uint32_t count, uint32_t tlen) {
+		nnc::Header h{0, magic, 1, len, count, 0, 0xFFFFFFFF, 0};
+		std::vector<uint8_t> m(sizeof(h));
+		std::memcpy(m.data(), &h, sizeof(h));
+		auto t = words({nnc::kStatusToDev, tlen}, 8);
+		m.insert(m.end(), t.begin(), t.end());
+		return m;
+	};
+	mhi->send(10, msg(0x12345678, 40, 1, 8));   // bad magic
+	mhi->send(10, msg(nnc::kMagic, 400, 1, 8)); // length lies
+	mhi->send(10, msg(nnc::kMagic, 40, 9, 8));  // count runs past the end
+	mhi->send(10, msg(nnc::kMagic, 40, 1, 4));  // transaction shorter than its header
+	mhi->send(10, msg(nnc::kMagic, 40, 1, 80)); // transaction past the end
+	mhi->send(10, std::vector<uint8_t>(5, 0));
+	EXPECT_TRUE(mhi->pop(11).empty());
+	EXPECT_EQ(host.errors.size(), 6u);
+	expect_status_reply(nnc_status(4), 4);
+}
+
+TEST_F(BootTest, HostileRingsAndDoorbellsGiveErrorsNotCrashes)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(0));
+	ASSERT_TRUE(mhi->start(1));
+	// Doorbells outside the channel's ring, or for channels never started.
+	mhi->ring(regs::kChdbBase + 0, 0xDEAD0000);
+	mhi->ring(regs::kChdbBase + 8 * 40, 0x1000);
+	mhi->ring(regs::kChdbBase + 8 * 127, 1); // wake doorbell: accepted
+	mhi->settle();
+	EXPECT_EQ(host.errors.size(), 1u);
+	// A command for channel 200 and a garbage command type.
+	EXPECT_NE(mhi->command(127, mhi::ElementType::StartChannel), 1);
+	EXPECT_NE(mhi->command(5, static_cast<mhi::ElementType>(0x33)), 1);
+	// A TRE pointing outside host memory: completed, data dropped.
+	host.errors.clear();
+	mhi->send(0, std::vector<uint8_t>(16, 1));
+	EXPECT_EQ(mhi->ul_done[0], 1u);
+	// Command-ring doorbell outside the ring.
+	mhi->ring(regs::CRDB_LOWER, 0x42);
+	mhi->settle();
+	EXPECT_FALSE(host.errors.empty());
+	// The card still works.
+	ASSERT_TRUE(mhi->start(10, 128));
+	ASSERT_TRUE(mhi->start(11, 128));
+	expect_status_reply(nnc_status(5), 5);
+}
+
+TEST_F(BootTest, M0WithUnusableContextsIsSysErr)
+{
+	make(true);
+	mhi->w(regs::MHICFG, 0); // NER = 0
+	mhi->w(regs::MHICTRL, 2u << 8);
+	mhi->settle();
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
+	EXPECT_FALSE(host.errors.empty());
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->ready_handshake();
+	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
+}
+
+TEST_F(BootTest, InterruptModerationHoldsMsisUntilItsTimer)
+{
+	make(true);
+	mhi->intmod_ms = 10;
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(0));
+	ASSERT_TRUE(mhi->start(1));
+	host.clock_ns += 1'000'000'000;
+	const size_t before = host.msis.size();
+	mhi->send(0, std::vector<uint8_t>(4, 1)); // first event after a quiet spell: at once
+	EXPECT_EQ(host.msis.size(), before + 1);
+	mhi->send(0, std::vector<uint8_t>(4, 2));
+	mhi->send(0, std::vector<uint8_t>(4, 3));
+	EXPECT_EQ(host.msis.size(), before + 1) << "held back";
+	EXPECT_EQ(mhi->ul_done[0], 3u) << "events are written, only the MSI waits";
+	mhi->fire_timer();
+	EXPECT_EQ(host.msis.size(), before + 2);
+}
+
+} // namespace
+} // namespace aic100::test

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A miniature MHI host for unit tests: it lays out contexts and rings in the
+// FakeHost's memory and drives a Device through BAR0 the way the Linux MHI
+// host stack does (BHI load, READY handshake, channel start, TREs, event
+// processing with credit return), so whole boot flows run without a guest.
+#pragma once
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "aic100/device.h"
+#include "aic100/mhi_wire.h"
+#include "aic100/regs.h"
+#include "fake_host.h"
+
+namespace aic100::test {
+
+class HostMhi {
+public:
+	static constexpr unsigned kEventElements = 32;
+	static constexpr unsigned kCmdElements = 128;
+
+	HostMhi(FakeHost &h, Device &d) : h_(h), d_(d) {}
+
+	void w(uint32_t off, uint32_t v) { d_.bar_write(0, off, v, 4); }
+	uint32_t r(uint32_t off) { return static_cast<uint32_t>(d_.bar_read(0, off, 4)); }
+	uint32_t bhi(uint32_t off) { return r(regs::kBhiBase + off); }
+
+	// Lets the device run its queued work, then handles its events.
+	void settle()
+	{
+		for (int i = 0; i < 64; i++) {
+			d_.process();
+			if (!drain_events())
+				return;
+		}
+	}
+	// Advances the clock to the device's timer and runs it.
+	void fire_timer()
+	{
+		if (h_.deadline != HostInterface::kNoDeadline && h_.deadline > h_.clock_ns)
+			h_.clock_ns = h_.deadline;
+		settle();
+	}
+
+	uint64_t alloc(uint64_t size, uint64_t align = 16)
+	{
+		next_ = (next_ + align - 1) & ~(align - 1);
+		const uint64_t a = next_;
+		next_ += size;
+		return a;
+	}
+	void put(uint64_t addr, const void *p, size_t n) { h_.dma_write(addr, p, n); }
+	std::vector<uint8_t> get(uint64_t addr, size_t n)
+	{
+		std::vector<uint8_t> v(n);
+		h_.dma_read(addr, v.data(), n);
+		return v;
+	}
+	template <typename T> T get_obj(uint64_t addr)
+	{
+		T t;
+		h_.dma_read(addr, &t, sizeof(t));
+		return t;
+	}
+
+	// PBL path: hands the image to BHI; returns BHI_STATUS[31:30].
+	uint32_t bhi_load(const std::vector<uint8_t> &img)
+	{
+		const uint64_t a = alloc(img.size(), 4096);
+		put(a, img.data(), img.size());
+		w(regs::kBhiBase + regs::BHI_STATUS, 0);
+		w(regs::kBhiBase + regs::BHI_IMGADDR_HIGH, static_cast<uint32_t>(a >> 32));
+		w(regs::kBhiBase + regs::BHI_IMGADDR_LOW, static_cast<uint32_t>(a));
+		w(regs::kBhiBase + regs::BHI_IMGSIZE, static_cast<uint32_t>(img.size()));
+		w(regs::kBhiBase + regs::BHI_IMGTXDB, 0x1234);
+		settle();
+		return bhi(regs::BHI_STATUS) >> 30;
+	}
+
+	// mhi_init_mmio + event credits + M0, as mhi_ready_state_transition.
+	void ready_handshake()
+	{
+		ccabap_ = alloc(128 * sizeof(mhi::ChannelContext), 64);
+		ecabap_ = alloc(sizeof(mhi::EventContext), 64);
+		crcbap_ = alloc(sizeof(mhi::CommandContext), 64);
+		ev_base_ = alloc(kEventElements * 16, kEventElements * 16);
+		cmd_base_ = alloc(kCmdElements * 16, kCmdElements * 16);
+		std::vector<uint8_t> zero(128 * sizeof(mhi::ChannelContext), 0);
+		put(ccabap_, zero.data(), zero.size());
+		mhi::EventContext ec{};
+		ec.ertype = 1;
+		ec.rbase = ev_base_;
+		ec.rlen = kEventElements * 16;
+		ec.rp = ec.wp = ev_base_;
+		ec.intmod = intmod_ms << 16;
+		put(ecabap_, &ec, sizeof(ec));
+		mhi::CommandContext cc{};
+		cc.rbase = cmd_base_;
+		cc.rlen = kCmdElements * 16;
+		cc.rp = cc.wp = cmd_base_;
+		put(crcbap_, &cc, sizeof(cc));
+		ev_rp_ = ev_base_;
+		cmd_wp_ = cmd_base_;
+		chans_.clear();
+		rx.clear();
+		rx_codes.clear();
+		ul_done.clear();
+
+		set64(regs::CCABAP_LOWER, ccabap_);
+		set64(regs::ECABAP_LOWER, ecabap_);
+		set64(regs::CRCBAP_LOWER, crcbap_);
+		w(regs::MHICFG, (r(regs::MHICFG) & 0xFFFF) | (1u << 16));
+		// Credits: all but one slot.
+		ev_wp_ = ev_base_ + (kEventElements - 1) * 16;
+		put(ecabap_ + mhi::kCtxWpOffset, &ev_wp_, 8);
+		ring(regs::kErdbBase, ev_wp_);
+		w(regs::MHICTRL, (r(regs::MHICTRL) & ~0xFF00u) | (2u << 8));
+		settle();
+	}
+
+	// START_CHAN, as mhi_prepare_channel; true on a SUCCESS completion.
+	bool start(unsigned ch, unsigned elements = 32)
+	{
+		Chan c;
+		c.elements = elements;
+		c.base = alloc(elements * 16, elements * 16);
+		c.wp = c.rp = c.base;
+		mhi::ChannelContext ctx{};
+		ctx.chcfg = 1 | (2u << 8);
+		ctx.chtype = (ch & 1) ? 2 : 1;
+		ctx.rbase = c.base;
+		ctx.rlen = elements * 16;
+		ctx.rp = ctx.wp = c.base;
+		put(ccabap_ + ch * sizeof(ctx), &ctx, sizeof(ctx));
+		chans_[ch] = c;
+		return command(ch, mhi::ElementType::StartChannel) == 1;
+	}
+	bool reset_channel(unsigned ch) { return command(ch, mhi::ElementType::ResetChannel) == 1; }
+
+	uint8_t command(unsigned ch, mhi::ElementType t)
+	{
+		const mhi::RingElement e{0, 0, (uint32_t{ch} << 24) | (uint32_t{static_cast<uint8_t>(t)} << 16)};
+		const uint64_t at = cmd_wp_;
+		put(at, &e, sizeof(e));
+		cmd_wp_ = next(cmd_wp_, cmd_base_, kCmdElements);
+		put(crcbap_ + mhi::kCtxWpOffset, &cmd_wp_, 8);
+		w(regs::CRDB_HIGHER, static_cast<uint32_t>(cmd_wp_ >> 32));
+		w(regs::CRDB_LOWER, static_cast<uint32_t>(cmd_wp_));
+		settle();
+		auto it = cmd_done.find(at);
+		return it == cmd_done.end() ? 0 : it->second;
+	}
+
+	// Queues `n` empty receive buffers on DL channel `ch`.
+	void queue_dl(unsigned ch, uint32_t len, unsigned n = 1)
+	{
+		Chan &c = chans_.at(ch);
+		for (unsigned i = 0; i < n; i++) {
+			const uint64_t buf = alloc(len, 8);
+			add_tre(c, buf, len, mhi::kTreIeot);
+			c.bufs[c.last] = {buf, len};
+		}
+		ring(regs::kChdbBase + 8 * ch, c.wp);
+		settle();
+	}
+
+	// Sends one TD on UL channel `ch`, one TRE per piece.
+	void send(unsigned ch, const std::vector<std::vector<uint8_t>> &pieces)
+	{
+		Chan &c = chans_.at(ch);
+		for (size_t i = 0; i < pieces.size(); i++) {
+			const uint64_t buf = alloc(pieces[i].size() + 1, 8);
+			put(buf, pieces[i].data(), pieces[i].size());
+			const bool last = i + 1 == pieces.size();
+			add_tre(c, buf, static_cast<uint32_t>(pieces[i].size()), last ? mhi::kTreIeot : mhi::kTreChain);
+		}
+		ring(regs::kChdbBase + 8 * ch, c.wp);
+		settle();
+	}
+	void send(unsigned ch, const std::vector<uint8_t> &msg) { send(ch, std::vector<std::vector<uint8_t>>{msg}); }
+
+	void ring(uint32_t db, uint64_t v)
+	{
+		w(db + 4, static_cast<uint32_t>(v >> 32));
+		w(db, static_cast<uint32_t>(v));
+	}
+
+	// Handles every new event; returns whether there were any.
+	bool drain_events()
+	{
+		if (!ecabap_)
+			return false;
+		const uint64_t dev_rp = get_obj<uint64_t>(ecabap_ + mhi::kCtxRpOffset);
+		unsigned n = 0;
+		while (ev_rp_ != dev_rp) {
+			const auto e = get_obj<mhi::RingElement>(ev_rp_);
+			handle(e);
+			ev_rp_ = next(ev_rp_, ev_base_, kEventElements);
+			n++;
+		}
+		if (n) {
+			for (unsigned i = 0; i < n; i++)
+				ev_wp_ = next(ev_wp_, ev_base_, kEventElements);
+			put(ecabap_ + mhi::kCtxWpOffset, &ev_wp_, 8);
+			ring(regs::kErdbBase, ev_wp_);
+		}
+		return n != 0;
+	}
+
+	// What the device sent on DL channels, one entry per completed buffer.
+	std::map<unsigned, std::deque<std::vector<uint8_t>>> rx;
+	std::map<unsigned, std::vector<uint8_t>> rx_codes;
+	std::map<unsigned, unsigned> ul_done;
+	std::map<uint64_t, uint8_t> cmd_done;
+	std::vector<uint8_t> states, ees;
+	bool requeue = true; // give DL buffers back after each completion
+	uint32_t intmod_ms = 0;
+
+	std::vector<uint8_t> pop(unsigned ch)
+	{
+		auto &q = rx[ch];
+		if (q.empty())
+			return {};
+		auto v = std::move(q.front());
+		q.pop_front();
+		return v;
+	}
+
+private:
+	struct Chan {
+		unsigned elements = 32;
+		uint64_t base = 0, wp = 0, rp = 0, last = 0;
+		std::map<uint64_t, std::pair<uint64_t, uint32_t>> bufs; // TRE -> buffer
+	};
+
+	static uint64_t next(uint64_t p, uint64_t base, unsigned n) { return p + 16 == base + n * 16 ? base : p + 16; }
+	void set64(uint32_t lower, uint64_t v)
+	{
+		w(lower + 4, static_cast<uint32_t>(v >> 32));
+		w(lower, static_cast<uint32_t>(v));
+	}
+	void add_tre(Chan &c, uint64_t buf, uint32_t len, uint32_t flags)
+	{
+		const mhi::RingElement e{buf, len, (uint32_t{0x02} << 16) | flags};
+		put(c.wp, &e, sizeof(e));
+		c.last = c.wp;
+		c.wp = next(c.wp, c.base, c.elements);
+	}
+	void handle(const mhi::RingElement &e)
+	{
+		const auto type = mhi::element_type(e);
+		const uint8_t code = e.dword0 >> 24;
+		switch (type) {
+		case mhi::ElementType::StateChangeEvent:
+			states.push_back(code);
+			return;
+		case mhi::ElementType::ExecEnvEvent:
+			ees.push_back(code);
+			return;
+		case mhi::ElementType::CommandCompletionEvent:
+			cmd_done[e.ptr] = code;
+			return;
+		case mhi::ElementType::TransferEvent: {
+			const unsigned ch = e.dword1 >> 24;
+			if (!chans_.count(ch))
+				return;
+			Chan &c = chans_[ch];
+			if (!(ch & 1)) {
+				ul_done[ch]++;
+				return;
+			}
+			auto it = c.bufs.find(e.ptr);
+			if (it == c.bufs.end())
+				return;
+			const uint32_t n = std::min<uint32_t>(e.dword0 & 0xFFFF, it->second.second);
+			rx[ch].push_back(get(it->second.first, n));
+			rx_codes[ch].push_back(code);
+			const uint32_t len = it->second.second;
+			c.bufs.erase(it);
+			if (requeue) {
+				const uint64_t buf = alloc(len, 8);
+				add_tre(c, buf, len, mhi::kTreIeot);
+				c.bufs[c.last] = {buf, len};
+				ring(regs::kChdbBase + 8 * ch, c.wp);
+			}
+			return;
+		}
+		default:
+			return;
+		}
+	}
+
+	FakeHost &h_;
+	Device &d_;
+	uint64_t next_ = 0x100000;
+	uint64_t ccabap_ = 0, ecabap_ = 0, crcbap_ = 0, ev_base_ = 0, cmd_base_ = 0;
+	uint64_t ev_rp_ = 0, ev_wp_ = 0, cmd_wp_ = 0;
+	std::map<unsigned, Chan> chans_;
+};
+
+} // namespace aic100::test
