@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * qaic: PCI probe and removal, MSI set-up and DRM accel registration.
+ * qaic: PCI probe and removal, MSI set-up, DRM accel registration, the
+ * card's ONLINE/OFFLINE state and module set-up.
  */
 
 #include <drm/drm_accel.h>
@@ -8,7 +9,10 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
 #include <linux/dma-mapping.h>
+#include <linux/kobject.h>
+#include <linux/mhi.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 
@@ -40,6 +44,40 @@ static const struct drm_driver qaic_drm_driver = {
 	.fops			= &qaic_accel_fops,
 	.open			= qaic_open,
 };
+
+static void qaic_uevent(struct qaic_device *qdev, enum kobject_action action)
+{
+	kobject_uevent(&qdev->drm.accel->kdev->kobj, action);
+}
+
+/* The firmware answered the NNC handshake: user space may use the card. */
+void qaic_dev_set_online(struct qaic_device *qdev)
+{
+	mutex_lock(&qdev->state_lock);
+	WRITE_ONCE(qdev->online, true);
+	qaic_uevent(qdev, KOBJ_ONLINE);
+	mutex_unlock(&qdev->state_lock);
+}
+
+/*
+ * The card was reset, crashed or is going away. With @always_notify the
+ * OFFLINE uevent goes out even if the card never got ONLINE, as upstream
+ * does on reset; otherwise only an actual change is announced. Anyone
+ * waiting for the card is woken.
+ */
+void qaic_dev_set_offline(struct qaic_device *qdev, bool always_notify)
+{
+	bool was_online;
+
+	mutex_lock(&qdev->state_lock);
+	was_online = qdev->online;
+	WRITE_ONCE(qdev->online, false);
+	if (was_online || always_notify)
+		qaic_uevent(qdev, KOBJ_OFFLINE);
+	mutex_unlock(&qdev->state_lock);
+
+	qaic_control_wake_all(qdev);
+}
 
 static int qaic_init_pci(struct qaic_device *qdev)
 {
@@ -98,6 +136,34 @@ static void qaic_free_irq_vectors(void *data)
 	pci_free_irq_vectors(data);
 }
 
+static int qaic_init_state(struct qaic_device *qdev)
+{
+	int ret;
+
+	ret = drmm_mutex_init(&qdev->drm, &qdev->state_lock);
+	if (ret)
+		return ret;
+	ret = qaic_control_init(qdev);
+	if (ret)
+		return ret;
+	ret = qaic_bootlog_init(qdev);
+	if (ret)
+		return ret;
+	return qaic_loopback_init(qdev);
+}
+
+static void qaic_debugfs_init(struct qaic_device *qdev)
+{
+	qaic_bootlog_debugfs_init(qdev);
+	qaic_loopback_debugfs_init(qdev);
+}
+
+static void qaic_debugfs_fini(struct qaic_device *qdev)
+{
+	qaic_loopback_debugfs_fini(qdev);
+	qaic_bootlog_debugfs_fini(qdev);
+}
+
 static int qaic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct qaic_device *qdev;
@@ -108,6 +174,10 @@ static int qaic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return PTR_ERR(qdev);
 	qdev->pdev = pdev;
 	pci_set_drvdata(pdev, qdev);
+
+	ret = qaic_init_state(qdev);
+	if (ret)
+		return ret;
 
 	ret = qaic_init_pci(qdev);
 	if (ret)
@@ -125,18 +195,64 @@ static int qaic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		pci_err(pdev, "DRM registration failed: %d\n", ret);
 		return ret;
 	}
+	qaic_debugfs_init(qdev);
 
 	pci_info(pdev, "%s card, %u MSI vector%s\n",
 		 id->device == PCI_DEVICE_ID_QCOM_AIC080 ? "AIC080" : "AIC100",
 		 qdev->nr_vectors, qdev->nr_vectors == 1 ? "" : "s");
+
+	/* From here on the card boots asynchronously, up to ONLINE. */
+	ret = qaic_mhi_init(qdev);
+	if (ret)
+		goto err_unregister;
 	return 0;
+
+err_unregister:
+	qaic_debugfs_fini(qdev);
+	drm_dev_unregister(&qdev->drm);
+	return ret;
 }
 
 static void qaic_pci_remove(struct pci_dev *pdev)
 {
 	struct qaic_device *qdev = pci_get_drvdata(pdev);
 
+	qaic_dev_set_offline(qdev, true);
+	/* Leave the card in MHI RESET unless it is gone from the bus. */
+	qaic_mhi_fini(qdev, pci_device_is_present(pdev));
+	qaic_debugfs_fini(qdev);
 	drm_dev_unplug(&qdev->drm);
+}
+
+static void qaic_pci_shutdown(struct pci_dev *pdev)
+{
+	struct qaic_device *qdev = pci_get_drvdata(pdev);
+
+	/* Stop the card's DMA into host memory before reboot or kexec. */
+	qaic_dev_set_offline(qdev, true);
+	qaic_mhi_power_down(qdev, true);
+}
+
+static pci_ers_result_t qaic_pci_error_detected(struct pci_dev *pdev,
+						pci_channel_state_t state)
+{
+	return PCI_ERS_RESULT_NEED_RESET;
+}
+
+static void qaic_pci_reset_prepare(struct pci_dev *pdev)
+{
+	struct qaic_device *qdev = pci_get_drvdata(pdev);
+
+	qaic_dev_set_offline(qdev, true);
+	qaic_mhi_power_down(qdev, true);
+}
+
+static void qaic_pci_reset_done(struct pci_dev *pdev)
+{
+	struct qaic_device *qdev = pci_get_drvdata(pdev);
+
+	/* The card boots again asynchronously and comes back ONLINE. */
+	qaic_mhi_power_up(qdev);
 }
 
 static const struct pci_device_id qaic_ids[] = {
@@ -146,13 +262,72 @@ static const struct pci_device_id qaic_ids[] = {
 };
 MODULE_DEVICE_TABLE(pci, qaic_ids);
 
+static const struct pci_error_handlers qaic_pci_err_handlers = {
+	.error_detected	= qaic_pci_error_detected,
+	.reset_prepare	= qaic_pci_reset_prepare,
+	.reset_done	= qaic_pci_reset_done,
+};
+
 static struct pci_driver qaic_pci_driver = {
 	.name		= QAIC_NAME,
 	.id_table	= qaic_ids,
 	.probe		= qaic_pci_probe,
 	.remove		= qaic_pci_remove,
+	.shutdown	= qaic_pci_shutdown,
+	.err_handler	= &qaic_pci_err_handlers,
 };
-module_pci_driver(qaic_pci_driver);
+
+/* Clients of the card's MHI channels, registered before any card probes. */
+static struct mhi_driver * const qaic_mhi_drivers[] = {
+	&qaic_sahara_driver,
+	&qaic_bootlog_driver,
+	&qaic_timesync_driver,
+	&qaic_timesync_periodic_driver,
+	&qaic_control_driver,
+	&qaic_loopback_driver,
+};
+
+static void qaic_unregister_mhi_drivers(unsigned int count)
+{
+	while (count--)
+		mhi_driver_unregister(qaic_mhi_drivers[count]);
+}
+
+static int __init qaic_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(qaic_mhi_drivers); i++) {
+		ret = mhi_driver_register(qaic_mhi_drivers[i]);
+		if (ret) {
+			pr_err("qaic: cannot register MHI driver %s: %d\n",
+			       qaic_mhi_drivers[i]->driver.name, ret);
+			goto err_unregister;
+		}
+	}
+
+	ret = pci_register_driver(&qaic_pci_driver);
+	if (ret) {
+		pr_err("qaic: cannot register the PCI driver: %d\n", ret);
+		goto err_unregister;
+	}
+	return 0;
+
+err_unregister:
+	qaic_unregister_mhi_drivers(i);
+	return ret;
+}
+
+static void __exit qaic_exit(void)
+{
+	/* Removing the cards powers MHI down, which detaches every client. */
+	pci_unregister_driver(&qaic_pci_driver);
+	qaic_unregister_mhi_drivers(ARRAY_SIZE(qaic_mhi_drivers));
+}
+
+module_init(qaic_init);
+module_exit(qaic_exit);
 
 MODULE_AUTHOR("aic100-virt developers");
 MODULE_DESCRIPTION("Qualcomm Cloud AI 100 accelerator driver");

@@ -1,0 +1,651 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * qaic: the NNC control protocol on QAIC_CONTROL (channels 10 and 11).
+ *
+ * Every request is a 32-byte header followed by transactions, each sent in
+ * its own TRE of one chained transfer; the header goes alone in the first.
+ * Before a request goes out, one 4 KiB receive buffer is posted for its
+ * reply. The card answers with a message that carries the request's
+ * sequence number, which is how replies find their waiters.
+ *
+ * When the channel comes up the driver asks the card for its status. A
+ * card speaking protocol 5.0 is then ONLINE.
+ */
+
+#include <linux/crc32.h>
+#include <linux/delay.h>
+#include <linux/dma-direction.h>
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/mhi.h>
+#include <linux/moduleparam.h>
+#include <linux/overflow.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <drm/drm_managed.h>
+
+#include "qaic.h"
+#include "qaic_accel.h"
+
+#define QAIC_CNTL_MAGIC			0x43494151	/* "QAIC" */
+#define QAIC_CNTL_MAX_REPLY		4096
+#define QAIC_CNTL_NO_PARTITION		U32_MAX
+/* Waiting for room in the send ring: QAIC_CNTL_SEND_TRIES x QAIC_CNTL_SEND_WAIT_MS. */
+#define QAIC_CNTL_SEND_TRIES		20
+#define QAIC_CNTL_SEND_WAIT_MS		100
+/* Protocol version this driver speaks. */
+#define QAIC_CNTL_MAJOR			5
+#define QAIC_CNTL_MINOR			0
+/* STATUS_FROM_DEV status_flags: the card checks and generates CRCs. */
+#define QAIC_CNTL_FLAG_CRC		BIT_ULL(0)
+
+static unsigned int control_resp_timeout_s = 60;
+module_param(control_resp_timeout_s, uint, 0600);
+MODULE_PARM_DESC(control_resp_timeout_s, "Time to wait for an NNC reply in s (default 60)");
+
+struct qaic_wire_hdr {
+	__le32 crc32;
+	__le32 magic;
+	__le32 seq;
+	__le32 len;		/* whole message, this header included */
+	__le32 count;		/* number of transactions */
+	__le32 handle;
+	__le32 partition_id;
+	__le32 padding;
+} __packed;
+
+struct qaic_wire_trans_hdr {
+	__le32 type;
+	__le32 len;		/* whole transaction, this header included */
+} __packed;
+
+struct qaic_wire_status_from_dev {
+	struct qaic_wire_trans_hdr hdr;
+	__le16 major;
+	__le16 minor;
+	__le32 status;
+	__le64 status_flags;
+} __packed;
+
+static_assert(sizeof(struct qaic_wire_hdr) == 32);
+static_assert(sizeof(struct qaic_wire_trans_hdr) == 8);
+static_assert(sizeof(struct qaic_wire_status_from_dev) == 24);
+
+/*
+ * One TRE's worth of an outgoing message. Once queued, the segment belongs
+ * to MHI and is freed by the send completion.
+ */
+struct qaic_cntl_seg {
+	struct list_head node;
+	u32 len;
+	u8 data[] __aligned(8);
+};
+
+/* An outgoing message under construction: the header segment comes first. */
+struct qaic_cntl_req {
+	struct list_head segs;
+	unsigned int nr_segs;
+	u32 len;
+	u32 count;
+	u32 handle;
+};
+
+/* A sender waiting for the reply carrying its sequence number. */
+struct qaic_cntl_waiter {
+	struct list_head node;
+	u32 seq;
+	struct completion done;
+	/* Set by the receive path; the waiter then owns the buffer. */
+	void *reply;
+	size_t reply_len;
+};
+
+static void *qaic_cntl_req_add(struct qaic_cntl_req *req, u32 len)
+{
+	struct qaic_cntl_seg *seg;
+
+	seg = kzalloc(struct_size(seg, data, len), GFP_KERNEL);
+	if (!seg)
+		return NULL;
+	seg->len = len;
+	list_add_tail(&seg->node, &req->segs);
+	req->nr_segs++;
+	req->len += len;
+	return seg->data;
+}
+
+static void qaic_cntl_req_free(struct qaic_cntl_req *req)
+{
+	struct qaic_cntl_seg *seg, *tmp;
+
+	list_for_each_entry_safe(seg, tmp, &req->segs, node) {
+		list_del(&seg->node);
+		kfree(seg);
+	}
+	req->nr_segs = 0;
+}
+
+static int qaic_cntl_req_init(struct qaic_cntl_req *req, u32 handle)
+{
+	INIT_LIST_HEAD(&req->segs);
+	req->nr_segs = 0;
+	req->len = 0;
+	req->count = 0;
+	req->handle = handle;
+	if (!qaic_cntl_req_add(req, sizeof(struct qaic_wire_hdr)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Append a transaction of @len bytes (header included); returns its payload. */
+static void *qaic_cntl_req_add_trans(struct qaic_cntl_req *req, u32 type, u32 len)
+{
+	struct qaic_wire_trans_hdr *trans;
+
+	if (len < sizeof(*trans))
+		return NULL;
+	trans = qaic_cntl_req_add(req, len);
+	if (!trans)
+		return NULL;
+	trans->type = cpu_to_le32(type);
+	trans->len = cpu_to_le32(len);
+	req->count++;
+	return trans + 1;
+}
+
+/* CRC-32 (IEEE 802.3) of the whole message, with its crc32 field still 0. */
+static u32 qaic_cntl_req_crc(struct qaic_cntl_req *req)
+{
+	struct qaic_cntl_seg *seg;
+	u32 crc = ~0U;
+
+	list_for_each_entry(seg, &req->segs, node)
+		crc = crc32_le(crc, seg->data, seg->len);
+	return ~crc;
+}
+
+static bool qaic_cntl_reply_crc_ok(void *reply, u32 len)
+{
+	struct qaic_wire_hdr *hdr = reply;
+	u32 want = le32_to_cpu(hdr->crc32);
+	u32 crc;
+
+	hdr->crc32 = 0;
+	crc = ~crc32_le(~0U, reply, len);
+	hdr->crc32 = cpu_to_le32(want);
+	return crc == want;
+}
+
+/* Complete every waiter without a reply: the card went away or was reset. */
+void qaic_control_wake_all(struct qaic_device *qdev)
+{
+	struct qaic_control *cntl = &qdev->cntl;
+	struct qaic_cntl_waiter *w, *tmp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&cntl->pending_lock, flags);
+	list_for_each_entry_safe(w, tmp, &cntl->pending, node) {
+		list_del_init(&w->node);
+		complete(&w->done);
+	}
+	spin_unlock_irqrestore(&cntl->pending_lock, flags);
+}
+
+/* Wait until the send ring has room for @nr TREs. Called with cntl->lock held. */
+static int qaic_cntl_wait_for_room(struct mhi_device *ch, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < QAIC_CNTL_SEND_TRIES; i++) {
+		if (mhi_get_free_desc_count(ch, DMA_TO_DEVICE) >= nr)
+			return 0;
+		if (msleep_interruptible(QAIC_CNTL_SEND_WAIT_MS) && signal_pending(current))
+			return -ERESTARTSYS;
+	}
+	return -EAGAIN;
+}
+
+static void qaic_cntl_unlist(struct qaic_control *cntl, struct qaic_cntl_waiter *w)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&cntl->pending_lock, flags);
+	list_del_init(&w->node);
+	spin_unlock_irqrestore(&cntl->pending_lock, flags);
+}
+
+/* Number, checksum and queue @req; @w is listed before any TRE goes out. */
+static int qaic_cntl_send(struct qaic_device *qdev, struct qaic_cntl_req *req,
+			  struct qaic_cntl_waiter *w, bool *check_crc)
+{
+	struct qaic_control *cntl = &qdev->cntl;
+	struct qaic_cntl_seg *seg, *tmp;
+	struct qaic_wire_hdr *hdr;
+	struct mhi_device *ch;
+	unsigned long flags;
+	void *rx;
+	int ret;
+
+	mutex_lock(&cntl->lock);
+	ch = cntl->ch;
+	if (!ch) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+
+	ret = qaic_cntl_wait_for_room(ch, req->nr_segs);
+	if (ret)
+		goto out_unlock;
+
+	seg = list_first_entry(&req->segs, struct qaic_cntl_seg, node);
+	hdr = (struct qaic_wire_hdr *)seg->data;
+	w->seq = cntl->next_seq++;
+	hdr->crc32 = 0;
+	hdr->magic = cpu_to_le32(QAIC_CNTL_MAGIC);
+	hdr->seq = cpu_to_le32(w->seq);
+	hdr->len = cpu_to_le32(req->len);
+	hdr->count = cpu_to_le32(req->count);
+	hdr->handle = cpu_to_le32(req->handle);
+	hdr->partition_id = cpu_to_le32(QAIC_CNTL_NO_PARTITION);
+	hdr->padding = 0;
+	if (cntl->gen_crc)
+		hdr->crc32 = cpu_to_le32(qaic_cntl_req_crc(req));
+	*check_crc = cntl->check_crc;
+
+	/* Listed first, so that even an instant reply finds its waiter. */
+	spin_lock_irqsave(&cntl->pending_lock, flags);
+	if (!cntl->alive) {
+		spin_unlock_irqrestore(&cntl->pending_lock, flags);
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	list_add_tail(&w->node, &cntl->pending);
+	spin_unlock_irqrestore(&cntl->pending_lock, flags);
+
+	/* Post the buffer the reply will land in, unless one is left over. */
+	if (cntl->spare_dl) {
+		cntl->spare_dl--;
+	} else {
+		rx = kmalloc(QAIC_CNTL_MAX_REPLY, GFP_KERNEL);
+		if (!rx) {
+			ret = -ENOMEM;
+			goto out_unlist;
+		}
+		ret = mhi_queue_buf(ch, DMA_FROM_DEVICE, rx, QAIC_CNTL_MAX_REPLY, MHI_EOT);
+		if (ret) {
+			kfree(rx);
+			goto out_unlist;
+		}
+	}
+
+	list_for_each_entry_safe(seg, tmp, &req->segs, node) {
+		bool last = list_is_last(&seg->node, &req->segs);
+
+		list_del(&seg->node);
+		req->nr_segs--;
+		ret = mhi_queue_buf(ch, DMA_TO_DEVICE, seg->data, seg->len,
+				    last ? MHI_EOT : MHI_CHAIN);
+		if (ret) {
+			kfree(seg);
+			dev_err(&ch->dev, "cannot queue NNC request %u: %d\n", w->seq, ret);
+			/* No reply will use the posted buffer: keep it for the next request. */
+			cntl->spare_dl++;
+			goto out_unlist;
+		}
+	}
+	mutex_unlock(&cntl->lock);
+	return 0;
+
+out_unlist:
+	qaic_cntl_unlist(cntl, w);
+out_unlock:
+	mutex_unlock(&cntl->lock);
+	return ret;
+}
+
+/*
+ * Walk the transactions of a received message. Returns the next one, or
+ * NULL when the message is exhausted; *err is set if it is malformed.
+ */
+static struct qaic_wire_trans_hdr *qaic_cntl_next_trans(void *msg, u32 *off, u32 *left,
+							int *err)
+{
+	struct qaic_wire_hdr *hdr = msg;
+	struct qaic_wire_trans_hdr *trans;
+	u32 msg_len = le32_to_cpu(hdr->len);
+	u32 len;
+
+	*err = 0;
+	if (!*left) {
+		if (*off != msg_len)
+			*err = -EINVAL;	/* transactions do not fill the message */
+		return NULL;
+	}
+	if (*off > msg_len || msg_len - *off < sizeof(*trans)) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	trans = msg + *off;
+	len = le32_to_cpu(trans->len);
+	if (len < sizeof(*trans) || len > msg_len - *off) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	*off += len;
+	(*left)--;
+	return trans;
+}
+
+/*
+ * Send @req and wait for the card's reply. On success *reply holds the
+ * reply (kfree() it); its header has been checked: magic, echoed sequence
+ * number, a length that fits what arrived and, once negotiated, the CRC.
+ */
+static int qaic_cntl_xfer(struct qaic_device *qdev, struct qaic_cntl_req *req,
+			  bool interruptible, void **reply)
+{
+	struct qaic_control *cntl = &qdev->cntl;
+	unsigned long timeout = (unsigned long)control_resp_timeout_s * HZ;
+	struct qaic_cntl_waiter w = { };
+	struct qaic_wire_hdr *hdr;
+	bool check_crc;
+	long left;
+	u32 len;
+	int ret;
+
+	INIT_LIST_HEAD(&w.node);
+	init_completion(&w.done);
+
+	ret = qaic_cntl_send(qdev, req, &w, &check_crc);
+	if (ret)
+		return ret;
+
+	if (interruptible)
+		left = wait_for_completion_interruptible_timeout(&w.done, timeout);
+	else
+		left = wait_for_completion_timeout(&w.done, timeout);
+
+	qaic_cntl_unlist(cntl, &w);
+
+	if (!w.reply) {
+		if (left < 0)
+			return left;
+		/* Woken without a reply: the card was reset or went away. */
+		return left ? -EIO : -ETIMEDOUT;
+	}
+
+	hdr = w.reply;
+	len = le32_to_cpu(hdr->len);
+	if (len < sizeof(*hdr) || len > w.reply_len) {
+		pci_err(qdev->pdev, "NNC reply %u: bad length %u (%zu received)\n",
+			w.seq, len, w.reply_len);
+		ret = -EINVAL;
+		goto err_free;
+	}
+	if (check_crc && !qaic_cntl_reply_crc_ok(w.reply, len)) {
+		pci_err(qdev->pdev, "NNC reply %u: CRC mismatch\n", w.seq);
+		ret = -EPIPE;
+		goto err_free;
+	}
+
+	*reply = w.reply;
+	return 0;
+
+err_free:
+	kfree(w.reply);
+	return ret;
+}
+
+/* Ask the card for its protocol version; on 5.0 the card is ONLINE. */
+static int qaic_cntl_status(struct qaic_device *qdev)
+{
+	struct qaic_control *cntl = &qdev->cntl;
+	struct qaic_wire_status_from_dev *st = NULL;
+	struct qaic_wire_trans_hdr *trans;
+	struct qaic_wire_hdr *hdr;
+	struct qaic_cntl_req req;
+	u16 major, minor;
+	void *reply = NULL;
+	u32 off, left;
+	u32 status;
+	u64 flags;
+	int ret;
+
+	ret = qaic_cntl_req_init(&req, 0);
+	if (ret)
+		goto out;
+	if (!qaic_cntl_req_add_trans(&req, QAIC_TRANS_STATUS_TO_DEV,
+				     sizeof(struct qaic_wire_trans_hdr))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	ret = qaic_cntl_xfer(qdev, &req, false, &reply);
+	if (ret == -ENODEV || ret == -EIO) {
+		/* The channel is going away under us; whoever takes it down reports why. */
+		pci_dbg(qdev->pdev, "NNC status request abandoned: %d\n", ret);
+		goto out;
+	} else if (ret) {
+		pci_err(qdev->pdev, "NNC status request failed: %d\n", ret);
+		goto out;
+	}
+
+	hdr = reply;
+	off = sizeof(*hdr);
+	left = le32_to_cpu(hdr->count);
+	while ((trans = qaic_cntl_next_trans(reply, &off, &left, &ret))) {
+		if (le32_to_cpu(trans->type) != QAIC_TRANS_STATUS_FROM_DEV ||
+		    le32_to_cpu(trans->len) < sizeof(*st) || st) {
+			ret = -EINVAL;
+			break;
+		}
+		st = (struct qaic_wire_status_from_dev *)trans;
+	}
+	if (!ret && !st)
+		ret = -EINVAL;
+	if (ret) {
+		pci_err(qdev->pdev, "malformed NNC status reply\n");
+		goto out;
+	}
+
+	major = le16_to_cpu(st->major);
+	minor = le16_to_cpu(st->minor);
+	status = le32_to_cpu(st->status);
+	flags = le64_to_cpu(st->status_flags);
+
+	if (status) {
+		pci_err(qdev->pdev, "card refused the NNC status request: status %u\n", status);
+		ret = -ECANCELED;
+		goto out;
+	}
+
+	mutex_lock(&cntl->lock);
+	if (flags & QAIC_CNTL_FLAG_CRC) {
+		if (!qaic_cntl_reply_crc_ok(reply, le32_to_cpu(hdr->len))) {
+			mutex_unlock(&cntl->lock);
+			pci_err(qdev->pdev, "NNC status reply: CRC mismatch\n");
+			ret = -EPIPE;
+			goto out;
+		}
+		cntl->check_crc = true;
+	} else {
+		cntl->gen_crc = false;
+		cntl->check_crc = false;
+	}
+	mutex_unlock(&cntl->lock);
+
+	if (major != QAIC_CNTL_MAJOR || minor > QAIC_CNTL_MINOR) {
+		pci_err(qdev->pdev, "card speaks NNC protocol %u.%u, this driver needs %u.%u; staying offline\n",
+			major, minor, QAIC_CNTL_MAJOR, QAIC_CNTL_MINOR);
+		ret = -EPROTO;
+		goto out;
+	}
+
+	qaic_dev_set_online(qdev);
+	pci_info(qdev->pdev, "card online (NNC %u.%u)\n", major, minor);
+
+out:
+	kfree(reply);
+	qaic_cntl_req_free(&req);
+	return ret;
+}
+
+/* Stop using the channel: fail all waiters and, if asked, reset both channels. */
+static void qaic_cntl_close(struct qaic_device *qdev, bool reset)
+{
+	struct qaic_control *cntl = &qdev->cntl;
+	struct mhi_device *ch = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&cntl->pending_lock, flags);
+	cntl->alive = false;
+	spin_unlock_irqrestore(&cntl->pending_lock, flags);
+	qaic_control_wake_all(qdev);
+
+	mutex_lock(&cntl->lock);
+	if (cntl->prepared && reset)
+		ch = cntl->ch;
+	cntl->prepared = false;
+	cntl->ch = NULL;
+	cntl->spare_dl = 0;
+	mutex_unlock(&cntl->lock);
+
+	/* Returns every posted buffer through the completion callbacks. */
+	if (ch)
+		mhi_unprepare_from_transfer(ch);
+}
+
+static void qaic_cntl_status_work(struct work_struct *work)
+{
+	struct qaic_device *qdev = container_of(work, struct qaic_device, cntl.status_work);
+	int ret;
+
+	ret = qaic_cntl_status(qdev);
+	/*
+	 * -ENODEV and -EIO mean the channel is already being torn down (card
+	 * reset, SYS_ERROR, removal); that path resets it. For any other
+	 * failure the card is alive but unusable: give the channels back.
+	 */
+	if (ret && ret != -ENODEV && ret != -EIO)
+		qaic_cntl_close(qdev, true);
+}
+
+static int qaic_control_probe(struct mhi_device *mhi_dev, const struct mhi_device_id *id)
+{
+	struct qaic_device *qdev = mhi_dev_to_qaic(mhi_dev);
+	struct qaic_control *cntl = &qdev->cntl;
+	unsigned long flags;
+	int ret;
+
+	ret = mhi_prepare_for_transfer(mhi_dev);
+	if (ret)
+		return ret;
+
+	mutex_lock(&cntl->lock);
+	cntl->ch = mhi_dev;
+	cntl->prepared = true;
+	/* Send CRCs but do not check them until the card says it uses them. */
+	cntl->gen_crc = true;
+	cntl->check_crc = false;
+	cntl->spare_dl = 0;
+	mutex_unlock(&cntl->lock);
+
+	spin_lock_irqsave(&cntl->pending_lock, flags);
+	cntl->alive = true;
+	spin_unlock_irqrestore(&cntl->pending_lock, flags);
+
+	/* The exchange can take long; keep it off the MHI state worker. */
+	queue_work(system_unbound_wq, &cntl->status_work);
+	return 0;
+}
+
+static void qaic_control_remove(struct mhi_device *mhi_dev)
+{
+	struct qaic_device *qdev = mhi_dev_to_qaic(mhi_dev);
+
+	/* Fail any waiter first so the handshake cannot hold us up. */
+	qaic_cntl_close(qdev, true);
+	cancel_work_sync(&qdev->cntl.status_work);
+	/* Without the control channel the card is unusable. */
+	qaic_dev_set_offline(qdev, false);
+}
+
+static void qaic_control_ul_xfer_cb(struct mhi_device *mhi_dev, struct mhi_result *result)
+{
+	kfree(container_of(result->buf_addr, struct qaic_cntl_seg, data));
+}
+
+static void qaic_control_dl_xfer_cb(struct mhi_device *mhi_dev, struct mhi_result *result)
+{
+	struct qaic_device *qdev = mhi_dev_to_qaic(mhi_dev);
+	struct qaic_control *cntl = &qdev->cntl;
+	struct qaic_wire_hdr *hdr = result->buf_addr;
+	struct qaic_cntl_waiter *w;
+	unsigned long flags;
+	bool found = false;
+	u32 seq;
+
+	/* Channel reset (-ENOTCONN) or a truncated reply (-EOVERFLOW). */
+	if (result->transaction_status) {
+		kfree(hdr);
+		return;
+	}
+	if (result->bytes_xferd < sizeof(*hdr) || le32_to_cpu(hdr->magic) != QAIC_CNTL_MAGIC) {
+		dev_dbg(&mhi_dev->dev, "dropping a %zu-byte message without the NNC header\n",
+			result->bytes_xferd);
+		kfree(hdr);
+		return;
+	}
+
+	seq = le32_to_cpu(hdr->seq);
+	spin_lock_irqsave(&cntl->pending_lock, flags);
+	list_for_each_entry(w, &cntl->pending, node) {
+		if (w->seq == seq) {
+			list_del_init(&w->node);
+			w->reply = hdr;
+			w->reply_len = result->bytes_xferd;
+			complete(&w->done);
+			found = true;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&cntl->pending_lock, flags);
+
+	if (!found) {
+		/* Nobody waits for it any more (timed out or interrupted). */
+		dev_dbg(&mhi_dev->dev, "dropping NNC reply %u: no waiter\n", seq);
+		kfree(hdr);
+	}
+}
+
+int qaic_control_init(struct qaic_device *qdev)
+{
+	struct qaic_control *cntl = &qdev->cntl;
+	int ret;
+
+	ret = drmm_mutex_init(&qdev->drm, &cntl->lock);
+	if (ret)
+		return ret;
+	spin_lock_init(&cntl->pending_lock);
+	INIT_LIST_HEAD(&cntl->pending);
+	INIT_WORK(&cntl->status_work, qaic_cntl_status_work);
+	cntl->next_seq = 0;
+	return 0;
+}
+
+static const struct mhi_device_id qaic_control_match_table[] = {
+	{ .chan = "QAIC_CONTROL" },
+	{}
+};
+
+struct mhi_driver qaic_control_driver = {
+	.id_table	= qaic_control_match_table,
+	.probe		= qaic_control_probe,
+	.remove		= qaic_control_remove,
+	.ul_xfer_cb	= qaic_control_ul_xfer_cb,
+	.dl_xfer_cb	= qaic_control_dl_xfer_cb,
+	.driver		= {
+		.name	= "qaic_control",
+	},
+};

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * qaic: host side of the Sahara image transfer protocol on QAIC_SAHARA
+ * (channels 2 and 3), used by the card's SBL to pull its runtime images.
+ *
+ * The card drives the exchange: it greets us (HELLO), asks for byte ranges
+ * of numbered images (READ_DATA), which we answer with the raw bytes, and
+ * reports the end of each image (END_OF_IMAGE), which we acknowledge with
+ * DONE when the card is happy. A request we cannot serve is answered with
+ * RESET, letting the card decide whether the image was optional.
+ */
+
+#include <linux/device.h>
+#include <linux/dma-direction.h>
+#include <linux/firmware.h>
+#include <linux/kernel.h>
+#include <linux/mhi.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/workqueue.h>
+
+#include "qaic.h"
+
+#define SAHARA_HELLO			0x01
+#define SAHARA_HELLO_RESP		0x02
+#define SAHARA_READ_DATA		0x03
+#define SAHARA_END_OF_IMAGE		0x04
+#define SAHARA_DONE			0x05
+#define SAHARA_DONE_RESP		0x06
+#define SAHARA_RESET			0x07
+
+#define SAHARA_HELLO_LEN		0x30
+#define SAHARA_READ_DATA_LEN		0x14
+#define SAHARA_END_OF_IMAGE_LEN		0x10
+#define SAHARA_DONE_LEN			0x08
+#define SAHARA_RESET_LEN		0x08
+
+#define SAHARA_VERSION			2
+#define SAHARA_MODE_TX_PENDING		0
+#define SAHARA_MODE_TX_COMPLETE		1
+
+/* Largest packet, and largest TRE, in either direction. */
+#define SAHARA_PKT_MAX			0xffffU
+/* Largest READ_DATA the card may ask for. */
+#define SAHARA_READ_MAX			0x80000U
+#define SAHARA_NR_TX			DIV_ROUND_UP(SAHARA_READ_MAX, SAHARA_PKT_MAX)
+#define SAHARA_NO_IMAGE			U32_MAX
+
+struct sahara_hdr {
+	__le32 cmd;
+	__le32 len;	/* whole packet, this header included */
+} __packed;
+
+struct sahara_hello {
+	struct sahara_hdr hdr;
+	__le32 version;
+	__le32 version_compat;
+	__le32 max_len;
+	__le32 mode;
+	__le32 reserved[6];
+} __packed;
+
+struct sahara_hello_resp {
+	struct sahara_hdr hdr;
+	__le32 version;
+	__le32 version_compat;
+	__le32 status;
+	__le32 mode;
+	__le32 reserved[6];
+} __packed;
+
+struct sahara_read_data {
+	struct sahara_hdr hdr;
+	__le32 image;
+	__le32 offset;
+	__le32 len;
+} __packed;
+
+struct sahara_end_of_image {
+	struct sahara_hdr hdr;
+	__le32 image;
+	__le32 status;
+} __packed;
+
+static_assert(sizeof(struct sahara_hello) == SAHARA_HELLO_LEN);
+static_assert(sizeof(struct sahara_hello_resp) == SAHARA_HELLO_LEN);
+static_assert(sizeof(struct sahara_read_data) == SAHARA_READ_DATA_LEN);
+static_assert(sizeof(struct sahara_end_of_image) == SAHARA_END_OF_IMAGE_LEN);
+
+/* Runtime images the AIC100 SBL may ask for, by Sahara image id. */
+static const char * const qaic_sahara_images[] = {
+	[1] = "qcom/aic100/fw1.bin",
+	[2] = "qcom/aic100/fw2.bin",
+	[4] = "qcom/aic100/fw4.bin",
+	[5] = "qcom/aic100/fw5.bin",
+	[6] = "qcom/aic100/fw6.bin",
+	[8] = "qcom/aic100/fw8.bin",
+	[9] = "qcom/aic100/fw9.bin",
+	[10] = "qcom/aic100/fw10.bin",
+};
+
+struct qaic_sahara {
+	struct mhi_device *mhi_dev;
+	struct work_struct work;
+	/* The one receive buffer, re-posted after each packet is handled. */
+	void *rx;
+	size_t rx_len;
+	bool rx_overflow;
+	/* Enough send buffers for the largest READ_DATA answer. */
+	void *tx[SAHARA_NR_TX];
+	u32 image_id;
+	const struct firmware *fw;
+};
+
+static const char *sahara_image_name(u32 id)
+{
+	if (id < ARRAY_SIZE(qaic_sahara_images))
+		return qaic_sahara_images[id];
+	return NULL;
+}
+
+static void sahara_release_image(struct qaic_sahara *s)
+{
+	release_firmware(s->fw);
+	s->fw = NULL;
+	s->image_id = SAHARA_NO_IMAGE;
+}
+
+static void sahara_send(struct qaic_sahara *s, u32 cmd, u32 len)
+{
+	struct sahara_hdr *hdr = s->tx[0];
+	int ret;
+
+	hdr->cmd = cpu_to_le32(cmd);
+	hdr->len = cpu_to_le32(len);
+	ret = mhi_queue_buf(s->mhi_dev, DMA_TO_DEVICE, s->tx[0], len, MHI_EOT);
+	if (ret)
+		dev_err(&s->mhi_dev->dev, "cannot send Sahara command %u: %d\n", cmd, ret);
+}
+
+static void sahara_send_reset(struct qaic_sahara *s)
+{
+	memset(s->tx[0], 0, SAHARA_RESET_LEN);
+	sahara_send(s, SAHARA_RESET, SAHARA_RESET_LEN);
+}
+
+static void sahara_hello(struct qaic_sahara *s)
+{
+	const struct sahara_hello *hello = s->rx;
+	struct sahara_hello_resp *resp = s->tx[0];
+	u32 version = le32_to_cpu(hello->version);
+	u32 mode = le32_to_cpu(hello->mode);
+
+	if (le32_to_cpu(hello->hdr.len) != SAHARA_HELLO_LEN || s->rx_len < SAHARA_HELLO_LEN) {
+		dev_err(&s->mhi_dev->dev, "malformed Sahara HELLO: length %u (%zu received)\n",
+			le32_to_cpu(hello->hdr.len), s->rx_len);
+		return;
+	}
+	if (version != SAHARA_VERSION) {
+		dev_err(&s->mhi_dev->dev, "unsupported Sahara version %u\n", version);
+		return;
+	}
+	if (mode != SAHARA_MODE_TX_PENDING && mode != SAHARA_MODE_TX_COMPLETE) {
+		dev_err(&s->mhi_dev->dev, "unsupported Sahara mode %u\n", mode);
+		return;
+	}
+
+	memset(resp, 0, sizeof(*resp));
+	resp->version = cpu_to_le32(SAHARA_VERSION);
+	resp->version_compat = cpu_to_le32(SAHARA_VERSION);
+	resp->status = 0;
+	resp->mode = hello->mode;
+	sahara_send(s, SAHARA_HELLO_RESP, SAHARA_HELLO_LEN);
+}
+
+/* Make @id the active image, loading its file if needed. */
+static int sahara_select_image(struct qaic_sahara *s, u32 id)
+{
+	struct device *dev = &s->mhi_dev->dev;
+	const char *name;
+	int ret;
+
+	if (id == s->image_id)
+		return 0;
+	if (s->image_id != SAHARA_NO_IMAGE) {
+		dev_err(dev, "Sahara asked for image %u while image %u is in progress\n",
+			id, s->image_id);
+		return -EINVAL;
+	}
+
+	name = sahara_image_name(id);
+	if (!name) {
+		dev_err(dev, "Sahara asked for unknown image %u\n", id);
+		return -EINVAL;
+	}
+
+	/* The card may be able to do without the image: no loader warning. */
+	ret = firmware_request_nowarn(&s->fw, name, dev);
+	if (ret) {
+		dev_warn(dev, "firmware file %s (image %u) is missing: %d\n", name, id, ret);
+		s->fw = NULL;
+		return ret;
+	}
+	s->image_id = id;
+	return 0;
+}
+
+static void sahara_read_data(struct qaic_sahara *s)
+{
+	const struct sahara_read_data *req = s->rx;
+	struct device *dev = &s->mhi_dev->dev;
+	u32 id, offset, len, chunk;
+	unsigned int i;
+	int ret;
+
+	if (le32_to_cpu(req->hdr.len) != SAHARA_READ_DATA_LEN || s->rx_len < SAHARA_READ_DATA_LEN) {
+		dev_err(dev, "malformed Sahara READ_DATA: length %u (%zu received)\n",
+			le32_to_cpu(req->hdr.len), s->rx_len);
+		return;
+	}
+
+	id = le32_to_cpu(req->image);
+	offset = le32_to_cpu(req->offset);
+	len = le32_to_cpu(req->len);
+	dev_dbg(dev, "READ_DATA image %u offset %#x length %#x\n", id, offset, len);
+
+	if (sahara_select_image(s, id)) {
+		sahara_send_reset(s);
+		return;
+	}
+	/* The image stays selected: END_OF_IMAGE releases it. */
+	if (len > SAHARA_READ_MAX) {
+		dev_err(dev, "Sahara READ_DATA of %#x bytes exceeds the %#x limit\n",
+			len, SAHARA_READ_MAX);
+		sahara_send_reset(s);
+		return;
+	}
+	if (offset >= s->fw->size || len > s->fw->size - offset) {
+		dev_err(dev, "Sahara READ_DATA %#x+%#x is outside %s (%zu bytes)\n",
+			offset, len, sahara_image_name(id), s->fw->size);
+		sahara_send_reset(s);
+		return;
+	}
+	if (!len) {
+		dev_err(dev, "Sahara READ_DATA of zero bytes ignored\n");
+		return;
+	}
+
+	for (i = 0; len; i++) {
+		chunk = min(len, SAHARA_PKT_MAX);
+		memcpy(s->tx[i], s->fw->data + offset, chunk);
+		offset += chunk;
+		len -= chunk;
+		ret = mhi_queue_buf(s->mhi_dev, DMA_TO_DEVICE, s->tx[i], chunk,
+				    len ? MHI_CHAIN : MHI_EOT);
+		if (ret) {
+			dev_err(dev, "cannot send image %u data: %d\n", id, ret);
+			return;
+		}
+	}
+}
+
+static void sahara_end_of_image(struct qaic_sahara *s)
+{
+	const struct sahara_end_of_image *eoi = s->rx;
+	struct device *dev = &s->mhi_dev->dev;
+	const char *name;
+	u32 id, status;
+
+	if (le32_to_cpu(eoi->hdr.len) != SAHARA_END_OF_IMAGE_LEN ||
+	    s->rx_len < SAHARA_END_OF_IMAGE_LEN) {
+		dev_err(dev, "malformed Sahara END_OF_IMAGE: length %u (%zu received)\n",
+			le32_to_cpu(eoi->hdr.len), s->rx_len);
+		return;
+	}
+
+	id = le32_to_cpu(eoi->image);
+	status = le32_to_cpu(eoi->status);
+	if (s->image_id != SAHARA_NO_IMAGE && id != s->image_id) {
+		dev_err(dev, "Sahara END_OF_IMAGE for image %u while image %u is in progress\n",
+			id, s->image_id);
+		return;
+	}
+
+	sahara_release_image(s);
+	if (status) {
+		name = sahara_image_name(id);
+		dev_err(dev, "card failed to load image %u (%s): status %u\n",
+			id, name ? name : "unknown", status);
+		return;
+	}
+
+	dev_dbg(dev, "image %u transferred\n", id);
+	memset(s->tx[0], 0, SAHARA_DONE_LEN);
+	sahara_send(s, SAHARA_DONE, SAHARA_DONE_LEN);
+}
+
+static void sahara_work(struct work_struct *work)
+{
+	struct qaic_sahara *s = container_of(work, struct qaic_sahara, work);
+	const struct sahara_hdr *hdr = s->rx;
+	int ret;
+
+	if (s->rx_overflow) {
+		dev_err(&s->mhi_dev->dev, "dropping a Sahara packet larger than %u bytes\n",
+			SAHARA_PKT_MAX);
+		goto requeue;
+	}
+	if (s->rx_len < sizeof(*hdr)) {
+		dev_err(&s->mhi_dev->dev, "dropping a %zu-byte Sahara packet\n", s->rx_len);
+		goto requeue;
+	}
+
+	switch (le32_to_cpu(hdr->cmd)) {
+	case SAHARA_HELLO:
+		sahara_hello(s);
+		break;
+	case SAHARA_READ_DATA:
+		sahara_read_data(s);
+		break;
+	case SAHARA_END_OF_IMAGE:
+		sahara_end_of_image(s);
+		break;
+	case SAHARA_DONE_RESP:
+		/* Nothing left to do: the card moves on by itself. */
+		break;
+	default:
+		dev_err(&s->mhi_dev->dev, "unknown Sahara command %u\n", le32_to_cpu(hdr->cmd));
+		break;
+	}
+
+requeue:
+	ret = mhi_queue_buf(s->mhi_dev, DMA_FROM_DEVICE, s->rx, SAHARA_PKT_MAX, MHI_EOT);
+	/* -ENODEV: the channel is being torn down. */
+	if (ret && ret != -ENODEV)
+		dev_err(&s->mhi_dev->dev, "cannot re-post the Sahara receive buffer: %d\n", ret);
+}
+
+static int qaic_sahara_probe(struct mhi_device *mhi_dev, const struct mhi_device_id *id)
+{
+	struct device *dev = &mhi_dev->dev;
+	struct qaic_sahara *s;
+	unsigned int i;
+	int ret;
+
+	s = devm_kzalloc(dev, sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	s->rx = devm_kzalloc(dev, SAHARA_PKT_MAX, GFP_KERNEL);
+	if (!s->rx)
+		return -ENOMEM;
+	/* A READ_DATA answer must be queued whole before the card consumes it. */
+	for (i = 0; i < SAHARA_NR_TX; i++) {
+		s->tx[i] = devm_kzalloc(dev, SAHARA_PKT_MAX, GFP_KERNEL);
+		if (!s->tx[i])
+			return -ENOMEM;
+	}
+	s->mhi_dev = mhi_dev;
+	s->image_id = SAHARA_NO_IMAGE;
+	INIT_WORK(&s->work, sahara_work);
+	dev_set_drvdata(dev, s);
+
+	/* On failure from here on, the MHI core resets the channels. */
+	ret = mhi_prepare_for_transfer(mhi_dev);
+	if (ret)
+		return ret;
+	return mhi_queue_buf(mhi_dev, DMA_FROM_DEVICE, s->rx, SAHARA_PKT_MAX, MHI_EOT);
+}
+
+static void qaic_sahara_remove(struct mhi_device *mhi_dev)
+{
+	struct qaic_sahara *s = dev_get_drvdata(&mhi_dev->dev);
+
+	cancel_work_sync(&s->work);
+	sahara_release_image(s);
+	mhi_unprepare_from_transfer(mhi_dev);
+}
+
+static void qaic_sahara_ul_xfer_cb(struct mhi_device *mhi_dev, struct mhi_result *result)
+{
+	/* Send buffers are reused; the card answers only after consuming them. */
+}
+
+static void qaic_sahara_dl_xfer_cb(struct mhi_device *mhi_dev, struct mhi_result *result)
+{
+	struct qaic_sahara *s = dev_get_drvdata(&mhi_dev->dev);
+
+	/* -ENOTCONN: the channel is being reset and the buffer is ours again. */
+	if (result->transaction_status && result->transaction_status != -EOVERFLOW)
+		return;
+	/* A truncated packet is dropped, but the buffer must be posted again. */
+	s->rx_overflow = result->transaction_status == -EOVERFLOW;
+	s->rx_len = result->bytes_xferd;
+	schedule_work(&s->work);
+}
+
+static const struct mhi_device_id qaic_sahara_match_table[] = {
+	{ .chan = "QAIC_SAHARA" },
+	{}
+};
+
+struct mhi_driver qaic_sahara_driver = {
+	.id_table	= qaic_sahara_match_table,
+	.probe		= qaic_sahara_probe,
+	.remove		= qaic_sahara_remove,
+	.ul_xfer_cb	= qaic_sahara_ul_xfer_cb,
+	.dl_xfer_cb	= qaic_sahara_dl_xfer_cb,
+	.driver		= {
+		.name	= "qaic_sahara",
+	},
+};
