@@ -78,9 +78,11 @@ std::string Device::inject(const std::string &fault)
 std::string Device::describe() const
 {
 	static const char *const states[] = {"RESET", "READY", "M0", "M1", "M2", "M3", "M3_FAST", "BHI"};
+	static const char *const ees[] = {"PBL", "SBL", "AMSS", "RDDM", "WFW", "PTHRU", "EDL", "FP"};
 	const auto st = static_cast<unsigned>(mhi_.state());
+	const auto ee = static_cast<unsigned>(mhi_.exec_env());
 	char buf[96];
-	std::snprintf(buf, sizeof(buf), "ee=%u state=%s stage=%s", static_cast<unsigned>(mhi_.exec_env()),
+	std::snprintf(buf, sizeof(buf), "ee=%s state=%s stage=%s", ee < 8 ? ees[ee] : "?",
 		      st < 8 ? states[st] : "SYS_ERR", boot_.stage());
 	return buf;
 }

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Fault injection from the QEMU monitor: SYS_ERR through QMP (qom-set of the
+card's 'inject' property) while the guest waits for the card to recover."""
+
+import json
+import socket
+import subprocess
+import time
+
+from conftest import BUILD, TOP
+
+ROUNDS = 3
+
+
+class Qmp:
+    def __init__(self, path, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX)
+                self.sock.connect(str(path))
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        self.file = self.sock.makefile("rw")
+        json.loads(self.file.readline())  # greeting
+        self.cmd("qmp_capabilities")
+
+    def cmd(self, name, **args):
+        self.file.write(json.dumps({"execute": name, "arguments": args}) + "\n")
+        self.file.flush()
+        while True:
+            msg = json.loads(self.file.readline())
+            if "event" not in msg:
+                return msg
+
+    def close(self):
+        self.sock.close()
+
+
+def test_syserr_injected_over_qmp_recovers(tmp_path):
+    sock = tmp_path / "qmp.sock"
+    cmd = [str(TOP / "scripts" / "vm-run"), "--qmp", str(sock), "--log", str(BUILD / "vm" / "serial-qmp.log"),
+           "--timeout", "600", "--", str(TOP / "tests" / "guest" / "await-recovery"), str(ROUNDS)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    qmp = None
+    out = []
+    states = []
+    try:
+        for line in proc.stdout:
+            out.append(line)
+            if line.startswith("ready "):
+                qmp = qmp or Qmp(sock)
+                states.append(qmp.cmd("qom-get", path="/machine/peripheral/aic0", property="state")["return"])
+                r = qmp.cmd("qom-set", path="/machine/peripheral/aic0", property="inject", value="syserr")
+                assert "error" not in r, r
+                bad = qmp.cmd("qom-set", path="/machine/peripheral/aic0", property="inject", value="nonsense")
+                assert "unknown fault" in bad["error"]["desc"], bad
+    finally:
+        if qmp:
+            qmp.close()
+        proc.wait(timeout=60)
+    text = "".join(out)
+    assert proc.returncode == 0, text[-3000:]
+    assert all(f"recovered {k}" in text for k in range(1, ROUNDS + 1)), text[-3000:]
+    assert states and all(s == "ee=AMSS state=M0 stage=amss" for s in states), states
