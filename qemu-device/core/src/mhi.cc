@@ -655,11 +655,7 @@ void Mhi::service_ul(unsigned ch)
 
 		std::vector<uint8_t> data;
 		bool ok = true;
-		uint64_t at = c.rp;
-		uint64_t last = at;
 		for (const auto &e : tres) {
-			last = at;
-			at = c.geo.next(at);
 			if (mhi::element_type(e) != ElementType::Transfer) {
 				error("MHI: channel %u: element type 0x%x in a transfer ring", ch,
 				      static_cast<unsigned>(mhi::element_type(e)));
@@ -681,13 +677,21 @@ void Mhi::service_ul(unsigned ch)
 				ok = false;
 			}
 		}
+		// Completions: EOB for every TRE that asks (IEOB), and one EOT per
+		// TD at its last TRE (IEOT). The host frees the buffers on them, so
+		// even a refused TD is completed.
+		uint64_t tre = c.rp;
+		for (size_t i = 0; i < tres.size(); i++, tre = c.geo.next(tre)) {
+			const RingElement &e = tres[i];
+			const bool end = i + 1 == tres.size();
+			if (end && (e.dword1 & mhi::kTreIeot))
+				post(c.er, mhi::transfer_event(tre, mhi::Completion::Eot, mhi::tre_length(e), ch),
+				     !(e.dword1 & mhi::kTreBei));
+			else if (e.dword1 & mhi::kTreIeob)
+				post(c.er, mhi::transfer_event(tre, mhi::Completion::Eob, mhi::tre_length(e), ch),
+				     !(e.dword1 & mhi::kTreBei));
+		}
 		c.rp = p;
-		const RingElement &end = tres.back();
-		// One completion per TD, pointing at its last TRE. The host frees
-		// the buffers on it, so even a refused TD is completed.
-		if (end.dword1 & (mhi::kTreIeot | mhi::kTreIeob))
-			post(c.er, mhi::transfer_event(last, mhi::Completion::Eot, mhi::tre_length(end), ch),
-			     !(end.dword1 & mhi::kTreBei));
 		if (ok && fn_)
 			fn_->ul_message(ch, data);
 	}

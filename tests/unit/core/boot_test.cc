@@ -468,6 +468,19 @@ TEST_F(BootTest, LoopbackEchoesEverySizeAcrossHostBuffers)
 	EXPECT_EQ(mhi->ul_done[0], 3u) << "one completion per TD";
 }
 
+TEST_F(BootTest, IeobTresGetTheirOwnCompletionBeforeTheTdsEot)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(0));
+	ASSERT_TRUE(mhi->start(1));
+	mhi->queue_dl(1, 64);
+	mhi->send(0, {std::vector<uint8_t>(3, 1), std::vector<uint8_t>(4, 2), std::vector<uint8_t>(5, 3)},
+		  mhi::kTreIeob);
+	EXPECT_EQ(mhi->ul_codes[0], (std::vector<uint8_t>{0x4, 0x4, 0x2})) << "EOB, EOB, EOT";
+	EXPECT_EQ(mhi->pop(1).size(), 12u) << "still one message";
+}
+
 TEST_F(BootTest, OversizedDlMessageOverflowsInsteadOfSplitting)
 {
 	make(true);

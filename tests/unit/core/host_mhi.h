@@ -108,6 +108,7 @@ public:
 		rx.clear();
 		rx_codes.clear();
 		ul_done.clear();
+		ul_codes.clear();
 
 		set64(regs::CCABAP_LOWER, ccabap_);
 		set64(regs::ECABAP_LOWER, ecabap_);
@@ -167,15 +168,17 @@ public:
 		settle();
 	}
 
-	// Sends one TD on UL channel `ch`, one TRE per piece.
-	void send(unsigned ch, const std::vector<std::vector<uint8_t>> &pieces)
+	// Sends one TD on UL channel `ch`, one TRE per piece (CHAIN on all but
+	// the last, which has IEOT), plus `extra` flags on every TRE.
+	void send(unsigned ch, const std::vector<std::vector<uint8_t>> &pieces, uint32_t extra = 0)
 	{
 		Chan &c = chans_.at(ch);
 		for (size_t i = 0; i < pieces.size(); i++) {
 			const uint64_t buf = alloc(pieces[i].size() + 1, 8);
 			put(buf, pieces[i].data(), pieces[i].size());
 			const bool last = i + 1 == pieces.size();
-			add_tre(c, buf, static_cast<uint32_t>(pieces[i].size()), last ? mhi::kTreIeot : mhi::kTreChain);
+			add_tre(c, buf, static_cast<uint32_t>(pieces[i].size()),
+				(last ? mhi::kTreIeot : mhi::kTreChain) | extra);
 		}
 		ring(regs::kChdbBase + 8 * ch, c.wp);
 		settle();
@@ -214,6 +217,7 @@ public:
 	std::map<unsigned, std::deque<std::vector<uint8_t>>> rx;
 	std::map<unsigned, std::vector<uint8_t>> rx_codes;
 	std::map<unsigned, unsigned> ul_done;
+	std::map<unsigned, std::vector<uint8_t>> ul_codes;
 	std::map<uint64_t, uint8_t> cmd_done;
 	std::vector<uint8_t> states, ees;
 	bool requeue = true; // give DL buffers back after each completion
@@ -270,6 +274,7 @@ private:
 			Chan &c = chans_[ch];
 			if (!(ch & 1)) {
 				ul_done[ch]++;
+				ul_codes[ch].push_back(code);
 				return;
 			}
 			auto it = c.bufs.find(e.ptr);
