@@ -54,6 +54,7 @@ struct Aic100State {
     uint64_t bar4_size;
     uint32_t serial;
     char *boot;
+    bool crc;
 };
 
 /* ---- host interface for the core ---------------------------------------- */
@@ -286,6 +287,7 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "aic100: boot=%s: must be 'full' or 'amss'", s->boot);
         return;
     }
+    cfg.nnc_crc = s->crc;
     if (s->serial) {
         cfg.serial_number = s->serial;
     } else {
@@ -366,6 +368,8 @@ static const Property aic100_props[] = {
     DEFINE_PROP_UINT32("serial", Aic100State, serial, 0),
     /* "full": PBL, BHI, SBL and Sahara; "amss": start in mission mode. */
     DEFINE_PROP_STRING("boot", Aic100State, boot),
+    /* The QSM asks the host to protect NNC messages with CRC-32. */
+    DEFINE_PROP_BOOL("crc", Aic100State, crc, false),
 };
 
 static const VMStateDescription aic100_vmstate = {

@@ -62,6 +62,7 @@ aic100::DeviceConfig to_cpp(const Aic100Config &c)
 	d.bar4_size = c.bar4_size;
 	d.serial_number = c.serial_number;
 	d.boot_amss = c.boot_amss;
+	d.nnc_crc = c.nnc_crc;
 	return d;
 }
 
@@ -78,6 +79,7 @@ void aic100_core_default_config(Aic100Config *cfg)
 	cfg->bar4_size = d.bar4_size;
 	cfg->serial_number = d.serial_number;
 	cfg->boot_amss = d.boot_amss;
+	cfg->nnc_crc = d.nnc_crc;
 }
 
 Aic100Core *aic100_core_new(const Aic100Config *cfg, const Aic100HostOps *ops, void *opaque, char *err,

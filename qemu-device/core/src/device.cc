@@ -45,8 +45,18 @@ MhiConfig Device::mhi_config(const DeviceConfig &cfg)
 	return m;
 }
 
+QsmConfig Device::qsm_config(const DeviceConfig &cfg)
+{
+	QsmConfig q;
+	q.nsp_count = cfg.nsp_count;
+	q.ddr_size = cfg.ddr_size;
+	q.serial_number = cfg.serial_number;
+	q.crc = cfg.nnc_crc;
+	return q;
+}
+
 Device::Device(HostInterface &host, const DeviceConfig &cfg)
-	: host_(host), cfg_(cfg), mhi_(host, mhi_config(cfg)), boot_(host, mhi_), dbr_(host)
+	: host_(host), cfg_(cfg), mhi_(host, mhi_config(cfg)), dbr_(host), boot_(host, mhi_, dbr_, qsm_config(cfg))
 {
 	boot_.reset();
 }

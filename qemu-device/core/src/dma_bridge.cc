@@ -12,6 +12,22 @@ DmaBridge::DmaBridge(HostInterface &host) : host_(host) {}
 void DmaBridge::reset()
 {
 	dbc_.fill(DbcRegs{});
+	active_.fill(false);
+	queues_.fill(Queues{});
+}
+
+void DmaBridge::activate(unsigned i, const Queues &q)
+{
+	dbc_.at(i) = DbcRegs{};
+	queues_.at(i) = q;
+	active_.at(i) = true;
+}
+
+void DmaBridge::deactivate(unsigned i)
+{
+	dbc_.at(i) = DbcRegs{};
+	queues_.at(i) = Queues{};
+	active_.at(i) = false;
 }
 
 namespace {

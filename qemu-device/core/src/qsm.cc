@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+// QSM transport: NNC messages on QAIC_CONTROL (docs/qsm.md, "Transport").
 #include "aic100/qsm.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 
@@ -12,32 +15,59 @@ using namespace nnc;
 
 namespace {
 
-struct __attribute__((packed)) TransactionHeader {
-	uint32_t type;
-	uint32_t len;
-};
-
-struct __attribute__((packed)) StatusFromDev {
-	TransactionHeader hdr;
-	uint16_t major;
-	uint16_t minor;
-	uint32_t status;
-	uint64_t status_flags;
-};
-static_assert(sizeof(StatusFromDev) == 24);
-
-template <typename T> void append(std::vector<uint8_t> &out, const T &v)
+// CRC-32 as zlib computes it (reflected, polynomial 0xEDB88320).
+uint32_t crc32(std::span<const uint8_t> a, std::span<const uint8_t> b)
 {
-	const auto *p = reinterpret_cast<const uint8_t *>(&v);
-	out.insert(out.end(), p, p + sizeof(v));
+	static const std::array<uint32_t, 256> table = [] {
+		std::array<uint32_t, 256> t{};
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+			for (int k = 0; k < 8; k++)
+				c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+			t[i] = c;
+		}
+		return t;
+	}();
+	uint32_t c = 0xFFFFFFFFu;
+	for (auto part : {a, b})
+		for (uint8_t x : part)
+			c = table[(c ^ x) & 0xFF] ^ (c >> 8);
+	return c ^ 0xFFFFFFFFu;
 }
+
+template <typename T> T load(std::span<const uint8_t> m, size_t off)
+{
+	T v;
+	std::memcpy(&v, m.data() + off, sizeof(T));
+	return v;
+}
+
+// Error codes of a STATUS_FROM_DEV answering a message the QSM refuses.
+enum MessageError : uint32_t {
+	kMalformed = 1,
+	kBadCrc = 2,
+	kBadType = 3,
+	kTooLarge = 4,
+	kBadChunk = 5,
+};
 
 } // namespace
 
-Qsm::Qsm(HostInterface &host, Mhi &mhi) : host_(host), mhi_(mhi) {}
+Qsm::Qsm(HostInterface &host, Mhi &mhi, DmaBridge &dbr, const QsmConfig &cfg)
+	: host_(host), mhi_(mhi), dbr_(dbr), cfg_(cfg), ddr_(std::make_unique<Ddr>(cfg.ddr_size))
+{
+}
+
+void Qsm::Reply::add(const void *p, size_t n)
+{
+	const auto *b = static_cast<const uint8_t *>(p);
+	body.insert(body.end(), b, b + n);
+	count++;
+}
 
 void Qsm::start(std::vector<LoadedImage> images)
 {
+	release_all();
 	images_ = std::move(images);
 	running_ = true;
 	host_.trace("QSM: running");
@@ -45,13 +75,16 @@ void Qsm::start(std::vector<LoadedImage> images)
 
 void Qsm::stop()
 {
+	release_all();
 	running_ = false;
 	images_.clear();
 }
 
 void Qsm::mhi_reset()
 {
-	// Nothing of a host session outlives an MHI reset.
+	// A new host session: nothing the old one owned survives.
+	release_all();
+	crc_active_ = false;
 }
 
 void Qsm::ul_message(unsigned ch, std::span<const uint8_t> data)
@@ -75,74 +108,278 @@ void Qsm::ul_message(unsigned ch, std::span<const uint8_t> data)
 
 void Qsm::timesync(std::span<const uint8_t> msg)
 {
-	uint16_t sig;
-	if (msg.size() != 24 || (std::memcpy(&sig, msg.data(), 2), sig != 0x55AA) || msg[5] != 1) {
+	if (msg.size() != 24 || load<uint16_t>(msg, 0) != 0x55AA || msg[5] != 1) {
 		host_.guest_error("QSM: malformed periodic timesync message dropped");
 		return;
 	}
-	uint64_t sec, usec;
-	std::memcpy(&sec, msg.data() + 8, 8);
-	std::memcpy(&usec, msg.data() + 16, 8);
+	const uint64_t sec = load<uint64_t>(msg, 8), usec = load<uint64_t>(msg, 16);
 	host_offset_us_ = static_cast<int64_t>(sec * 1000000 + usec);
 	timesyncs_++;
 }
 
+// ---- framing ---------------------------------------------------------------
+
+bool Qsm::parse(std::span<const uint8_t> msg, std::vector<Trans> &out) const
+{
+	const auto h = load<Header>(msg, 0);
+	size_t off = kHeaderSize;
+	for (uint32_t i = 0; i < h.count; i++) {
+		if (msg.size() - off < sizeof(TransHdr))
+			return false;
+		const auto t = load<TransHdr>(msg, off);
+		if (t.len < sizeof(TransHdr) || t.len > msg.size() - off)
+			return false;
+		out.push_back({t.type, off, t.len});
+		off += t.len;
+	}
+	return off == msg.size();
+}
+
+void Qsm::send_reply(const Header &req, const Reply &r)
+{
+	Header h{};
+	h.magic = kMagic;
+	h.sequence_number = req.sequence_number;
+	h.len = static_cast<uint32_t>(kHeaderSize + r.body.size());
+	h.count = r.count;
+	h.handle = req.handle;
+	h.partition_id = req.partition_id;
+	if (h.len > kMaxReply) {
+		send_error(req, kTooLarge);
+		return;
+	}
+	std::vector<uint8_t> out(kHeaderSize);
+	std::memcpy(out.data(), &h, sizeof(h));
+	out.insert(out.end(), r.body.begin(), r.body.end());
+	if (crc_active_) {
+		h.crc32 = crc32(out, {});
+		std::memcpy(out.data(), &h.crc32, 4);
+	}
+	mhi_.send(chan::kControlDl, std::move(out));
+}
+
+void Qsm::send_error(const Header &req, uint32_t code)
+{
+	char m[80];
+	std::snprintf(m, sizeof(m), "NNC: message %u refused (error %u)", req.sequence_number, code);
+	host_.guest_error(m);
+	Reply r;
+	const StatusFromDev s{{kStatusFromDev, sizeof(StatusFromDev)}, kVersionMajor, kVersionMinor, code, 0};
+	r.add(&s, sizeof(s));
+	send_reply(req, r);
+}
+
 void Qsm::control(std::span<const uint8_t> msg)
 {
-	Header h;
 	if (msg.size() < kHeaderSize || msg.size() > kMaxRequest) {
 		host_.guest_error("NNC: message shorter than its header or over 64 KiB dropped");
 		return;
 	}
-	std::memcpy(&h, msg.data(), sizeof(h));
+	const auto h = load<Header>(msg, 0);
 	if (h.magic != kMagic || h.len != msg.size()) {
 		host_.guest_error("NNC: bad magic or length; message dropped");
 		return;
 	}
 	messages_++;
-
-	std::vector<uint8_t> body;
-	uint32_t count = 0;
-	size_t off = kHeaderSize;
-	for (uint32_t i = 0; i < h.count; i++) {
-		TransactionHeader t;
-		if (msg.size() - off < sizeof(t)) {
-			host_.guest_error("NNC: transaction count runs past the message; dropped");
+	if (cfg_.crc && h.crc32 != 0) {
+		const uint8_t zero[4] = {};
+		const uint32_t want = crc32(std::span(zero), msg.subspan(4));
+		if (want != h.crc32) {
+			send_error(h, kBadCrc);
 			return;
 		}
-		std::memcpy(&t, msg.data() + off, sizeof(t));
-		if (t.len < sizeof(t) || t.len > msg.size() - off) {
-			host_.guest_error("NNC: transaction length out of bounds; message dropped");
-			return;
-		}
+	}
+	std::vector<Trans> ts;
+	if (!parse(msg, ts)) {
+		send_error(h, kMalformed);
+		return;
+	}
+	for (const Trans &t : ts) {
 		switch (t.type) {
-		case kStatusToDev: {
-			const StatusFromDev r{{kStatusFromDev, sizeof(StatusFromDev)}, kVersionMajor, kVersionMinor, 0, 0};
-			append(body, r);
-			count++;
+		case kPassthroughToDev:
+		case kDmaXferToDev:
+		case kActivateToDev:
+		case kStatusToDev:
+		case kTerminateToDev:
+		case kValidatePartitionToDev:
 			break;
+		default:
+			send_error(h, kBadType);
+			return;
 		}
-		default: {
-			char m[96];
-			std::snprintf(m, sizeof(m), "NNC: transaction type %u not served by this QSM", t.type);
-			host_.trace(m);
-			break;
-		}
-		}
-		off += t.len;
 	}
 
-	Header r{};
-	r.magic = kMagic;
-	r.sequence_number = h.sequence_number;
-	r.len = static_cast<uint32_t>(kHeaderSize + body.size());
-	r.count = count;
-	r.handle = h.handle;
-	r.partition_id = h.partition_id;
-	std::vector<uint8_t> reply;
-	append(reply, r);
-	reply.insert(reply.end(), body.begin(), body.end());
-	mhi_.send(chan::kControlDl, std::move(reply));
+	// A DMA continuation of a held message: one DMA_XFER_TO_DEV naming the
+	// held chunk id.
+	if (ts.size() == 1 && ts[0].type == kDmaXferToDev && ts[0].len >= sizeof(DmaXferToDev)) {
+		const auto x = load<DmaXferToDev>(msg, ts[0].off);
+		auto it = held_.find(h.handle);
+		if (x.dma_chunk_id && (it == held_.end() || it->second.chunk_id != x.dma_chunk_id)) {
+			send_error(h, kBadChunk);
+			return;
+		}
+		if (it != held_.end() && x.dma_chunk_id == it->second.chunk_id) {
+			Held &held = it->second;
+			if (x.tag == 0 && x.count == 0) { // the host gave up
+				held_.erase(it);
+				send_reply(h, Reply{});
+				return;
+			}
+			if (!stage_dma(msg, ts[0], held.dma, held.bytes)) {
+				held_.erase(it);
+				send_error(h, kTooLarge);
+				return;
+			}
+			std::vector<Trans> hts;
+			parse(held.msg, hts);
+			if (held.bytes < dma_needed(held.msg, hts)) {
+				Reply r;
+				const DmaXferCont c{{kDmaXferCont, sizeof(DmaXferCont)}, held.chunk_id, 0, held.bytes};
+				r.add(&c, sizeof(c));
+				send_reply(h, r);
+				return;
+			}
+			// Complete: run the held message, answering this one.
+			Held done = std::move(held);
+			held_.erase(it);
+			auto hh = load<Header>(done.msg, 0);
+			hh.sequence_number = h.sequence_number;
+			run_message(hh, done.msg, hts, done.dma);
+			return;
+		}
+	}
+
+	std::map<uint32_t, std::vector<uint8_t>> dma;
+	uint64_t bytes = 0;
+	uint32_t chunk = 0;
+	for (const Trans &t : ts) {
+		if (t.type != kDmaXferToDev)
+			continue;
+		if (!stage_dma(msg, t, dma, bytes)) {
+			send_error(h, kTooLarge);
+			return;
+		}
+		if (t.len >= sizeof(DmaXferToDev))
+			chunk = std::max(chunk, load<DmaXferToDev>(msg, t.off).dma_chunk_id);
+	}
+	if (chunk) {
+		// More data follows in DMA-only messages; only a command that says
+		// how much it needs tells when it has all arrived.
+		if (dma_needed(msg, ts) == 0) {
+			send_error(h, kBadChunk);
+			return;
+		}
+		Held &held = held_[h.handle];
+		held = Held{};
+		held.msg.assign(msg.begin(), msg.end());
+		held.chunk_id = chunk;
+		held.bytes = bytes;
+		held.dma = std::move(dma);
+		Reply r;
+		const DmaXferCont c{{kDmaXferCont, sizeof(DmaXferCont)}, chunk, 0, bytes};
+		r.add(&c, sizeof(c));
+		send_reply(h, r);
+		return;
+	}
+	run_message(h, msg, ts, dma);
+}
+
+bool Qsm::stage_dma(std::span<const uint8_t> msg, const Trans &t, std::map<uint32_t, std::vector<uint8_t>> &dma,
+		    uint64_t &bytes)
+{
+	if (t.len < sizeof(DmaXferToDev))
+		return false;
+	const auto x = load<DmaXferToDev>(msg, t.off);
+	if ((t.len - sizeof(DmaXferToDev)) / sizeof(DmaPair) < x.count)
+		return false;
+	auto &buf = dma[x.tag];
+	for (uint32_t i = 0; i < x.count; i++) {
+		const auto p = load<DmaPair>(msg, t.off + sizeof(DmaXferToDev) + i * sizeof(DmaPair));
+		if (p.size > kMaxHeldDma || bytes + p.size > kMaxHeldDma)
+			return false;
+		const size_t old = buf.size();
+		buf.resize(old + p.size);
+		if (p.size && host_.dma_read(p.addr, buf.data() + old, p.size) != DmaStatus::Ok) {
+			// The data is lost; the command that needs it sees too few bytes.
+			buf.resize(old);
+			host_.guest_error("NNC: DMA_XFER address unreadable");
+			continue;
+		}
+		bytes += p.size;
+	}
+	return true;
+}
+
+// Bytes of DMA data the passthrough commands of a message consume.
+uint64_t Qsm::dma_needed(std::span<const uint8_t> msg, const std::vector<Trans> &ts) const
+{
+	using namespace cmd;
+	uint64_t need = 0;
+	for (const Trans &t : ts) {
+		if (t.type != kPassthroughToDev || t.len < sizeof(TransHdr) + 4)
+			continue;
+		const auto req = msg.subspan(t.off + sizeof(TransHdr), t.len - sizeof(TransHdr));
+		switch (load<uint32_t>(req, 0)) {
+		case kLoadElf:
+			if (req.size() >= sizeof(LoadElfReq))
+				need += load<LoadElfReq>(req, 0).data_length;
+			break;
+		case kLoadConstants:
+			if (req.size() >= sizeof(LoadConstantsReq))
+				need += load<LoadConstantsReq>(req, 0).data_length;
+			break;
+		case kLoadConstantsPayload:
+			if (req.size() >= sizeof(LoadConstantsPayloadReq))
+				need += load<LoadConstantsPayloadReq>(req, 0).data_length;
+			break;
+		default:
+			break;
+		}
+	}
+	return need;
+}
+
+void Qsm::run_message(const Header &h, std::span<const uint8_t> msg, const std::vector<Trans> &ts,
+		      std::map<uint32_t, std::vector<uint8_t>> &dma)
+{
+	Reply reply;
+	Ctx c{h.handle, static_cast<int32_t>(h.partition_id), msg, &ts, &dma, {}, &reply};
+	for (const Trans &t : ts) {
+		switch (t.type) {
+		case kStatusToDev: {
+			// The first STATUS of a host session settles CRC for it.
+			const StatusFromDev s{{kStatusFromDev, sizeof(StatusFromDev)}, kVersionMajor, kVersionMinor, 0,
+					      cfg_.crc ? kStatusFlagCrc : 0};
+			reply.add(&s, sizeof(s));
+			crc_active_ = cfg_.crc;
+			break;
+		}
+		case kPassthroughToDev:
+			command(c, msg.subspan(t.off + sizeof(TransHdr), t.len - sizeof(TransHdr)));
+			break;
+		case kTerminateToDev: {
+			const uint32_t who = t.len >= sizeof(TerminateToDev) ? load<TerminateToDev>(msg, t.off).handle
+									     : h.handle;
+			terminate(who);
+			const TerminateFromDev r{{kTerminateFromDev, sizeof(TerminateFromDev)}, 0, 0};
+			reply.add(&r, sizeof(r));
+			break;
+		}
+		case kValidatePartitionToDev: {
+			const int32_t part = t.len >= sizeof(ValidatePartitionToDev)
+						     ? static_cast<int32_t>(load<ValidatePartitionToDev>(msg, t.off).part_id)
+						     : -1;
+			const auto it = groups_.find(part);
+			const ValidatePartitionFromDev r{{kValidatePartitionFromDev, sizeof(ValidatePartitionFromDev)},
+							 it != groups_.end() && !it->second.orphaned ? 0u : 1u, 0};
+			reply.add(&r, sizeof(r));
+			break;
+		}
+		default: // DMA_XFER and ACTIVATE serve the commands
+			break;
+		}
+	}
+	send_reply(h, reply);
 }
 
 } // namespace aic100

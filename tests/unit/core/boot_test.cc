@@ -497,29 +497,42 @@ TEST_F(BootTest, OversizedDlMessageOverflowsInsteadOfSplitting)
 	EXPECT_EQ(mhi->rx_codes[11][0], 0x3) << "OVERFLOW";
 }
 
-TEST_F(BootTest, MalformedNncMessagesAreDroppedWithAnError)
+TEST_F(BootTest, MalformedNncMessagesAreDroppedOrRefused)
 {
 	make(true);
 	mhi->ready_handshake();
 	ASSERT_TRUE(mhi->start(10, 128));
 	ASSERT_TRUE(mhi->start(11, 128));
-	mhi->queue_dl(11, 4096);
-	auto msg = [](uint32_t magic, uint32_t len, uint32_t count, uint32_t tlen) {
+	mhi->queue_dl(11, 4096, 8);
+	auto msg = [](uint32_t magic, uint32_t len, uint32_t count, uint32_t tlen, uint32_t type = nnc::kStatusToDev) {
 		nnc::Header h{0, magic, 1, len, count, 0, 0xFFFFFFFF, 0};
 		std::vector<uint8_t> m(sizeof(h));
 		std::memcpy(m.data(), &h, sizeof(h));
-		auto t = words({nnc::kStatusToDev, tlen}, 8);
+		auto t = words({type, tlen}, 8);
 		m.insert(m.end(), t.begin(), t.end());
 		return m;
 	};
-	mhi->send(10, msg(0x12345678, 40, 1, 8));   // bad magic
+	// No trustworthy header: dropped, with a guest error.
+	mhi->send(10, msg(0x12345678, 40, 1, 8)); // bad magic
 	mhi->send(10, msg(nnc::kMagic, 400, 1, 8)); // length lies
-	mhi->send(10, msg(nnc::kMagic, 40, 9, 8));  // count runs past the end
-	mhi->send(10, msg(nnc::kMagic, 40, 1, 4));  // transaction shorter than its header
-	mhi->send(10, msg(nnc::kMagic, 40, 1, 80)); // transaction past the end
 	mhi->send(10, std::vector<uint8_t>(5, 0));
 	EXPECT_TRUE(mhi->pop(11).empty());
-	EXPECT_EQ(host.errors.size(), 6u);
+	EXPECT_EQ(host.errors.size(), 3u);
+	// A good header around bad transactions: refused with a STATUS error
+	// the host turns into -ECANCELED.
+	auto refused = [&](const std::vector<uint8_t> &m, uint32_t code) {
+		mhi->send(10, m);
+		const auto r = mhi->pop(11);
+		ASSERT_EQ(r.size(), 56u);
+		EXPECT_EQ(word(r, 32), nnc::kStatusFromDev);
+		EXPECT_EQ(word(r, 44), code);
+	};
+	refused(msg(nnc::kMagic, 40, 9, 8), 1);  // count runs past the end
+	refused(msg(nnc::kMagic, 40, 1, 4), 1);  // transaction shorter than its header
+	refused(msg(nnc::kMagic, 40, 1, 80), 1); // transaction past the end
+	refused(msg(nnc::kMagic, 40, 0, 8), 1);  // bytes left over after count
+	refused(msg(nnc::kMagic, 40, 1, 8, nnc::kStatusFromDev), 3); // a device-to-host type
+	refused(msg(nnc::kMagic, 40, 1, 8, 99), 3);
 	expect_status_reply(nnc_status(4), 4);
 }
 

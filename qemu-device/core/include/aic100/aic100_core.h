@@ -40,6 +40,8 @@ typedef struct Aic100Config {
     uint32_t serial_number;
     /* Start in AMSS rather than going through PBL and SBL. */
     bool boot_amss;
+    /* The QSM asks the host for CRC-32 on NNC messages. */
+    bool nnc_crc;
 } Aic100Config;
 
 /* Fills `cfg` with the card's defaults. */

@@ -21,6 +21,8 @@ struct DeviceConfig {
 	uint32_t serial_number = 0x00C0FFEE;
 	// Start in AMSS (no firmware files needed) instead of the full boot.
 	bool boot_amss = false;
+	// The QSM asks the host for CRC-32 on every NNC message.
+	bool nnc_crc = false;
 
 	// Empty when the configuration is usable, else why not.
 	std::string validate() const;
@@ -56,12 +58,13 @@ public:
 
 private:
 	static MhiConfig mhi_config(const DeviceConfig &cfg);
+	static QsmConfig qsm_config(const DeviceConfig &cfg);
 
 	HostInterface &host_;
 	DeviceConfig cfg_;
 	Mhi mhi_;
-	Boot boot_;
 	DmaBridge dbr_;
+	Boot boot_;
 };
 
 } // namespace aic100

@@ -26,9 +26,25 @@ public:
 	};
 	const DbcRegs &dbc(unsigned i) const { return dbc_.at(i); }
 
+	// The QSM hands a DBC to an activation with the FIFOs the host donated
+	// (N request elements of 64 bytes, N response elements of 4 bytes); the
+	// four pointers restart at 0.
+	struct Queues {
+		uint64_t req = 0;
+		uint64_t rsp = 0;
+		uint32_t n = 0;
+	};
+	void activate(unsigned i, const Queues &q);
+	// The DBC stops touching host memory before this returns.
+	void deactivate(unsigned i);
+	bool active(unsigned i) const { return active_.at(i); }
+	const Queues &queues(unsigned i) const { return queues_.at(i); }
+
 private:
 	HostInterface &host_;
 	std::array<DbcRegs, regs::kNumDbc> dbc_{};
+	std::array<bool, regs::kNumDbc> active_{};
+	std::array<Queues, regs::kNumDbc> queues_{};
 };
 
 } // namespace aic100

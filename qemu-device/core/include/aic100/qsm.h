@@ -1,62 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // AMSS, the card's mission-mode firmware, and in it the QSM (the management
-// processor's firmware): NNC control messages on QAIC_CONTROL, the echo
-// service on QAIC_LOOPBACK and the host's periodic time on
-// QAIC_TIMESYNC_PERIODIC.
+// processor's firmware): NNC messages on QAIC_CONTROL (transport 5.0 with the
+// command protocol 17.0 inside passthroughs, docs/qsm.md), the echo service
+// on QAIC_LOOPBACK and the host's periodic time on QAIC_TIMESYNC_PERIODIC.
+// The QSM owns the card's resources: DDR, NSPs, DBCs (virtual channels),
+// semaphores and resource groups, accounted per user handle.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "aic100/ddr.h"
+#include "aic100/dma_bridge.h"
 #include "aic100/mhi.h"
+#include "aic100/nnc.h"
 #include "aic100/sahara.h"
 
 namespace aic100 {
 
-namespace nnc {
-inline constexpr uint32_t kMagic = 0x43494151; // "QAIC"
-inline constexpr size_t kHeaderSize = 32;
-inline constexpr size_t kMaxReply = 4096;
-inline constexpr size_t kMaxRequest = 64 * 1024;
-inline constexpr uint16_t kVersionMajor = 5;
-inline constexpr uint16_t kVersionMinor = 0;
-
-enum Transaction : uint32_t {
-	kPassthroughFromDev = 3,
-	kPassthroughToDev = 4,
-	kDmaXferToDev = 6,
-	kActivateFromDev = 8,
-	kActivateToDev = 9,
-	kDeactivateFromDev = 11,
-	kStatusFromDev = 14,
-	kStatusToDev = 15,
-	kTerminateFromDev = 16,
-	kTerminateToDev = 17,
-	kDmaXferCont = 18,
-	kValidatePartitionFromDev = 19,
-	kValidatePartitionToDev = 20,
+struct QsmConfig {
+	unsigned nsp_count = 16;
+	uint64_t ddr_size = 16ull << 30;
+	uint32_t serial_number = 0;
+	bool crc = false; // ask the host for CRC-32 on every message
 };
-
-struct __attribute__((packed)) Header {
-	uint32_t crc32;
-	uint32_t magic;
-	uint32_t sequence_number;
-	uint32_t len;
-	uint32_t count;
-	uint32_t handle;
-	uint32_t partition_id;
-	uint32_t padding;
-};
-static_assert(sizeof(Header) == kHeaderSize);
-} // namespace nnc
 
 class Qsm {
 public:
-	Qsm(HostInterface &host, Mhi &mhi);
+	Qsm(HostInterface &host, Mhi &mhi, DmaBridge &dbr, const QsmConfig &cfg);
 
 	// AMSS starts, with the images the SBL loaded (none in direct-AMSS boot).
 	void start(std::vector<LoadedImage> images);
+	// AMSS stops (SYS_ERR, reset): every activation, image and group is gone.
 	void stop();
 	bool running() const { return running_; }
 
@@ -71,17 +51,132 @@ public:
 	uint64_t timesyncs() const { return timesyncs_; }
 	uint64_t messages() const { return messages_; }
 
+	// Resource counts, for tests and telemetry.
+	struct Counts {
+		unsigned nsp = 0, vc = 0, sem = 0, mcid = 0;
+		uint64_t mem = 0;
+	};
+	Counts free_counts(int32_t group = -1) const;
+	size_t objects_of(uint32_t handle) const;
+
+	static constexpr unsigned kSemsPerVc = 32;
+	static constexpr unsigned kMcids = 256;
+	static constexpr size_t kMaxObjectsPerUser = 1024;
+	static constexpr uint64_t kMaxHeldDma = 1ull << 30;
+
 private:
+	// ---- transport -----------------------------------------------------
+	struct Trans {
+		uint32_t type;
+		size_t off; // in the message
+		uint32_t len;
+	};
+	// A message whose DMA data arrives over several messages.
+	struct Held {
+		std::vector<uint8_t> msg;
+		uint32_t chunk_id = 0;
+		uint64_t bytes = 0;
+		std::map<uint32_t, std::vector<uint8_t>> dma; // tag -> data
+	};
+	struct Reply {
+		std::vector<uint8_t> body;
+		uint32_t count = 0;
+		void add(const void *p, size_t n);
+	};
+
 	void control(std::span<const uint8_t> msg);
+	bool parse(std::span<const uint8_t> msg, std::vector<Trans> &out) const;
+	void run_message(const nnc::Header &h, std::span<const uint8_t> msg, const std::vector<Trans> &ts,
+			 std::map<uint32_t, std::vector<uint8_t>> &dma);
+	bool stage_dma(std::span<const uint8_t> msg, const Trans &t, std::map<uint32_t, std::vector<uint8_t>> &dma,
+		       uint64_t &bytes);
+	uint64_t dma_needed(std::span<const uint8_t> msg, const std::vector<Trans> &ts) const;
+	void send_reply(const nnc::Header &req, const Reply &r);
+	void send_error(const nnc::Header &req, uint32_t code);
 	void timesync(std::span<const uint8_t> msg);
+
+	// ---- commands (protocol 17.0) ------------------------------------------
+	struct Ctx {
+		uint32_t handle;
+		int32_t partition; // -1: none
+		std::span<const uint8_t> msg;
+		const std::vector<Trans> *trans;
+		std::map<uint32_t, std::vector<uint8_t>> *dma;
+		std::map<uint32_t, size_t> dma_used;
+		Reply *reply;
+	};
+	void command(Ctx &c, std::span<const uint8_t> req);
+	std::vector<uint8_t> status_resp() const;
+	std::vector<uint8_t> resource_info_resp(std::span<const uint8_t> req, uint32_t handle) const;
+	std::vector<uint8_t> perf_info_resp() const;
+	int32_t load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id);
+	int32_t activate(Ctx &c, std::span<const uint8_t> req, nnc::cmd::ActivateResp &resp);
+	int32_t deactivate(Ctx &c, std::span<const uint8_t> req, unsigned &dbc);
+	int32_t unload(Ctx &c, uint32_t type, uint32_t id);
+	int32_t create_group(Ctx &c, std::span<const uint8_t> req, int32_t &id);
+	int32_t release_group(uint32_t handle, int32_t id);
+	int32_t activate_state(Ctx &c, std::span<const uint8_t> req);
+	std::optional<std::span<const uint8_t>> take_dma(Ctx &c, uint32_t tag, uint64_t len);
+	void terminate(uint32_t handle);
+	void release_all();
+
+	// ---- resources ---------------------------------------------------------
+	struct Group {
+		int32_t id;
+		uint32_t owner;
+		int32_t source; // the group it was carved from, or -1
+		bool orphaned = false;
+		Counts cap, used;
+	};
+	struct Image {
+		uint32_t id;
+		uint32_t owner;
+		int32_t group;
+		bool elf;
+		uint64_t addr;  // DDR
+		uint64_t size;  // bytes reserved
+		uint64_t static_size = 0, dynamic_size = 0;
+		unsigned nsps = 1;
+		unsigned users = 0; // activations using it
+	};
+	struct Activation {
+		uint32_t id;
+		uint32_t owner;
+		int32_t group;
+		uint32_t elf_id, const_id;
+		unsigned dbc;
+		uint32_t nsp_mask;
+		uint32_t state;
+	};
+	// Takes `want` from the group (or the device pool); false when short.
+	bool reserve(int32_t group, const Counts &want);
+	void unreserve(int32_t group, const Counts &give);
+	Group *group_for(int32_t id, uint32_t handle);
+	int32_t pick_group(const Ctx &c, int32_t explicit_group, bool &ok);
+	void maybe_retire_group(int32_t id);
+	Counts device_free() const;
 
 	HostInterface &host_;
 	Mhi &mhi_;
+	DmaBridge &dbr_;
+	QsmConfig cfg_;
+	std::unique_ptr<Ddr> ddr_;
 	bool running_ = false;
 	std::vector<LoadedImage> images_;
 	int64_t host_offset_us_ = 0;
 	uint64_t timesyncs_ = 0;
 	uint64_t messages_ = 0;
+	bool crc_active_ = false;
+
+	std::map<uint32_t, Held> held_; // by user handle
+	std::map<int32_t, Group> groups_;
+	std::map<uint32_t, Image> objects_;    // ELFs and constants, by id
+	std::map<uint32_t, Activation> acts_; // by activation id
+	uint32_t vc_busy_ = 0;                // DBC bitmap
+	uint32_t nsp_busy_ = 0;               // NSP bitmap
+	Counts device_used_;                  // outside any group
+	uint32_t next_object_id_ = 1, next_act_id_ = 1;
+	int32_t next_group_id_ = 1;
 };
 
 } // namespace aic100
