@@ -8,8 +8,8 @@ namespace aic100 {
 
 using regs::ExecEnv;
 
-Boot::Boot(HostInterface &host, Mhi &mhi, DmaBridge &dbr, const QsmConfig &qsm)
-	: host_(host), mhi_(mhi), sbl_(host, mhi, *this), qsm_(host, mhi, dbr, qsm)
+Boot::Boot(HostInterface &host, Mhi &mhi, DmaBridge &dbr, Ddr &ddr, const QsmConfig &qsm)
+	: host_(host), mhi_(mhi), sbl_(host, mhi, *this), qsm_(host, mhi, dbr, ddr, qsm)
 {
 	mhi_.set_function(this);
 }

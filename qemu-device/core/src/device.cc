@@ -56,7 +56,8 @@ QsmConfig Device::qsm_config(const DeviceConfig &cfg)
 }
 
 Device::Device(HostInterface &host, const DeviceConfig &cfg)
-	: host_(host), cfg_(cfg), mhi_(host, mhi_config(cfg)), dbr_(host), boot_(host, mhi_, dbr_, qsm_config(cfg))
+	: host_(host), cfg_(cfg), mhi_(host, mhi_config(cfg)), ddr_(cfg.ddr_size), dbr_(host, ddr_),
+	  boot_(host, mhi_, dbr_, ddr_, qsm_config(cfg))
 {
 	boot_.reset();
 }
@@ -72,6 +73,7 @@ void Device::reset()
 void Device::process()
 {
 	mhi_.process();
+	dbr_.process();
 	boot_.poll();
 	host_.arm_timer(std::min(mhi_.next_deadline(), boot_.next_deadline()));
 }

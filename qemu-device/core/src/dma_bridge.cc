@@ -1,25 +1,72 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "aic100/dma_bridge.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace aic100 {
 
 using namespace regs;
 
-DmaBridge::DmaBridge(HostInterface &host) : host_(host) {}
+namespace {
+
+// Request element fields (docs/dma-bridge.md).
+constexpr uint8_t kCmdForceMsi = 1u << 7;
+constexpr uint8_t kCmdResponse = 1u << 4;
+constexpr uint8_t kCmdTransferMask = 3;
+constexpr uint8_t kDbEnable = 1u << 7;
+constexpr uint32_t kSemEnable = 1u << 31;
+constexpr uint32_t kSemPresync = 1u << 22;
+
+struct __attribute__((packed)) Request {
+	uint16_t req_id;
+	uint8_t seq_id;
+	uint8_t cmd;
+	uint32_t reserved0;
+	uint64_t src;
+	uint64_t dest;
+	uint32_t len;
+	uint32_t reserved1;
+	uint64_t db_addr;
+	uint8_t db_len;
+	uint8_t reserved2[3];
+	uint32_t db_data;
+	uint32_t sem[4];
+};
+static_assert(sizeof(Request) == 64);
+
+} // namespace
+
+DmaBridge::DmaBridge(HostInterface &host, Ddr &ddr) : host_(host), ddr_(ddr)
+{
+	for (unsigned i = 0; i < kNumDbc; i++) {
+		sems_[i] = std::make_unique<Semaphores>();
+		// A semaphore the NSPs moved may release a waiting request.
+		sems_[i]->set_on_change([this, i] {
+			pending_.fetch_or(1u << i);
+			host_.kick();
+		});
+	}
+}
 
 void DmaBridge::reset()
 {
 	dbc_.fill(DbcRegs{});
 	active_.fill(false);
 	queues_.fill(Queues{});
+	stats_.fill(Stats{});
+	for (auto &s : sems_)
+		s->reset();
+	pending_ = 0;
 }
 
 void DmaBridge::activate(unsigned i, const Queues &q)
 {
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = q;
+	stats_.at(i) = Stats{};
+	sems_.at(i)->reset();
 	active_.at(i) = true;
 }
 
@@ -28,6 +75,183 @@ void DmaBridge::deactivate(unsigned i)
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = Queues{};
 	active_.at(i) = false;
+	pending_.fetch_and(~(1u << i));
+	sems_.at(i)->wake_all();
+}
+
+bool DmaBridge::in_window(unsigned i, uint64_t addr, uint64_t len) const
+{
+	const Queues &q = queues_[i];
+	return addr >= q.lo && addr <= q.hi && len <= q.hi - addr;
+}
+
+void DmaBridge::raise(unsigned i)
+{
+	// DBC i signals vector i + 1 when the host enabled enough vectors, else
+	// everything shares vector 0 with MHI.
+	const unsigned enabled = host_.msi_vectors_enabled();
+	if (enabled)
+		host_.raise_msi(enabled > i + 1 ? i + 1 : 0);
+}
+
+void DmaBridge::process()
+{
+	uint64_t budget = kBudget;
+	uint32_t again = 0;
+	const uint32_t work = pending_.exchange(0);
+	for (unsigned i = 0; i < kNumDbc; i++) {
+		if ((work & (1u << i)) && active_[i] && run(i, budget))
+			again |= 1u << i;
+	}
+	if (again) {
+		pending_.fetch_or(again);
+		host_.kick();
+	}
+}
+
+bool DmaBridge::run(unsigned i, uint64_t &budget)
+{
+	DbcRegs &d = dbc_[i];
+	const Queues &q = queues_[i];
+	while (active_[i] && d.req_head != d.req_tail) {
+		if (budget == 0)
+			return true;
+		// A full response FIFO holds everything back until the host reads.
+		if ((d.rsp_tail + 1) % q.n == d.rsp_head)
+			return false;
+		uint8_t raw[sizeof(Request)];
+		if (host_.dma_read(q.req + uint64_t{d.req_head} * sizeof(Request), raw, sizeof(raw)) != DmaStatus::Ok) {
+			char m[80];
+			std::snprintf(m, sizeof(m), "DBC%u: request FIFO unreadable; channel stopped", i);
+			host_.guest_error(m);
+			active_[i] = false;
+			return false;
+		}
+		Request r;
+		std::memcpy(&r, raw, sizeof(r));
+		bool blocked = false;
+		const uint16_t status = execute(i, raw, blocked);
+		if (blocked)
+			return false; // a presync wait; retried when a semaphore moves
+		stats_[i].requests++;
+		budget -= std::min<uint64_t>(budget, r.len);
+		if (status != kOk) {
+			stats_[i].errors++;
+			char m[80];
+			std::snprintf(m, sizeof(m), "DBC%u: request %u failed with status %u", i, d.req_head, status);
+			host_.guest_error(m);
+		}
+		bool msi = r.cmd & kCmdForceMsi;
+		if (r.cmd & kCmdResponse) {
+			const uint16_t rsp[2] = {r.req_id, status};
+			if (host_.dma_write(q.rsp + uint64_t{d.rsp_tail} * 4, rsp, sizeof(rsp)) == DmaStatus::Ok) {
+				// Only the empty-to-non-empty edge interrupts.
+				msi |= d.rsp_head == d.rsp_tail;
+				d.rsp_tail = (d.rsp_tail + 1) % q.n;
+				stats_[i].responses++;
+			} else {
+				host_.guest_error("DBC: response FIFO not writable");
+			}
+		}
+		d.req_head = (d.req_head + 1) % q.n;
+		if (msi)
+			raise(i);
+	}
+	return false;
+}
+
+uint16_t DmaBridge::execute(unsigned i, const uint8_t *raw, bool &blocked)
+{
+	Request r;
+	std::memcpy(&r, raw, sizeof(r));
+	Semaphores &sems = *sems_[i];
+	auto op_of = [](uint32_t s) { return static_cast<Semaphores::Op>((s >> 24) & 7); };
+	auto idx_of = [](uint32_t s) { return (s >> 16) & 0x1F; };
+	auto val_of = [](uint32_t s) { return static_cast<uint16_t>(s & 0xFFF); };
+
+	// Presync: at most one; a wait holds the request, other commands run
+	// before the transfer.
+	int pre = -1;
+	for (int k = 0; k < 4; k++) {
+		if ((r.sem[k] & kSemEnable) && (r.sem[k] & kSemPresync)) {
+			if (pre >= 0)
+				return kTwoPresyncs;
+			pre = k;
+		}
+	}
+	if (pre >= 0) {
+		const uint32_t s = r.sem[pre];
+		const auto op = op_of(s);
+		if (op > Semaphores::Op::WaitGt0)
+			return kBadSemaphore;
+		if (op >= Semaphores::Op::WaitEq) {
+			if (!sems.satisfied(idx_of(s), op, val_of(s))) {
+				blocked = true;
+				return kOk;
+			}
+		} else {
+			sems.apply(idx_of(s), op, val_of(s));
+		}
+	}
+
+	// The transfer. DMA fences (sem bits 29/30) need no waiting here: each
+	// transfer is complete before the next request starts.
+	uint16_t status = kOk;
+	switch (r.cmd & kCmdTransferMask) {
+	case 0:
+		break;
+	case 1: // host to device
+		if (!in_window(i, r.dest, r.len)) {
+			status = kOutsideWindow;
+		} else if (r.len) {
+			uint8_t *p = ddr_.span(r.dest, r.len);
+			if (!p || host_.dma_read(r.src, p, r.len) != DmaStatus::Ok)
+				status = kHostDmaFault;
+			else
+				stats_[i].bytes_in += r.len;
+		}
+		break;
+	case 2: // device to host
+		if (!in_window(i, r.src, r.len)) {
+			status = kOutsideWindow;
+		} else if (r.len) {
+			uint8_t *p = ddr_.span(r.src, r.len);
+			if (!p || host_.dma_write(r.dest, p, r.len) != DmaStatus::Ok)
+				status = kHostDmaFault;
+			else
+				stats_[i].bytes_out += r.len;
+		}
+		break;
+	default:
+		status = kIllegalTransfer;
+		break;
+	}
+
+	// Postsync semaphores, then the doorbell, even after a failed transfer:
+	// the workload must not wait forever for an input that never comes.
+	for (int k = 0; k < 4; k++) {
+		const uint32_t s = r.sem[k];
+		if (!(s & kSemEnable) || (s & kSemPresync))
+			continue;
+		const auto op = op_of(s);
+		if (op == Semaphores::Op::Nop)
+			continue;
+		if (op >= Semaphores::Op::WaitEq || !sems.apply(idx_of(s), op, val_of(s)))
+			status = status ? status : uint16_t{kBadSemaphore};
+	}
+	if (r.db_len & kDbEnable) {
+		static const unsigned sizes[4] = {4, 2, 1, 0};
+		const unsigned n = sizes[r.db_len & 3];
+		if (n == 0 || r.db_addr % n) {
+			status = status ? status : uint16_t{kUnalignedDoorbell};
+		} else if (!in_window(i, r.db_addr, n)) {
+			status = status ? status : uint16_t{kOutsideWindow};
+		} else {
+			const uint32_t v = r.db_data;
+			ddr_.write(r.db_addr, std::span(reinterpret_cast<const uint8_t *>(&v), n));
+		}
+	}
+	return status;
 }
 
 namespace {
@@ -77,11 +301,22 @@ void DmaBridge::write(uint32_t offset, uint64_t value, unsigned size)
 	DbcRegs &d = dbc_[i];
 	switch (reg) {
 	case DBC_REQTP:
-		d.req_tail = static_cast<uint32_t>(value);
+	case DBC_RSPHP: {
+		// Writing the tail is the doorbell; the head frees response slots.
+		if (active_[i] && value >= queues_[i].n) {
+			std::snprintf(msg, sizeof(msg), "DBC%u: %s %llu beyond the %u-element FIFO ignored", i,
+				      reg == DBC_REQTP ? "REQTP" : "RSPHP", static_cast<unsigned long long>(value),
+				      queues_[i].n);
+			host_.guest_error(msg);
+			return;
+		}
+		(reg == DBC_REQTP ? d.req_tail : d.rsp_head) = static_cast<uint32_t>(value);
+		if (active_[i]) {
+			pending_.fetch_or(1u << i);
+			host_.kick();
+		}
 		return;
-	case DBC_RSPHP:
-		d.rsp_head = static_cast<uint32_t>(value);
-		return;
+	}
 	default:
 		std::snprintf(msg, sizeof(msg), "DBC%u: host write to device-owned %s ignored", i,
 			      reg == DBC_REQHP ? "REQHP" : "RSPTP");

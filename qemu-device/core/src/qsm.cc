@@ -53,8 +53,8 @@ enum MessageError : uint32_t {
 
 } // namespace
 
-Qsm::Qsm(HostInterface &host, Mhi &mhi, DmaBridge &dbr, const QsmConfig &cfg)
-	: host_(host), mhi_(mhi), dbr_(dbr), cfg_(cfg), ddr_(std::make_unique<Ddr>(cfg.ddr_size))
+Qsm::Qsm(HostInterface &host, Mhi &mhi, DmaBridge &dbr, Ddr &ddr, const QsmConfig &cfg)
+	: host_(host), mhi_(mhi), dbr_(dbr), cfg_(cfg), ddr_(ddr)
 {
 }
 

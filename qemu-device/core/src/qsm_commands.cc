@@ -48,7 +48,7 @@ constexpr uint64_t kMcidBase = 0x10000000000ull;
 
 Qsm::Counts Qsm::device_free() const
 {
-	Counts f{cfg_.nsp_count, kVcs, kVcs * kSemsPerVc, kMcids, ddr_->size()};
+	Counts f{cfg_.nsp_count, kVcs, kVcs * kSemsPerVc, kMcids, ddr_.size()};
 	auto take = [&f](const Counts &c) {
 		f.nsp -= c.nsp;
 		f.vc -= c.vc;
@@ -330,7 +330,7 @@ std::vector<uint8_t> Qsm::resource_info_resp(std::span<const uint8_t> req, uint3
 	ResourceInfoResp r{};
 	r.type = kResourceInfoResp;
 	r.res_grp_id = grp;
-	Counts total{cfg_.nsp_count, kVcs, kVcs * kSemsPerVc, kMcids, ddr_->size()};
+	Counts total{cfg_.nsp_count, kVcs, kVcs * kSemsPerVc, kMcids, ddr_.size()};
 	if (grp >= 0) {
 		auto it = groups_.find(grp);
 		if (it == groups_.end() || it->second.orphaned) {
@@ -344,7 +344,7 @@ std::vector<uint8_t> Qsm::resource_info_resp(std::span<const uint8_t> req, uint3
 	i.dram_total_mb = static_cast<uint32_t>(total.mem >> 20);
 	i.dram_free_mb = static_cast<uint32_t>(f.mem >> 20);
 	// Percent of free DDR not in the largest... kept simple: extents - 1.
-	i.fragmentation_status = grp < 0 ? static_cast<uint32_t>(ddr_->free_extents() - 1) : 0;
+	i.fragmentation_status = grp < 0 ? static_cast<uint32_t>(ddr_.free_extents() - 1) : 0;
 	i.vc_total = static_cast<uint8_t>(total.vc);
 	i.vc_free = static_cast<uint8_t>(f.vc);
 	i.nsp_total = static_cast<uint8_t>(total.nsp);
@@ -396,7 +396,7 @@ int32_t Qsm::load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id)
 		auto data = take_dma(c, r.tag, r.data_length);
 		if (!data)
 			return kErrDma;
-		return ddr_->write(img.addr + r.offset, *data) ? kOk : kErrMemory;
+		return ddr_.write(img.addr + r.offset, *data) ? kOk : kErrMemory;
 	}
 
 	if (owned >= kMaxObjectsPerUser)
@@ -438,7 +438,7 @@ int32_t Qsm::load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id)
 		    req.size() < sizeof(LoadConstantsExReq) + sizeof(ConstantsDescriptor))
 			return kErrParameter;
 		const auto d = load<ConstantsDescriptor>(req, sizeof(LoadConstantsExReq));
-		if (d.static_size > ddr_->size() || d.dynamic_size > ddr_->size() - d.static_size)
+		if (d.static_size > ddr_.size() || d.dynamic_size > ddr_.size() - d.static_size)
 			return kErrMemory;
 		img.static_size = d.static_size;
 		img.dynamic_size = d.dynamic_size;
@@ -454,14 +454,14 @@ int32_t Qsm::load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id)
 	const uint64_t rounded = (size + Ddr::kAlign - 1) & ~(Ddr::kAlign - 1);
 	if (!reserve(img.group, Counts{0, 0, 0, 0, rounded}))
 		return kErrMemory;
-	img.addr = ddr_->allocate(rounded);
+	img.addr = ddr_.allocate(rounded);
 	if (img.addr == Ddr::kNoAddress) {
 		unreserve(img.group, Counts{0, 0, 0, 0, rounded});
 		return kErrMemory;
 	}
 	img.size = rounded;
 	if (data)
-		ddr_->write(img.addr, *data);
+		ddr_.write(img.addr, *data);
 	img.id = next_object_id_++;
 	if (next_object_id_ == 0)
 		next_object_id_ = 1;
@@ -585,7 +585,7 @@ int32_t Qsm::unload(Ctx &c, uint32_t type, uint32_t id)
 		return kErrNotPermitted;
 	const Image img = it->second;
 	objects_.erase(it);
-	ddr_->release(img.addr);
+	ddr_.release(img.addr);
 	unreserve(img.group, Counts{0, 0, 0, 0, img.size});
 	return kOk;
 }
@@ -617,7 +617,7 @@ int32_t Qsm::create_group(Ctx &c, std::span<const uint8_t> req, int32_t &id)
 	if (r.source_grp >= 0 && !group_for(r.source_grp, c.handle))
 		return kErrNotFound;
 	const Counts want{r.nsp, r.vc, r.sem, r.mcid, (r.mem + Ddr::kAlign - 1) & ~(Ddr::kAlign - 1)};
-	if (r.mem > ddr_->size())
+	if (r.mem > ddr_.size())
 		return kErrMemory;
 	const Counts f = free_counts(r.source_grp >= 0 ? r.source_grp : -1);
 	if (want.nsp > f.nsp)
@@ -692,7 +692,7 @@ void Qsm::release_all()
 	for (const auto &[id, a] : acts_)
 		dbr_.deactivate(a.dbc);
 	for (const auto &[id, o] : objects_)
-		ddr_->release(o.addr);
+		ddr_.release(o.addr);
 	acts_.clear();
 	objects_.clear();
 	groups_.clear();

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "fake_host.h"
 
 namespace aic100 {
@@ -16,7 +18,8 @@ protected:
 	uint32_t rd(uint32_t off) { return static_cast<uint32_t>(dbr.read(off, 4)); }
 
 	test::FakeHost host;
-	DmaBridge dbr{host};
+	Ddr ddr{64 << 20};
+	DmaBridge dbr{host, ddr};
 };
 
 TEST_F(DmaBridgeTest, AllPointersStartAtZero)
@@ -61,6 +64,252 @@ TEST_F(DmaBridgeTest, ResetClearsEveryChannel)
 	dbr.write(reg(9, DBC_REQTP), 1, 4);
 	dbr.reset();
 	EXPECT_EQ(rd(reg(9, DBC_REQTP)), 0u);
+}
+
+// ---- the request engine --------------------------------------------------
+
+constexpr uint64_t kReq = 0x10000, kRsp = 0x20000, kHostBuf = 0x40000;
+constexpr uint64_t kWinLo = 0x100000, kWinHi = 0x200000;
+
+struct Req {
+	uint16_t req_id = 0;
+	uint8_t seq_id = 0;
+	uint8_t cmd = 0;
+	uint32_t r0 = 0;
+	uint64_t src = 0, dest = 0;
+	uint32_t len = 0, r1 = 0;
+	uint64_t db_addr = 0;
+	uint8_t db_len = 0, r2[3] = {};
+	uint32_t db_data = 0;
+	uint32_t sem[4] = {};
+};
+static_assert(sizeof(Req) == 64);
+
+uint32_t sem(unsigned op, unsigned idx, unsigned val, bool presync)
+{
+	return (1u << 31) | (op << 24) | (presync ? 1u << 22 : 0) | (idx << 16) | val;
+}
+
+class DbcEngineTest : public DmaBridgeTest {
+protected:
+	static constexpr unsigned kDbc = 2;
+	static constexpr uint32_t kN = 8;
+	void SetUp() override { dbr.activate(kDbc, {kReq, kRsp, kN, kWinLo, kWinHi}); }
+
+	// Queues requests at the host's tail and rings the doorbell.
+	void submit(std::initializer_list<Req> reqs)
+	{
+		uint32_t tail = rd(reg(kDbc, DBC_REQTP));
+		for (const Req &r : reqs) {
+			host.dma_write(kReq + tail * 64, &r, 64);
+			tail = (tail + 1) % kN;
+		}
+		dbr.write(reg(kDbc, DBC_REQTP), tail, 4);
+		dbr.process();
+	}
+	std::vector<std::pair<uint16_t, uint16_t>> responses()
+	{
+		std::vector<std::pair<uint16_t, uint16_t>> out;
+		uint32_t head = rd(reg(kDbc, DBC_RSPHP));
+		const uint32_t tail = rd(reg(kDbc, DBC_RSPTP));
+		while (head != tail) {
+			uint16_t e[2];
+			host.dma_read(kRsp + head * 4, e, 4);
+			out.emplace_back(e[0], e[1]);
+			head = (head + 1) % kN;
+		}
+		dbr.write(reg(kDbc, DBC_RSPHP), head, 4);
+		return out;
+	}
+	static Req to_dev(uint16_t id, uint64_t src, uint64_t dest, uint32_t len)
+	{
+		Req r;
+		r.req_id = id;
+		r.cmd = 0x10 | 0x08 | 1;
+		r.src = src;
+		r.dest = dest;
+		r.len = len;
+		return r;
+	}
+};
+
+TEST_F(DbcEngineTest, BulkTransfersBothWaysWithAResponse)
+{
+	std::vector<uint8_t> in(3000);
+	for (size_t i = 0; i < in.size(); i++)
+		in[i] = static_cast<uint8_t>(i * 7);
+	host.dma_write(kHostBuf, in.data(), in.size());
+	submit({to_dev(41, kHostBuf, kWinLo + 64, 3000)});
+	std::vector<uint8_t> got(3000);
+	ddr.read(kWinLo + 64, got);
+	EXPECT_EQ(got, in);
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), 1u);
+	EXPECT_EQ(responses(), (std::vector<std::pair<uint16_t, uint16_t>>{{41, 0}}));
+	EXPECT_EQ(host.msis, std::vector<unsigned>{kDbc + 1}) << "DBC i on vector i+1";
+
+	Req out;
+	out.req_id = 42;
+	out.cmd = 0x10 | 0x08 | 2;
+	out.src = kWinLo + 64;
+	out.dest = kHostBuf + 0x10000;
+	out.len = 3000;
+	submit({out});
+	std::vector<uint8_t> back(3000);
+	host.dma_read(kHostBuf + 0x10000, back.data(), back.size());
+	EXPECT_EQ(back, in);
+	EXPECT_EQ(responses(), (std::vector<std::pair<uint16_t, uint16_t>>{{42, 0}}));
+	EXPECT_EQ(dbr.stats(kDbc).bytes_in, 3000u);
+	EXPECT_EQ(dbr.stats(kDbc).bytes_out, 3000u);
+}
+
+TEST_F(DbcEngineTest, SingleMsiModeUsesVectorZero)
+{
+	host.vectors = 1;
+	submit({to_dev(1, kHostBuf, kWinLo, 16)});
+	EXPECT_EQ(host.msis, std::vector<unsigned>{0});
+}
+
+TEST_F(DbcEngineTest, BadRequestsGetAnErrorResponse)
+{
+	Req illegal = to_dev(1, kHostBuf, kWinLo, 16);
+	illegal.cmd = 0x10 | 3;
+	Req outside = to_dev(2, kHostBuf, kWinHi - 8, 16);
+	Req host_fault = to_dev(3, host.mem_limit - 4, kWinLo, 16);
+	Req unaligned = to_dev(4, kHostBuf, kWinLo, 16);
+	unaligned.db_len = 0x80; // 32-bit doorbell
+	unaligned.db_addr = kWinLo + 2;
+	Req two_pre = to_dev(5, kHostBuf, kWinLo, 16);
+	two_pre.sem[0] = sem(2, 1, 1, true);
+	two_pre.sem[1] = sem(2, 2, 1, true);
+	Req post_wait = to_dev(6, kHostBuf, kWinLo, 16);
+	post_wait.sem[0] = sem(4, 1, 1, false);
+	submit({illegal, outside, host_fault, unaligned, two_pre, post_wait});
+	EXPECT_EQ(responses(), (std::vector<std::pair<uint16_t, uint16_t>>{
+				       {1, DmaBridge::kIllegalTransfer},
+				       {2, DmaBridge::kOutsideWindow},
+				       {3, DmaBridge::kHostDmaFault},
+				       {4, DmaBridge::kUnalignedDoorbell},
+				       {5, DmaBridge::kTwoPresyncs},
+				       {6, DmaBridge::kBadSemaphore}}));
+	EXPECT_EQ(dbr.stats(kDbc).errors, 6u);
+	EXPECT_EQ(host.msis.size(), 1u) << "one interrupt for the FIFO going non-empty";
+}
+
+TEST_F(DbcEngineTest, DoorbellsOfEachWidth)
+{
+	Req r8, r16, r32;
+	for (Req *r : {&r8, &r16, &r32})
+		r->cmd = 0x10;
+	r8.db_len = 0x82;
+	r8.db_addr = kWinLo + 1;
+	r8.db_data = 0x1AB;
+	r16.db_len = 0x81;
+	r16.db_addr = kWinLo + 4;
+	r16.db_data = 0x12345;
+	r32.db_len = 0x80;
+	r32.db_addr = kWinLo + 8;
+	r32.db_data = 0xCAFEF00D;
+	submit({r8, r16, r32});
+	uint8_t b[12] = {};
+	ddr.read(kWinLo, b);
+	EXPECT_EQ(b[1], 0xAB);
+	EXPECT_EQ(b[0], 0);
+	EXPECT_EQ(b[2], 0) << "an 8-bit doorbell writes one byte";
+	uint16_t h;
+	std::memcpy(&h, b + 4, 2);
+	EXPECT_EQ(h, 0x2345);
+	uint32_t w;
+	std::memcpy(&w, b + 8, 4);
+	EXPECT_EQ(w, 0xCAFEF00Du);
+	EXPECT_EQ(responses().size(), 3u);
+}
+
+TEST_F(DbcEngineTest, PresyncWaitHoldsTheQueueUntilTheSemaphoreMoves)
+{
+	Req r = to_dev(7, kHostBuf, kWinLo, 16);
+	r.sem[0] = sem(5, 3, 2, true);  // wait until sem3 >= 2
+	r.sem[1] = sem(2, 4, 1, false); // then sem4 += 1
+	submit({r, to_dev(8, kHostBuf, kWinLo, 16)});
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), 0u) << "held by the presync";
+	EXPECT_TRUE(responses().empty());
+	Semaphores &s = dbr.semaphores(kDbc);
+	s.apply(3, Semaphores::Op::Inc, 1);
+	dbr.process();
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), 0u);
+	const unsigned kicks = host.kicks;
+	s.apply(3, Semaphores::Op::Inc, 1); // an NSP signals
+	EXPECT_GT(host.kicks, kicks) << "a semaphore change schedules the DBC";
+	dbr.process();
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), 2u);
+	EXPECT_EQ(s.value(4), 1u);
+	EXPECT_EQ(responses(), (std::vector<std::pair<uint16_t, uint16_t>>{{7, 0}, {8, 0}}));
+}
+
+TEST_F(DbcEngineTest, SemaphoreCommandsSaturate)
+{
+	Req r;
+	r.cmd = 0;
+	r.sem[0] = sem(1, 0, 0xFFE, false); // INIT 4094
+	r.sem[1] = sem(2, 0, 5, false);     // INC past the top
+	r.sem[2] = sem(3, 1, 9, false);     // DEC below zero
+	submit({r});
+	EXPECT_EQ(dbr.semaphores(kDbc).value(0), 0xFFFu);
+	EXPECT_EQ(dbr.semaphores(kDbc).value(1), 0u);
+}
+
+TEST_F(DbcEngineTest, InterruptOnlyOnTheEmptyToNonEmptyEdgeOrWhenForced)
+{
+	submit({to_dev(1, kHostBuf, kWinLo, 8), to_dev(2, kHostBuf, kWinLo, 8)});
+	EXPECT_EQ(host.msis.size(), 1u);
+	submit({to_dev(3, kHostBuf, kWinLo, 8)});
+	EXPECT_EQ(host.msis.size(), 1u) << "the host has not drained the FIFO";
+	responses();
+	submit({to_dev(4, kHostBuf, kWinLo, 8)});
+	EXPECT_EQ(host.msis.size(), 2u);
+	Req forced;
+	forced.cmd = 0x80; // no response, force MSI
+	submit({forced});
+	EXPECT_EQ(host.msis.size(), 3u);
+}
+
+TEST_F(DbcEngineTest, FifosWrapAndAFullResponseFifoStalls)
+{
+	uint16_t id = 0;
+	for (int round = 0; round < 5; round++) {
+		submit({to_dev(id, kHostBuf, kWinLo, 8), to_dev(uint16_t(id + 1), kHostBuf, kWinLo, 8),
+			to_dev(uint16_t(id + 2), kHostBuf, kWinLo, 8)});
+		const auto r = responses();
+		ASSERT_EQ(r.size(), 3u) << round;
+		EXPECT_EQ(r[0].first, id);
+		id += 3;
+	}
+	// Seven responses fill the 8-slot FIFO; the eighth request waits.
+	submit({to_dev(100, kHostBuf, kWinLo, 8), to_dev(101, kHostBuf, kWinLo, 8), to_dev(102, kHostBuf, kWinLo, 8),
+		to_dev(103, kHostBuf, kWinLo, 8), to_dev(104, kHostBuf, kWinLo, 8), to_dev(105, kHostBuf, kWinLo, 8),
+		to_dev(106, kHostBuf, kWinLo, 8)});
+	submit({});
+	EXPECT_EQ((rd(reg(kDbc, DBC_RSPTP)) + kN - rd(reg(kDbc, DBC_RSPHP))) % kN, 7u);
+	EXPECT_EQ(responses().size(), 7u);
+}
+
+TEST_F(DbcEngineTest, PointersBeyondTheFifoAreRefused)
+{
+	dbr.write(reg(kDbc, DBC_REQTP), kN, 4);
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQTP)), 0u);
+	EXPECT_EQ(host.errors.size(), 1u);
+}
+
+TEST_F(DbcEngineTest, DeactivationStopsTheChannel)
+{
+	Req r = to_dev(1, kHostBuf, kWinLo, 8);
+	r.sem[0] = sem(4, 0, 1, true); // waits forever
+	submit({r});
+	dbr.deactivate(kDbc);
+	EXPECT_FALSE(dbr.active(kDbc));
+	dbr.semaphores(kDbc).apply(0, Semaphores::Op::Init, 1);
+	dbr.process();
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), 0u);
+	EXPECT_TRUE(host.msis.empty());
 }
 
 } // namespace

@@ -16,7 +16,7 @@ namespace aic100 {
 
 class Boot final : public MhiFunction, public Sbl::Owner {
 public:
-	Boot(HostInterface &host, Mhi &mhi, DmaBridge &dbr, const QsmConfig &qsm);
+	Boot(HostInterface &host, Mhi &mhi, DmaBridge &dbr, Ddr &ddr, const QsmConfig &qsm);
 
 	// Power-on (after Mhi::reset()): PBL, or straight into AMSS when the
 	// card is configured to start there.

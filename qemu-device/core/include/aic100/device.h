@@ -55,6 +55,7 @@ public:
 	Mhi &mhi() { return mhi_; }
 	Boot &boot() { return boot_; }
 	DmaBridge &dma_bridge() { return dbr_; }
+	Ddr &ddr() { return ddr_; }
 
 private:
 	static MhiConfig mhi_config(const DeviceConfig &cfg);
@@ -63,6 +64,7 @@ private:
 	HostInterface &host_;
 	DeviceConfig cfg_;
 	Mhi mhi_;
+	Ddr ddr_;
 	DmaBridge dbr_;
 	Boot boot_;
 };

@@ -1,18 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // BAR2 of the card: the DMA Bridge with its 16 DMA Bridge Channels (DBCs).
+// An active DBC consumes the 64-byte request elements the host queues in its
+// request FIFO (host memory), moves data between host memory and the card's
+// DDR, runs the request's semaphore commands, rings device doorbells and
+// writes 4-byte response elements (docs/dma-bridge.md).
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 
+#include "aic100/ddr.h"
 #include "aic100/host.h"
 #include "aic100/regs.h"
+#include "aic100/semaphores.h"
 
 namespace aic100 {
 
 class DmaBridge {
 public:
-	explicit DmaBridge(HostInterface &host);
+	DmaBridge(HostInterface &host, Ddr &ddr);
 
 	uint64_t read(uint32_t offset, unsigned size);
 	void write(uint32_t offset, uint64_t value, unsigned size);
@@ -33,18 +41,55 @@ public:
 		uint64_t req = 0;
 		uint64_t rsp = 0;
 		uint32_t n = 0;
+		// The workload's window of device addresses [lo, hi): requests
+		// may only touch DDR inside it.
+		uint64_t lo = 0, hi = 0;
 	};
 	void activate(unsigned i, const Queues &q);
 	// The DBC stops touching host memory before this returns.
 	void deactivate(unsigned i);
 	bool active(unsigned i) const { return active_.at(i); }
 	const Queues &queues(unsigned i) const { return queues_.at(i); }
+	Semaphores &semaphores(unsigned i) { return *sems_.at(i); }
+
+	// Works the requests the host queued; runs from the host's event loop.
+	void process();
+
+	// Status codes of response elements.
+	enum Status : uint16_t {
+		kOk = 0,
+		kIllegalTransfer = 1, // transfer type 3
+		kUnalignedDoorbell = 2,
+		kHostDmaFault = 3,    // host address outside guest memory
+		kOutsideWindow = 4,   // device address outside the workload's DDR
+		kTwoPresyncs = 5,
+		kBadSemaphore = 6,    // a wait as postsync, or an unknown command
+	};
+
+	struct Stats {
+		uint64_t requests = 0, bytes_in = 0, bytes_out = 0, responses = 0, errors = 0;
+	};
+	const Stats &stats(unsigned i) const { return stats_.at(i); }
+
+	// Bytes one process() call moves before it yields to the event loop.
+	static constexpr uint64_t kBudget = 64ull << 20;
 
 private:
+	// Runs DBC i until its FIFO is empty, it waits on a semaphore or a full
+	// response FIFO, or the budget is spent. True when it should be re-run.
+	bool run(unsigned i, uint64_t &budget);
+	uint16_t execute(unsigned i, const uint8_t *req, bool &blocked);
+	bool in_window(unsigned i, uint64_t addr, uint64_t len) const;
+	void raise(unsigned i);
+
 	HostInterface &host_;
+	Ddr &ddr_;
 	std::array<DbcRegs, regs::kNumDbc> dbc_{};
 	std::array<bool, regs::kNumDbc> active_{};
 	std::array<Queues, regs::kNumDbc> queues_{};
+	std::array<std::unique_ptr<Semaphores>, regs::kNumDbc> sems_;
+	std::array<Stats, regs::kNumDbc> stats_{};
+	std::atomic<uint32_t> pending_{0}; // DBCs with work to look at; NSP threads set bits
 };
 
 } // namespace aic100

@@ -32,7 +32,7 @@ struct QsmConfig {
 
 class Qsm {
 public:
-	Qsm(HostInterface &host, Mhi &mhi, DmaBridge &dbr, const QsmConfig &cfg);
+	Qsm(HostInterface &host, Mhi &mhi, DmaBridge &dbr, Ddr &ddr, const QsmConfig &cfg);
 
 	// AMSS starts, with the images the SBL loaded (none in direct-AMSS boot).
 	void start(std::vector<LoadedImage> images);
@@ -160,7 +160,7 @@ private:
 	Mhi &mhi_;
 	DmaBridge &dbr_;
 	QsmConfig cfg_;
-	std::unique_ptr<Ddr> ddr_;
+	Ddr &ddr_;
 	bool running_ = false;
 	std::vector<LoadedImage> images_;
 	int64_t host_offset_us_ = 0;

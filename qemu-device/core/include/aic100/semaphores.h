@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The 32 semaphores of one DBC, shared by the DMA Bridge (request presync
+// and postsync commands) and the NSPs of the activation on that DBC. NSP
+// threads may block on them; the DMA Bridge never blocks: it tests, and is
+// called back (from whichever thread changed a value) to retry.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+
+namespace aic100 {
+
+class Semaphores {
+public:
+	static constexpr unsigned kCount = 32;
+	static constexpr uint16_t kMax = 0xFFF; // 12-bit values
+
+	enum class Op : uint8_t { Nop = 0, Init = 1, Inc = 2, Dec = 3, WaitEq = 4, WaitGe = 5, WaitGt0 = 6 };
+
+	// Called (outside the lock) after any value changed.
+	void set_on_change(std::function<void()> fn);
+
+	// INIT/INC/DEC (saturating); false for an index out of range or a wait op.
+	bool apply(unsigned index, Op op, uint16_t value);
+	// Whether a wait op is satisfied now (non-wait ops: true).
+	bool satisfied(unsigned index, Op op, uint16_t value) const;
+	// Blocks until satisfied or `stop` returns true (checked on every change
+	// and at least every 10 ms). True when satisfied.
+	bool wait(unsigned index, Op op, uint16_t value, const std::function<bool()> &stop);
+	uint16_t value(unsigned index) const;
+	void reset();
+	// Wakes every waiter so it can re-check its stop condition.
+	void wake_all();
+
+private:
+	bool test(unsigned index, Op op, uint16_t value) const; // lock held
+	mutable std::mutex mu_;
+	std::condition_variable cv_;
+	std::array<uint16_t, kCount> v_{};
+	std::function<void()> on_change_;
+};
+
+} // namespace aic100
