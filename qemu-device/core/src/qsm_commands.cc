@@ -38,7 +38,7 @@ void copy_str(char *dst, size_t n, const std::string &s)
 constexpr unsigned kVcs = regs::kNumDbc;
 constexpr uint32_t kElfMachineQdsp6 = 164;
 constexpr uint32_t kHwVersion = 0x00020000; // major 2
-constexpr uint8_t kSkuPcieProfessional = 1;
+constexpr uint8_t kSkuPcieProfessional = 3; // the UMD's "PCIe Pro"
 // Where the card shows activations' multicast (VTCM) windows to the UMD.
 constexpr uint64_t kMcidBase = 0x10000000000ull;
 
@@ -420,6 +420,20 @@ int32_t Qsm::load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id)
 		const uint16_t machine = static_cast<uint16_t>(e[18] | e[19] << 8);
 		if (std::memcmp(e, "\x7f" "ELF", 4) != 0 || e[4] != 2 || e[5] != 1 || machine != kElfMachineQdsp6)
 			return kErrParameter; // not an ELF64 LE image for the NSP
+		// Our workloads carry .aic.meta and must then be sound; an ELF
+		// with no sections, or none named .aic.meta, is someone else's
+		// image and activates without a program (docs/qsm.md).
+		std::string why;
+		const bool sections = (e[60] | e[61] << 8) != 0;
+		if (auto w = sections ? nsp::parse(*data, why) : std::nullopt) {
+			img.nsps = w->meta.nsp_count;
+			img.workload = std::make_shared<const nsp::Workload>(std::move(*w));
+		} else if (sections && why != "no .aic.meta section") {
+			char m[160];
+			std::snprintf(m, sizeof(m), "QSM: LOAD_ELF refused: %s", why.c_str());
+			host_.trace(m);
+			return kErrMetadata;
+		}
 	} else if (type == kLoadConstants) {
 		if (req.size() < sizeof(LoadConstantsReq))
 			return kErrCommandLength;
@@ -511,6 +525,9 @@ int32_t Qsm::activate(Ctx &c, std::span<const uint8_t> req, ActivateResp &resp)
 		return kErrNotFound;
 
 	const unsigned nsps = elf->second.nsps;
+	const nsp::Workload *work = elf->second.workload.get();
+	const uint64_t window_size = work ? (work->meta.io_size + Ddr::kAlign - 1) & ~(Ddr::kAlign - 1)
+					  : kDefaultWindow;
 	const Counts f = free_counts(group);
 	if (f.vc < 1 || std::popcount(~vc_busy_ & 0xFFFFu) < 1)
 		return kErrVcAlloc;
@@ -520,7 +537,27 @@ int32_t Qsm::activate(Ctx &c, std::span<const uint8_t> req, ActivateResp &resp)
 		return kErrSemAlloc;
 	if (f.mcid < 1)
 		return kErrMcidAlloc;
-	reserve(group, Counts{nsps, 1, kSemsPerVc, 1, 0});
+	if (f.mem < window_size)
+		return kErrMemory;
+	const uint64_t window = ddr_.allocate(window_size);
+	if (window == Ddr::kNoAddress)
+		return kErrMemory;
+	std::span<uint8_t> win(ddr_.span(window, window_size), window_size);
+	// The program's initial data, then the constants where it wants them.
+	if (work && !nsp::load_segments(*work, win)) {
+		ddr_.release(window);
+		return kErrMetadata;
+	}
+	if (consts) {
+		const uint64_t at = work ? work->meta.const_offset : 0;
+		const uint64_t n = consts->static_size + consts->dynamic_size;
+		if (at > window_size || n > window_size - at) {
+			ddr_.release(window);
+			return kErrMemory;
+		}
+		std::memcpy(win.data() + at, ddr_.span(consts->addr, n), n);
+	}
+	reserve(group, Counts{nsps, 1, kSemsPerVc, 1, window_size});
 
 	const unsigned dbc = static_cast<unsigned>(std::countr_one(vc_busy_));
 	vc_busy_ |= 1u << dbc;
@@ -532,26 +569,61 @@ int32_t Qsm::activate(Ctx &c, std::span<const uint8_t> req, ActivateResp &resp)
 		}
 	}
 	nsp_busy_ |= mask;
-	dbr_.activate(dbc, DmaBridge::Queues{to->req_q_addr, to->rsp_q_addr, to->req_q_size});
+	dbr_.activate(dbc, DmaBridge::Queues{to->req_q_addr, to->rsp_q_addr, to->req_q_size, window,
+					     window + window_size});
 
-	Activation a{next_act_id_++, c.handle, group, r.elf_id, r.constants_id, dbc, mask, r.initial_state};
+	Activation a{next_act_id_++, c.handle, group, r.elf_id, r.constants_id, dbc, mask, r.initial_state,
+		     window, window_size, std::make_unique<nsp::Counters>(), std::make_unique<nsp::Workers>()};
 	if (next_act_id_ == 0)
 		next_act_id_ = 1;
+	if (work && !a.workers->start(*work, win, dbr_.semaphores(dbc), *a.counters, nsps)) {
+		dbr_.deactivate(dbc);
+		vc_busy_ &= ~(1u << dbc);
+		nsp_busy_ &= ~mask;
+		unreserve(group, Counts{nsps, 1, kSemsPerVc, 1, window_size});
+		ddr_.release(window);
+		return kErrNspAlloc;
+	}
 	elf->second.users++;
 	if (consts)
 		consts->users++;
-	acts_[a.id] = a;
-
 	resp.activation_id = a.id;
 	resp.virtual_channel_id = dbc;
-	resp.ddr_base = consts ? consts->addr : 0;
-	resp.dynamic_ddr_base = consts ? consts->addr + consts->static_size : 0;
-	resp.mcid_base = kMcidBase + uint64_t{dbc} * 0x800000ull * 16;
-	resp.mcid_base_dma_cmd = resp.mcid_base;
+	resp.ddr_base = window;
+	resp.dynamic_ddr_base = window + (work ? work->meta.const_offset : 0) + (consts ? consts->static_size : 0);
+	resp.mcid_base = window;
+	resp.mcid_base_dma_cmd = window;
 	resp.dma_type = r.dma_type;
 	resp.pc_mask = 0;
 	resp.nsp_mask = mask;
+	acts_[a.id] = std::move(a);
 	return kOk;
+}
+
+void Qsm::stop_activation(Activation &a)
+{
+	// The NSPs stop before the DBC, so no program waits on a semaphore the
+	// DMA Bridge will never move again.
+	if (a.workers)
+		a.workers->stop();
+	dbr_.deactivate(a.dbc);
+}
+
+std::optional<Qsm::ActivationInfo> Qsm::activation_on(unsigned dbc) const
+{
+	for (const auto &[id, a] : acts_) {
+		if (a.dbc != dbc)
+			continue;
+		return ActivationInfo{a.id,
+				      a.window,
+				      a.window_size,
+				      a.counters ? a.counters->busy_ns.load() : 0,
+				      a.counters ? a.counters->iterations.load() : 0,
+				      a.workers && a.workers->running(),
+				      a.workers && a.workers->faulted(),
+				      a.workers ? a.workers->fault() : std::string()};
+	}
+	return std::nullopt;
 }
 
 int32_t Qsm::deactivate(Ctx &c, std::span<const uint8_t> req, unsigned &dbc)
@@ -562,17 +634,19 @@ int32_t Qsm::deactivate(Ctx &c, std::span<const uint8_t> req, unsigned &dbc)
 	auto it = acts_.find(r.activation_id);
 	if (it == acts_.end() || it->second.owner != c.handle)
 		return kErrNotFound;
-	const Activation a = it->second;
+	Activation a = std::move(it->second);
 	acts_.erase(it);
 	dbc = a.dbc;
-	dbr_.deactivate(a.dbc);
+	stop_activation(a);
+	ddr_.release(a.window);
 	vc_busy_ &= ~(1u << a.dbc);
 	nsp_busy_ &= ~a.nsp_mask;
 	if (auto e = objects_.find(a.elf_id); e != objects_.end())
 		e->second.users--;
 	if (auto k = objects_.find(a.const_id); a.const_id && k != objects_.end())
 		k->second.users--;
-	unreserve(a.group, Counts{static_cast<unsigned>(std::popcount(a.nsp_mask)), 1, kSemsPerVc, 1, 0});
+	unreserve(a.group,
+		  Counts{static_cast<unsigned>(std::popcount(a.nsp_mask)), 1, kSemsPerVc, 1, a.window_size});
 	return kOk;
 }
 
@@ -689,8 +763,10 @@ void Qsm::terminate(uint32_t handle)
 
 void Qsm::release_all()
 {
-	for (const auto &[id, a] : acts_)
-		dbr_.deactivate(a.dbc);
+	for (auto &[id, a] : acts_) {
+		stop_activation(a);
+		ddr_.release(a.window);
+	}
 	for (const auto &[id, o] : objects_)
 		ddr_.release(o.addr);
 	acts_.clear();

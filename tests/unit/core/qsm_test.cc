@@ -41,9 +41,11 @@ uint32_t ref_crc32(const std::vector<uint8_t> &m)
 	return ~c;
 }
 
+// An ELF64 header with no sections: an image the card does not run itself.
 std::vector<uint8_t> tiny_elf(size_t n, uint16_t machine = 164)
 {
 	std::vector<uint8_t> e(n, 0xAB);
+	std::fill(e.begin() + 16, e.begin() + 64, 0);
 	const uint8_t ident[] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
 	std::memcpy(e.data(), ident, sizeof(ident));
 	e[18] = machine & 0xFF;
@@ -212,7 +214,7 @@ TEST_F(QsmTest, StatusReportsProtocol17AndTheCardsRealState)
 	EXPECT_EQ(s.dev.resource_info.vc_total, 16);
 	EXPECT_EQ(s.dev.resource_info.dram_total_mb, 16u * 1024);
 	EXPECT_STREQ(s.dev.serial, "00C0FFEE");
-	EXPECT_EQ(s.dev.sku_type, 1);
+	EXPECT_EQ(s.dev.sku_type, 3) << "PCIe Pro";
 	EXPECT_EQ(s.dev.fw_qc_image_version[sizeof(s.dev.fw_qc_image_version) - 1], 0);
 	EXPECT_EQ(s.dev.sbl_image_name[23], 0);
 	EXPECT_EQ(replies.size(), 1u);

@@ -19,6 +19,7 @@
 #include "aic100/dma_bridge.h"
 #include "aic100/mhi.h"
 #include "aic100/nnc.h"
+#include "aic100/nsp.h"
 #include "aic100/sahara.h"
 
 namespace aic100 {
@@ -138,6 +139,9 @@ private:
 		uint64_t static_size = 0, dynamic_size = 0;
 		unsigned nsps = 1;
 		unsigned users = 0; // activations using it
+		// Our workload format (docs/nsp.md); null for an ELF made for
+		// something else, which activates with no program.
+		std::shared_ptr<const nsp::Workload> workload;
 	};
 	struct Activation {
 		uint32_t id;
@@ -147,7 +151,26 @@ private:
 		unsigned dbc;
 		uint32_t nsp_mask;
 		uint32_t state;
+		uint64_t window = 0, window_size = 0; // DDR of the workload
+		std::unique_ptr<nsp::Counters> counters;
+		std::unique_ptr<nsp::Workers> workers;
 	};
+	void stop_activation(Activation &a);
+
+public:
+	// Window size of an activation whose ELF is not one of our workloads.
+	static constexpr uint64_t kDefaultWindow = 16ull << 20;
+	// For tests and telemetry: the activation on `dbc`, if any.
+	struct ActivationInfo {
+		uint32_t id;
+		uint64_t window, window_size;
+		uint64_t busy_ns, iterations;
+		bool running, faulted;
+		std::string fault;
+	};
+	std::optional<ActivationInfo> activation_on(unsigned dbc) const;
+
+private:
 	// Takes `want` from the group (or the device pool); false when short.
 	bool reserve(int32_t group, const Counts &want);
 	void unreserve(int32_t group, const Counts &give);
