@@ -3,11 +3,18 @@
 // one result line per case and diagnostics prefixed with '#'.
 #pragma once
 
+#include <cerrno>
+#include <csignal>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace ktap {
 
@@ -34,6 +41,8 @@ public:
 		va_end(ap);
 	}
 	void skip(std::string why) { skip_ = std::move(why); }
+	// Fails without a diagnostic of its own (one was printed elsewhere).
+	void fail() { failed_ = true; }
 
 	bool failed() const { return failed_; }
 	const std::string &skip_reason() const { return skip_; }
@@ -54,7 +63,14 @@ class Suite {
 public:
 	void add(std::string name, std::function<void(Case &)> fn)
 	{
-		cases_.push_back({std::move(name), std::move(fn)});
+		cases_.push_back({std::move(name), std::move(fn), 0});
+	}
+	// Runs the case in a child process under a time limit, as kselftest's
+	// harness does: a crash or a hang fails this case only, and whatever
+	// the case left open is closed before the next one starts.
+	void add_isolated(std::string name, unsigned timeout_s, std::function<void(Case &)> fn)
+	{
+		cases_.push_back({std::move(name), std::move(fn), timeout_s});
 	}
 
 	// Returns the number of failed cases.
@@ -63,9 +79,12 @@ public:
 		std::printf("KTAP version 1\n1..%zu\n", cases_.size());
 		std::fflush(stdout);
 		int failures = 0, n = 0;
-		for (auto &[name, fn] : cases_) {
+		for (auto &[name, fn, timeout] : cases_) {
 			Case c;
-			fn(c);
+			if (timeout)
+				run_isolated(c, fn, timeout);
+			else
+				fn(c);
 			n++;
 			if (!c.skip_reason().empty() && !c.failed())
 				std::printf("ok %d %s # SKIP %s\n", n, name.c_str(), c.skip_reason().c_str());
@@ -80,7 +99,62 @@ public:
 	}
 
 private:
-	std::vector<std::pair<std::string, std::function<void(Case &)>>> cases_;
+	struct Entry {
+		std::string name;
+		std::function<void(Case &)> fn;
+		unsigned timeout; // seconds; 0: in this process
+	};
+
+	// The child reports 'P', 'F' or 'S' plus the skip reason on a pipe.
+	static void run_isolated(Case &c, const std::function<void(Case &)> &fn, unsigned timeout)
+	{
+		int fds[2];
+		if (pipe(fds)) {
+			c.expect(false, "pipe: %s", std::strerror(errno));
+			return;
+		}
+		std::fflush(stdout);
+		const pid_t pid = fork();
+		if (pid < 0) {
+			c.expect(false, "fork: %s", std::strerror(errno));
+			return;
+		}
+		if (pid == 0) {
+			close(fds[0]);
+			alarm(timeout);
+			Case child;
+			fn(child);
+			std::string out = child.failed() ? "F" : child.skip_reason().empty() ? "P" : "S";
+			out += child.skip_reason();
+			std::fflush(stdout);
+			[[maybe_unused]] ssize_t w = write(fds[1], out.data(), out.size());
+			_exit(0);
+		}
+		close(fds[1]);
+		int st = 0;
+		waitpid(pid, &st, 0);
+		// Grandchildren may still hold the pipe: read what is there, no more.
+		fcntl(fds[0], F_SETFL, O_NONBLOCK);
+		std::string got;
+		char buf[512];
+		for (ssize_t r; (r = read(fds[0], buf, sizeof(buf))) > 0;)
+			got.append(buf, r);
+		close(fds[0]);
+		if (WIFSIGNALED(st)) {
+			if (WTERMSIG(st) == SIGALRM)
+				c.expect(false, "timed out after %u s", timeout);
+			else
+				c.expect(false, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+		} else if (got.empty()) {
+			c.expect(false, "the case's process exited (status %d) without a result", WEXITSTATUS(st));
+		} else if (got[0] == 'F') {
+			c.fail(); // the child printed why
+		} else if (got[0] == 'S') {
+			c.skip(got.substr(1));
+		}
+	}
+
+	std::vector<Entry> cases_;
 };
 
 } // namespace ktap

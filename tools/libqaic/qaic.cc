@@ -62,7 +62,11 @@ std::vector<Card> find_cards()
 
 std::optional<Device> Device::open(int minor, int *err)
 {
-	const std::string node = "/dev/accel/accel" + std::to_string(minor);
+	return open("/dev/accel/accel" + std::to_string(minor), err);
+}
+
+std::optional<Device> Device::open(const std::string &node, int *err)
+{
 	const int fd = ::open(node.c_str(), O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
 		if (err)

@@ -32,6 +32,8 @@ class Device {
 public:
 	// Opens /dev/accel/accel<minor>. Returns the errno on failure.
 	static std::optional<Device> open(int minor, int *err = nullptr);
+	// Opens a node by path, e.g. /dev/accel/accel0.
+	static std::optional<Device> open(const std::string &node, int *err = nullptr);
 
 	Device(Device &&o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
 	Device &operator=(Device &&o) noexcept;

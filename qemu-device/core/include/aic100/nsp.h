@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The card's NSPs (docs/nsp.md): the workload ELF, the interpreter of the
+// virtual instruction set, and the host threads that run an activation's
+// program once per NSP. The QSM loads and activates; the DMA Bridge shares
+// the activation's semaphores with the programs.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "aic100/semaphores.h"
+
+namespace aic100::nsp {
+
+namespace kernels {
+struct Scratch;
+}
+
+constexpr uint16_t kMachine = 164;          // EM_QDSP6
+constexpr uint32_t kMetaMagic = 0x57434941; // "AICW"
+constexpr uint16_t kMetaVersion = 1;
+constexpr size_t kMetaSize = 48;
+constexpr size_t kNameSize = 24;
+constexpr unsigned kMaxNsps = 16;
+constexpr uint64_t kMinIoSize = 4096;
+constexpr uint64_t kMaxIoSize = 4ull << 30;
+constexpr unsigned kNumRegs = 32;
+constexpr uint64_t kMaxDim = 1u << 21; // M, N, K of a GEMM are below this
+constexpr char kMetaSection[] = ".aic.meta";
+constexpr char kTextSection[] = ".aic.text";
+
+struct Meta {
+	uint16_t version = kMetaVersion;
+	uint16_t nsp_count = 1;
+	uint64_t io_size = 0;
+	uint32_t entry = 0;
+	uint32_t const_offset = 0;
+	std::string name; // at most kNameSize bytes, printable ASCII
+};
+
+// The 48 bytes of .aic.meta for `m` (name truncated to kNameSize).
+std::array<uint8_t, kMetaSize> encode_meta(const Meta &m);
+
+struct Instr {
+	uint8_t op, a, b, c;
+	uint32_t imm32;
+	uint64_t imm64;
+};
+static_assert(sizeof(Instr) == 16, "instructions are 16 bytes");
+
+// Little-endian wire form of one instruction.
+Instr decode(const uint8_t *p);
+void encode(const Instr &in, uint8_t *p);
+
+// Window contents of a PT_LOAD segment: data.size() bytes at `offset`, then
+// zeros up to `memsz`.
+struct Segment {
+	uint64_t offset = 0;
+	std::vector<uint8_t> data;
+	uint64_t memsz = 0;
+};
+
+struct Workload {
+	Meta meta;
+	std::vector<Instr> program;
+	std::vector<Segment> segments;
+};
+
+// Validates a workload ELF completely (it comes from the guest: every
+// offset and size is checked before use). nullopt with a reason in `err`.
+std::optional<Workload> parse(std::span<const uint8_t> elf, std::string &err);
+
+// Copies the segments into the window and zero-fills them to memsz. The
+// window is normally io_size bytes; false (nothing written) if a segment does
+// not fit it. start() does not do this: the QSM calls it at ACTIVATE, before
+// it copies the constants.
+bool load_segments(const Workload &w, std::span<uint8_t> window);
+
+enum class Op : uint8_t {
+	Nop = 0x00,
+	Halt = 0x01,
+	Li = 0x02,
+	Add = 0x03,
+	Sub = 0x04,
+	Mul = 0x05,
+	And = 0x06,
+	Or = 0x07,
+	Shl = 0x08,
+	Shr = 0x09,
+	Addi = 0x0A,
+	Ld = 0x0B,
+	St = 0x0C,
+	Ld32 = 0x0D,
+	St32 = 0x0E,
+	Jmp = 0x10,
+	Beq = 0x11,
+	Bne = 0x12,
+	Blt = 0x13,
+	SemWait = 0x18,
+	SemInc = 0x19,
+	SemDec = 0x1A,
+	SemSet = 0x1B,
+	Mark = 0x1C,
+	Copy = 0x20,
+	VAddF = 0x21,
+	VMulF = 0x22,
+	VAddI8 = 0x23,
+	VScaleF = 0x24,
+	ActF = 0x28,
+	SumF = 0x29,
+	MaxF = 0x2A,
+	MmI8 = 0x30,
+	MmF32 = 0x31,
+	BiasF = 0x32,
+	CvtI32F = 0x33,
+};
+
+// How an instruction uses its fields; shared by the interpreter's checks,
+// the assembler and the disassembler.
+enum class Form : uint8_t {
+	None,     // NOP HALT MARK
+	RegImm,   // LI a, imm64
+	Reg3,     // a, b, c registers
+	Reg2Imm,  // ADDI/LD/ST: a, b, imm64
+	Jump,     // JMP imm32
+	Branch,   // a, b, imm32 target
+	SemCond,  // SEMWAIT a=sem, imm32=value, b=cond
+	SemValue, // SEMINC/DEC/SET a=sem, imm32=value
+	Reg4,     // a, b, c, imm32 = a fourth register (the element count)
+	Reg3F32,  // a, b, c, imm64 = f32 bits
+	Reg3Kind, // ACTF: a, b, c, imm32 = activation kind
+	Reg3Imm,  // BIASF: a, b, c, imm32 = cols
+	Reg3Mnk,  // MMI8/MMF32: a, b, c, imm64 = M | N << 21 | K << 42
+};
+
+struct OpInfo {
+	Op op;
+	const char *name; // upper case, as docs/nsp.md writes it
+	Form form;
+};
+
+std::span<const OpInfo> op_table();
+const OpInfo *op_info(uint8_t op);
+const OpInfo *op_info(std::string_view mnemonic); // case-insensitive
+
+enum class Act : uint32_t { Relu = 0, Sigmoid = 1, Tanh = 2, Gelu = 3 };
+enum class Cond : uint8_t { Eq = 0, Ge = 1, Gt0 = 2 };
+
+struct Mnk {
+	uint64_t m, n, k;
+};
+constexpr uint64_t pack_mnk(uint64_t m, uint64_t n, uint64_t k)
+{
+	return m | n << 21 | k << 42;
+}
+constexpr Mnk unpack_mnk(uint64_t v)
+{
+	return {v & (kMaxDim - 1), v >> 21 & (kMaxDim - 1), v >> 42};
+}
+
+// One line of assembler for `in`, e.g. "VADDF r3, r4, r5, r6".
+std::string disassemble(const Instr &in);
+
+// Per activation, shared by its NSPs; read by the QSM.
+struct Counters {
+	std::atomic<uint64_t> busy_ns{0};    // time not spent waiting in SEMWAIT
+	std::atomic<uint64_t> iterations{0}; // MARK instructions
+};
+
+// One NSP running one instance of a program over a workload window.
+class Core {
+public:
+	enum class Exit { Halted, Stopped, Fault };
+
+	// NSP k of n: r1 = k, r2 = n. `program` and `window` must outlive the
+	// Core.
+	Core(std::span<const Instr> program, uint32_t entry, std::span<uint8_t> window, Semaphores &sems,
+	     Counters &counters, unsigned k = 0, unsigned n = 1);
+	Core(const Workload &w, std::span<uint8_t> window, Semaphores &sems, Counters &counters,
+	     unsigned k = 0, unsigned n = 1);
+	~Core();
+	Core(const Core &) = delete;
+	Core &operator=(const Core &) = delete;
+
+	// Runs until HALT, a fault, or `stop` returns true. `stop` is polled at
+	// least every few thousand instructions, at every taken backward branch,
+	// while blocked in SEMWAIT and between the blocks of a GEMM; an
+	// interrupted instruction is re-executed by the next run().
+	Exit run(const std::function<bool()> &stop);
+	// One instruction, for tests; false once halted or faulted. A SEMWAIT
+	// that is not satisfied does not block: it leaves pc on itself.
+	bool step();
+
+	bool halted() const { return state_ == State::Halted; }
+	bool faulted() const { return state_ == State::Fault; }
+	const std::string &fault() const { return fault_; }
+	uint64_t pc() const { return pc_; }
+	uint64_t reg(unsigned i) const { return i < kNumRegs ? r_[i] : 0; }
+	void set_reg(unsigned i, uint64_t v)
+	{
+		if (i && i < kNumRegs)
+			r_[i] = v;
+	}
+	uint64_t executed() const { return executed_; } // instructions completed
+
+private:
+	enum class State { Running, Halted, Fault };
+	enum class Result { Next, Jumped, Halt, Fault, Blocked, Stopped };
+
+	Result exec(const Instr &in, const std::function<bool()> *stop);
+	Result vector_op(const Instr &in);
+	Result gemm(const Instr &in, const std::function<bool()> *stop);
+	bool reg_ok(const Instr &in, unsigned r);
+	uint8_t *range(const Instr &in, const char *what, uint64_t off, uint64_t count, uint64_t elem);
+	Result fail(const Instr &in, const std::string &why);
+	Result branch(const Instr &in, uint64_t target, const std::function<bool()> *stop);
+	void flush_busy();
+
+	std::span<const Instr> program_;
+	std::span<uint8_t> window_;
+	Semaphores &sems_;
+	Counters &counters_;
+	std::array<uint64_t, kNumRegs> r_{};
+	uint64_t pc_;
+	uint64_t executed_ = 0;
+	State state_ = State::Running;
+	std::string fault_;
+	bool stop_requested_ = false; // a backward branch or a GEMM saw stop()
+	int64_t busy_since_ = -1;      // steady-clock ns, -1 outside run()
+	std::unique_ptr<kernels::Scratch> scratch_;
+};
+
+// The threads of one activation: one Core per NSP.
+class Workers {
+public:
+	Workers() = default;
+	~Workers();
+	Workers(const Workers &) = delete;
+	Workers &operator=(const Workers &) = delete;
+
+	// Starts meta.nsp_count threads (or `nsps` if non-zero) running `w`'s
+	// program. The workload is copied; `window`, `sems` and `counters` must
+	// outlive stop(). The segments are not loaded: see load_segments().
+	// `on_end`, if set, is called from the last thread when every core has
+	// ended by itself (HALT or a fault), never after stop(); it must not
+	// call start() or stop() of this object. False if already running or a
+	// thread could not be created (nothing left running then).
+	bool start(const Workload &w, std::span<uint8_t> window, Semaphores &sems, Counters &counters,
+		   unsigned nsps = 0, std::function<void()> on_end = {});
+	// Stops every core between instructions (or between GEMM blocks), wakes
+	// the ones blocked in SEMWAIT and joins them. Idempotent.
+	void stop();
+	bool running() const { return live_.load() > 0; }
+	// A core faulted: the others were stopped; the first fault is kept
+	// ("nsp K: ...") until the next start().
+	bool faulted() const;
+	std::string fault() const;
+
+private:
+	void body(unsigned k);
+	void join();
+
+	std::vector<Instr> program_;
+	uint32_t entry_ = 0;
+	unsigned n_ = 0;
+	std::span<uint8_t> window_;
+	Semaphores *sems_ = nullptr;
+	Counters *counters_ = nullptr;
+	std::function<void()> on_end_;
+	std::vector<std::thread> threads_;
+	std::atomic<bool> stop_{false};
+	std::atomic<bool> stopped_by_owner_{false};
+	std::atomic<unsigned> live_{0};
+	mutable std::mutex mu_;
+	std::string fault_;
+};
+
+} // namespace aic100::nsp

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The compute kernels behind the NSP's vector and matrix instructions. They
+// work on bytes of the workload window, which have no alignment: every
+// element goes through memcpy. Callers have checked the ranges; operands
+// may overlap (the result is then unspecified, never out of bounds).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace aic100::nsp::kernels {
+
+// Packing buffers of the GEMMs, kept by each core so that a GEMM in a loop
+// does not allocate.
+struct Scratch {
+	std::vector<float> fa, fb;
+	std::vector<int16_t> ia, ib;
+};
+
+// The code path of the GEMMs. Baseline is plain x86-64 (SSE2) or whatever
+// the compiler targets; Avx2 is compiled for AVX2+FMA and only used on a
+// CPU that has them.
+enum class Isa { Baseline, Avx2 };
+Isa best_isa();
+const char *isa_name(Isa isa);
+
+void copy(uint8_t *dst, const uint8_t *src, uint64_t n);
+void vadd_f32(uint8_t *dst, const uint8_t *x, const uint8_t *y, uint64_t n);
+void vmul_f32(uint8_t *dst, const uint8_t *x, const uint8_t *y, uint64_t n);
+void vadd_i8_sat(uint8_t *dst, const uint8_t *x, const uint8_t *y, uint64_t n);
+void vscale_f32(uint8_t *dst, const uint8_t *src, uint64_t n, float scale);
+// kind: 0 ReLU, 1 sigmoid, 2 tanh, 3 GELU (tanh form); others do nothing.
+void act_f32(uint8_t *dst, const uint8_t *src, uint64_t n, uint32_t kind);
+float sum_f32(const uint8_t *src, uint64_t n);
+float max_f32(const uint8_t *src, uint64_t n); // NaNs ignored; -inf for n = 0
+void bias_f32(uint8_t *dst, const uint8_t *bias, uint64_t n, uint64_t cols);
+void cvt_i32_f32(uint8_t *dst, const uint8_t *src, uint64_t n, float scale);
+
+// C[m×n] = A[m×k] × B[k×n], row-major; int8 inputs with int32 accumulation
+// (wrapping), or fp32. `stop` (may be null) is polled between blocks of
+// rows: false when it returned true (C is then partly written).
+bool gemm_i8(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,
+	     Scratch &s, const std::function<bool()> *stop, Isa isa = best_isa());
+bool gemm_f32(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,
+	      Scratch &s, const std::function<bool()> *stop, Isa isa = best_isa());
+
+} // namespace aic100::nsp::kernels

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The NSP interpreter (docs/nsp.md) and the threads of an activation. Every
+// operand range is checked against the window before a kernel touches it;
+// anything wrong stops the core with a message naming the instruction.
+#include "aic100/nsp.h"
+
+#include <bit>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <system_error>
+
+#include "aic100/nsp_kernels.h"
+
+namespace aic100::nsp {
+
+static_assert(std::endian::native == std::endian::little, "LD/ST copy little-endian words as they are");
+
+namespace {
+
+// Instructions between two polls of the stop predicate (also the period of
+// the busy-time accounting when no SEMWAIT or MARK comes by).
+constexpr unsigned kPollEvery = 4096;
+
+int64_t now_ns()
+{
+	return std::chrono::duration_cast<std::chrono::nanoseconds>(
+		       std::chrono::steady_clock::now().time_since_epoch())
+		.count();
+}
+
+std::string hex(uint64_t v)
+{
+	char buf[24];
+	std::snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return buf;
+}
+
+float f32_of(uint64_t imm)
+{
+	const uint32_t bits = uint32_t(imm);
+	float f;
+	std::memcpy(&f, &bits, 4);
+	return f;
+}
+
+} // namespace
+
+Core::Core(std::span<const Instr> program, uint32_t entry, std::span<uint8_t> window, Semaphores &sems,
+	   Counters &counters, unsigned k, unsigned n)
+	: program_(program), window_(window), sems_(sems), counters_(counters), pc_(entry),
+	  scratch_(std::make_unique<kernels::Scratch>())
+{
+	r_[1] = k;
+	r_[2] = n;
+}
+
+Core::Core(const Workload &w, std::span<uint8_t> window, Semaphores &sems, Counters &counters, unsigned k,
+	   unsigned n)
+	: Core(w.program, w.meta.entry, window, sems, counters, k, n)
+{
+}
+
+Core::~Core() = default;
+
+Core::Result Core::fail(const Instr &in, const std::string &why)
+{
+	const OpInfo *info = op_info(in.op);
+	char what[32];
+	if (info)
+		std::snprintf(what, sizeof(what), "%s", info->name);
+	else
+		std::snprintf(what, sizeof(what), "opcode 0x%02x", in.op);
+	state_ = State::Fault;
+	fault_ = "instruction " + std::to_string(pc_) + " (" + what + "): " + why;
+	return Result::Fault;
+}
+
+bool Core::reg_ok(const Instr &in, unsigned r)
+{
+	if (r < kNumRegs)
+		return true;
+	fail(in, "register r" + std::to_string(r) + " does not exist");
+	return false;
+}
+
+uint8_t *Core::range(const Instr &in, const char *what, uint64_t off, uint64_t count, uint64_t elem)
+{
+	uint64_t len;
+	if (__builtin_mul_overflow(count, elem, &len)) {
+		fail(in, std::string(what) + ": " + std::to_string(count) + " elements overflow");
+		return nullptr;
+	}
+	const uint64_t size = window_.size();
+	if (off > size || len > size - off) {
+		fail(in, std::string(what) + " [" + hex(off) + ", +" + hex(len) + ") outside the window of " +
+				 hex(size) + " bytes");
+		return nullptr;
+	}
+	return window_.data() + off;
+}
+
+Core::Result Core::branch(const Instr &in, uint64_t target, const std::function<bool()> *stop)
+{
+	if (target >= program_.size())
+		return fail(in, "branch to " + std::to_string(target) + " outside the program of " +
+					std::to_string(program_.size()) + " instructions");
+	const bool backward = target <= pc_;
+	pc_ = target;
+	// A loop polls at least once per iteration.
+	if (backward && stop && (*stop)())
+		stop_requested_ = true;
+	return Result::Jumped;
+}
+
+void Core::flush_busy()
+{
+	if (busy_since_ < 0)
+		return;
+	const int64_t t = now_ns();
+	counters_.busy_ns.fetch_add(uint64_t(t - busy_since_), std::memory_order_relaxed);
+	busy_since_ = t;
+}
+
+Core::Result Core::vector_op(const Instr &in)
+{
+	const uint64_t *r = r_.data();
+	uint8_t *d, *x, *y;
+	switch (Op(in.op)) {
+	case Op::Copy: {
+		const uint64_t n = r[in.c];
+		if (!(d = range(in, "dst", r[in.a], n, 1)) || !(x = range(in, "src", r[in.b], n, 1)))
+			return Result::Fault;
+		kernels::copy(d, x, n);
+		return Result::Next;
+	}
+	case Op::VAddF:
+	case Op::VMulF:
+	case Op::VAddI8: {
+		const uint64_t n = r[in.imm32];
+		const uint64_t elem = Op(in.op) == Op::VAddI8 ? 1 : 4;
+		if (!(d = range(in, "dst", r[in.a], n, elem)) || !(x = range(in, "x", r[in.b], n, elem)) ||
+		    !(y = range(in, "y", r[in.c], n, elem)))
+			return Result::Fault;
+		if (Op(in.op) == Op::VAddF)
+			kernels::vadd_f32(d, x, y, n);
+		else if (Op(in.op) == Op::VMulF)
+			kernels::vmul_f32(d, x, y, n);
+		else
+			kernels::vadd_i8_sat(d, x, y, n);
+		return Result::Next;
+	}
+	case Op::VScaleF:
+	case Op::CvtI32F:
+	case Op::ActF: {
+		const uint64_t n = r[in.c];
+		if (Op(in.op) == Op::ActF && in.imm32 > uint32_t(Act::Gelu))
+			return fail(in, "activation kind " + std::to_string(in.imm32) + " (0..3)");
+		if (!(d = range(in, "dst", r[in.a], n, 4)) || !(x = range(in, "src", r[in.b], n, 4)))
+			return Result::Fault;
+		if (Op(in.op) == Op::VScaleF)
+			kernels::vscale_f32(d, x, n, f32_of(in.imm64));
+		else if (Op(in.op) == Op::CvtI32F)
+			kernels::cvt_i32_f32(d, x, n, f32_of(in.imm64));
+		else
+			kernels::act_f32(d, x, n, in.imm32);
+		return Result::Next;
+	}
+	case Op::SumF:
+	case Op::MaxF: {
+		const uint64_t n = r[in.c];
+		if (!(d = range(in, "dst", r[in.a], 1, 4)) || !(x = range(in, "src", r[in.b], n, 4)))
+			return Result::Fault;
+		const float v = Op(in.op) == Op::SumF ? kernels::sum_f32(x, n) : kernels::max_f32(x, n);
+		std::memcpy(d, &v, 4);
+		return Result::Next;
+	}
+	case Op::BiasF: {
+		const uint64_t n = r[in.c], cols = in.imm32;
+		if (!cols)
+			return fail(in, "0 columns");
+		// Only the bias elements that are used must be in the window.
+		if (!(d = range(in, "dst", r[in.a], n, 4)) ||
+		    !(x = range(in, "bias", r[in.b], std::min(n, cols), 4)))
+			return Result::Fault;
+		kernels::bias_f32(d, x, n, cols);
+		return Result::Next;
+	}
+	default:
+		return fail(in, "not a vector instruction");
+	}
+}
+
+Core::Result Core::gemm(const Instr &in, const std::function<bool()> *stop)
+{
+	const Mnk s = unpack_mnk(in.imm64);
+	if (!s.m || !s.n || !s.k || s.k >= kMaxDim)
+		return fail(in, "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" +
+					std::to_string(s.k) + ": each must be 1..2^21-1");
+	const bool i8 = Op(in.op) == Op::MmI8;
+	const uint64_t elem = i8 ? 1 : 4;
+	uint8_t *c, *a, *b;
+	if (!(c = range(in, "C", r_[in.a], s.m * s.n, 4)) || !(a = range(in, "A", r_[in.b], s.m * s.k, elem)) ||
+	    !(b = range(in, "B", r_[in.c], s.k * s.n, elem)))
+		return Result::Fault;
+	const uint32_t m = uint32_t(s.m), n = uint32_t(s.n), k = uint32_t(s.k);
+	const bool done = i8 ? kernels::gemm_i8(c, a, b, m, n, k, *scratch_, stop)
+			     : kernels::gemm_f32(c, a, b, m, n, k, *scratch_, stop);
+	return done ? Result::Next : Result::Stopped;
+}
+
+Core::Result Core::exec(const Instr &in, const std::function<bool()> *stop)
+{
+	const OpInfo *info = op_info(in.op);
+	if (!info)
+		return fail(in, "unknown opcode");
+	switch (info->form) {
+	case Form::None:
+	case Form::Jump:
+		break;
+	case Form::RegImm:
+		if (!reg_ok(in, in.a))
+			return Result::Fault;
+		break;
+	case Form::Reg2Imm:
+	case Form::Branch:
+		if (!reg_ok(in, in.a) || !reg_ok(in, in.b))
+			return Result::Fault;
+		break;
+	case Form::Reg4:
+		if (!reg_ok(in, in.imm32))
+			return Result::Fault;
+		[[fallthrough]];
+	case Form::Reg3:
+	case Form::Reg3F32:
+	case Form::Reg3Kind:
+	case Form::Reg3Imm:
+	case Form::Reg3Mnk:
+		if (!reg_ok(in, in.a) || !reg_ok(in, in.b) || !reg_ok(in, in.c))
+			return Result::Fault;
+		break;
+	case Form::SemCond:
+		if (in.b > uint8_t(Cond::Gt0))
+			return fail(in, "condition " + std::to_string(in.b) + " (0 ==, 1 >=, 2 > 0)");
+		[[fallthrough]];
+	case Form::SemValue:
+		if (in.a >= Semaphores::kCount)
+			return fail(in, "semaphore " + std::to_string(in.a) + " (0..31)");
+		if (in.imm32 > Semaphores::kMax)
+			return fail(in, "semaphore value " + std::to_string(in.imm32) + " (0..4095)");
+		break;
+	}
+
+	uint64_t *r = r_.data();
+	auto set = [r](unsigned i, uint64_t v) {
+		if (i)
+			r[i] = v; // r0 stays 0
+	};
+	switch (Op(in.op)) {
+	case Op::Nop:
+		return Result::Next;
+	case Op::Halt:
+		return Result::Halt;
+	case Op::Li:
+		set(in.a, in.imm64);
+		return Result::Next;
+	case Op::Add:
+		set(in.a, r[in.b] + r[in.c]);
+		return Result::Next;
+	case Op::Sub:
+		set(in.a, r[in.b] - r[in.c]);
+		return Result::Next;
+	case Op::Mul:
+		set(in.a, r[in.b] * r[in.c]);
+		return Result::Next;
+	case Op::And:
+		set(in.a, r[in.b] & r[in.c]);
+		return Result::Next;
+	case Op::Or:
+		set(in.a, r[in.b] | r[in.c]);
+		return Result::Next;
+	case Op::Shl:
+		set(in.a, r[in.b] << (r[in.c] & 63));
+		return Result::Next;
+	case Op::Shr:
+		set(in.a, r[in.b] >> (r[in.c] & 63));
+		return Result::Next;
+	case Op::Addi:
+		set(in.a, r[in.b] + in.imm64);
+		return Result::Next;
+	case Op::Ld:
+	case Op::Ld32:
+	case Op::St:
+	case Op::St32: {
+		const bool wide = Op(in.op) == Op::Ld || Op(in.op) == Op::St;
+		uint8_t *p = range(in, "address", r[in.b] + in.imm64, wide ? 8 : 4, 1);
+		if (!p)
+			return Result::Fault;
+		uint64_t v = 0;
+		if (Op(in.op) == Op::Ld || Op(in.op) == Op::Ld32) {
+			std::memcpy(&v, p, wide ? 8 : 4);
+			set(in.a, v);
+		} else {
+			v = r[in.a];
+			std::memcpy(p, &v, wide ? 8 : 4);
+		}
+		return Result::Next;
+	}
+	case Op::Jmp:
+		return branch(in, in.imm32, stop);
+	case Op::Beq:
+		return r[in.a] == r[in.b] ? branch(in, in.imm32, stop) : Result::Next;
+	case Op::Bne:
+		return r[in.a] != r[in.b] ? branch(in, in.imm32, stop) : Result::Next;
+	case Op::Blt:
+		return r[in.a] < r[in.b] ? branch(in, in.imm32, stop) : Result::Next;
+	case Op::SemWait: {
+		static constexpr Semaphores::Op ops[] = {Semaphores::Op::WaitEq, Semaphores::Op::WaitGe,
+							 Semaphores::Op::WaitGt0};
+		const Semaphores::Op op = ops[in.b];
+		const uint16_t value = uint16_t(in.imm32);
+		if (sems_.satisfied(in.a, op, value))
+			return Result::Next;
+		if (!stop)
+			return Result::Blocked;
+		flush_busy(); // waiting is not busy time
+		const bool ok = sems_.wait(in.a, op, value, *stop);
+		if (busy_since_ >= 0)
+			busy_since_ = now_ns();
+		return ok ? Result::Next : Result::Stopped;
+	}
+	case Op::SemInc:
+		sems_.apply(in.a, Semaphores::Op::Inc, uint16_t(in.imm32));
+		return Result::Next;
+	case Op::SemDec:
+		sems_.apply(in.a, Semaphores::Op::Dec, uint16_t(in.imm32));
+		return Result::Next;
+	case Op::SemSet:
+		sems_.apply(in.a, Semaphores::Op::Init, uint16_t(in.imm32));
+		return Result::Next;
+	case Op::Mark:
+		flush_busy();
+		counters_.iterations.fetch_add(1, std::memory_order_relaxed);
+		return Result::Next;
+	case Op::MmI8:
+	case Op::MmF32:
+		return gemm(in, stop);
+	default:
+		return vector_op(in);
+	}
+}
+
+Core::Exit Core::run(const std::function<bool()> &stop)
+{
+	if (state_ == State::Halted)
+		return Exit::Halted;
+	if (state_ == State::Fault)
+		return Exit::Fault;
+	busy_since_ = now_ns();
+	stop_requested_ = false;
+	const Instr *prog = program_.data();
+	const uint64_t size = program_.size();
+	unsigned budget = kPollEvery;
+	Exit exit;
+	for (;;) {
+		if (--budget == 0) {
+			budget = kPollEvery;
+			flush_busy();
+			if (stop()) {
+				exit = Exit::Stopped;
+				break;
+			}
+		}
+		if (pc_ >= size) {
+			state_ = State::Fault;
+			fault_ = "pc " + std::to_string(pc_) + ": ran past the end of the program of " +
+				 std::to_string(size) + " instructions";
+			exit = Exit::Fault;
+			break;
+		}
+		const Result res = exec(prog[pc_], &stop);
+		if (res == Result::Next) {
+			pc_++;
+			executed_++;
+			continue;
+		}
+		if (res == Result::Jumped) {
+			executed_++;
+			if (stop_requested_) {
+				exit = Exit::Stopped;
+				break;
+			}
+			continue;
+		}
+		if (res == Result::Halt) {
+			executed_++;
+			state_ = State::Halted;
+			exit = Exit::Halted;
+		} else if (res == Result::Fault) {
+			exit = Exit::Fault;
+		} else {
+			exit = Exit::Stopped; // Stopped; Blocked only happens without a stop predicate
+		}
+		break;
+	}
+	flush_busy();
+	busy_since_ = -1;
+	stop_requested_ = false;
+	return exit;
+}
+
+bool Core::step()
+{
+	if (state_ != State::Running)
+		return false;
+	if (pc_ >= program_.size()) {
+		state_ = State::Fault;
+		fault_ = "pc " + std::to_string(pc_) + ": ran past the end of the program of " +
+			 std::to_string(program_.size()) + " instructions";
+		return false;
+	}
+	switch (exec(program_[pc_], nullptr)) {
+	case Result::Next:
+		pc_++;
+		executed_++;
+		return true;
+	case Result::Jumped:
+		executed_++;
+		return true;
+	case Result::Halt:
+		executed_++;
+		state_ = State::Halted;
+		return false;
+	case Result::Blocked:
+	case Result::Stopped:
+		return true;
+	case Result::Fault:
+		break;
+	}
+	return false;
+}
+
+// ---- Workers ----------------------------------------------------------------
+
+Workers::~Workers()
+{
+	stop();
+}
+
+bool Workers::start(const Workload &w, std::span<uint8_t> window, Semaphores &sems, Counters &counters,
+		    unsigned nsps, std::function<void()> on_end)
+{
+	if (running())
+		return false;
+	join(); // threads that ended by themselves
+	program_ = w.program;
+	entry_ = w.meta.entry;
+	n_ = nsps ? nsps : std::max<unsigned>(w.meta.nsp_count, 1);
+	window_ = window;
+	sems_ = &sems;
+	counters_ = &counters;
+	on_end_ = std::move(on_end);
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		fault_.clear();
+	}
+	stop_ = false;
+	stopped_by_owner_ = false;
+	live_ = n_;
+	try {
+		for (unsigned k = 0; k < n_; k++)
+			threads_.emplace_back(&Workers::body, this, k);
+	} catch (const std::system_error &) {
+		stopped_by_owner_ = true;
+		live_ -= unsigned(n_ - threads_.size());
+		stop();
+		return false;
+	}
+	return true;
+}
+
+void Workers::body(unsigned k)
+{
+	Core core(program_, entry_, window_, *sems_, *counters_, k, n_);
+	const std::function<bool()> stop = [this] { return stop_.load(std::memory_order_relaxed); };
+	if (core.run(stop) == Core::Exit::Fault) {
+		{
+			std::lock_guard<std::mutex> g(mu_);
+			if (fault_.empty())
+				fault_ = "nsp " + std::to_string(k) + ": " + core.fault();
+		}
+		// The workload stops as a whole.
+		stop_ = true;
+		sems_->wake_all();
+	}
+	if (live_.fetch_sub(1) == 1 && !stopped_by_owner_ && on_end_)
+		on_end_();
+}
+
+void Workers::join()
+{
+	for (std::thread &t : threads_)
+		if (t.joinable())
+			t.join();
+	threads_.clear();
+}
+
+void Workers::stop()
+{
+	if (threads_.empty())
+		return;
+	stopped_by_owner_ = true;
+	stop_ = true;
+	sems_->wake_all();
+	join();
+}
+
+bool Workers::faulted() const
+{
+	std::lock_guard<std::mutex> g(mu_);
+	return !fault_.empty();
+}
+
+std::string Workers::fault() const
+{
+	std::lock_guard<std::mutex> g(mu_);
+	return fault_;
+}
+
+} // namespace aic100::nsp

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Workload ELFs (docs/nsp.md) and the instruction encoding. The ELF comes
+// from the guest: every field is checked before it is used, with sums
+// written so that they cannot wrap.
+#include "aic100/nsp.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace aic100::nsp {
+
+namespace {
+
+// ELF64 constants (elf.h is not used so that the core builds anywhere).
+constexpr size_t kEhdrSize = 64, kPhdrSize = 56, kShdrSize = 64;
+constexpr uint8_t kClass64 = 2, kData2Lsb = 1, kEvCurrent = 1;
+constexpr uint16_t kEtExec = 2;
+constexpr uint32_t kPtLoad = 1, kPfX = 1;
+constexpr uint32_t kShtNobits = 8;
+
+uint16_t le16(const uint8_t *p)
+{
+	return uint16_t(p[0] | p[1] << 8);
+}
+
+uint32_t le32(const uint8_t *p)
+{
+	return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+
+uint64_t le64(const uint8_t *p)
+{
+	return uint64_t(le32(p)) | uint64_t(le32(p + 4)) << 32;
+}
+
+void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = uint8_t(v);
+	p[1] = uint8_t(v >> 8);
+}
+
+void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = uint8_t(v >> (8 * i));
+}
+
+void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, uint32_t(v));
+	put32(p + 4, uint32_t(v >> 32));
+}
+
+// [off, off + len) inside a buffer of `size` bytes, without overflow.
+bool fits(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+std::string hex(uint64_t v)
+{
+	char buf[24];
+	std::snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return buf;
+}
+
+struct Section {
+	uint32_t type;
+	uint64_t offset, size;
+};
+
+constexpr OpInfo kOps[] = {
+	{Op::Nop, "NOP", Form::None},
+	{Op::Halt, "HALT", Form::None},
+	{Op::Li, "LI", Form::RegImm},
+	{Op::Add, "ADD", Form::Reg3},
+	{Op::Sub, "SUB", Form::Reg3},
+	{Op::Mul, "MUL", Form::Reg3},
+	{Op::And, "AND", Form::Reg3},
+	{Op::Or, "OR", Form::Reg3},
+	{Op::Shl, "SHL", Form::Reg3},
+	{Op::Shr, "SHR", Form::Reg3},
+	{Op::Addi, "ADDI", Form::Reg2Imm},
+	{Op::Ld, "LD", Form::Reg2Imm},
+	{Op::St, "ST", Form::Reg2Imm},
+	{Op::Ld32, "LD32", Form::Reg2Imm},
+	{Op::St32, "ST32", Form::Reg2Imm},
+	{Op::Jmp, "JMP", Form::Jump},
+	{Op::Beq, "BEQ", Form::Branch},
+	{Op::Bne, "BNE", Form::Branch},
+	{Op::Blt, "BLT", Form::Branch},
+	{Op::SemWait, "SEMWAIT", Form::SemCond},
+	{Op::SemInc, "SEMINC", Form::SemValue},
+	{Op::SemDec, "SEMDEC", Form::SemValue},
+	{Op::SemSet, "SEMSET", Form::SemValue},
+	{Op::Mark, "MARK", Form::None},
+	{Op::Copy, "COPY", Form::Reg3},
+	{Op::VAddF, "VADDF", Form::Reg4},
+	{Op::VMulF, "VMULF", Form::Reg4},
+	{Op::VAddI8, "VADDI8", Form::Reg4},
+	{Op::VScaleF, "VSCALEF", Form::Reg3F32},
+	{Op::ActF, "ACTF", Form::Reg3Kind},
+	{Op::SumF, "SUMF", Form::Reg3},
+	{Op::MaxF, "MAXF", Form::Reg3},
+	{Op::MmI8, "MMI8", Form::Reg3Mnk},
+	{Op::MmF32, "MMF32", Form::Reg3Mnk},
+	{Op::BiasF, "BIASF", Form::Reg3Imm},
+	{Op::CvtI32F, "CVTI32F", Form::Reg3F32},
+};
+
+// Indexed by opcode for the interpreter's hot path.
+constexpr auto kIndex = [] {
+	std::array<int16_t, 256> t{};
+	t.fill(-1);
+	for (size_t i = 0; i < std::size(kOps); i++)
+		t[size_t(kOps[i].op)] = int16_t(i);
+	return t;
+}();
+
+} // namespace
+
+std::array<uint8_t, kMetaSize> encode_meta(const Meta &m)
+{
+	std::array<uint8_t, kMetaSize> b{};
+	put32(&b[0], kMetaMagic);
+	put16(&b[4], m.version);
+	put16(&b[6], m.nsp_count);
+	put64(&b[8], m.io_size);
+	put32(&b[16], m.entry);
+	put32(&b[20], m.const_offset);
+	std::memcpy(&b[24], m.name.data(), std::min(m.name.size(), kNameSize));
+	return b;
+}
+
+Instr decode(const uint8_t *p)
+{
+	return Instr{p[0], p[1], p[2], p[3], le32(p + 4), le64(p + 8)};
+}
+
+void encode(const Instr &in, uint8_t *p)
+{
+	p[0] = in.op;
+	p[1] = in.a;
+	p[2] = in.b;
+	p[3] = in.c;
+	put32(p + 4, in.imm32);
+	put64(p + 8, in.imm64);
+}
+
+std::span<const OpInfo> op_table()
+{
+	return kOps;
+}
+
+const OpInfo *op_info(uint8_t op)
+{
+	return kIndex[op] < 0 ? nullptr : &kOps[kIndex[op]];
+}
+
+const OpInfo *op_info(std::string_view mnemonic)
+{
+	for (const OpInfo &o : kOps) {
+		const std::string_view name = o.name;
+		if (name.size() == mnemonic.size() &&
+		    std::equal(name.begin(), name.end(), mnemonic.begin(), [](char x, char y) {
+			    return x == (y >= 'a' && y <= 'z' ? char(y - 32) : y);
+		    }))
+			return &o;
+	}
+	return nullptr;
+}
+
+std::string disassemble(const Instr &in)
+{
+	const OpInfo *info = op_info(in.op);
+	char buf[160];
+	if (!info) {
+		std::snprintf(buf, sizeof(buf), ".insn 0x%02x, %u, %u, %u, 0x%" PRIx32 ", 0x%" PRIx64, in.op,
+			      in.a, in.b, in.c, in.imm32, in.imm64);
+		return buf;
+	}
+	const char *n = info->name;
+	float f;
+	const uint32_t fbits = uint32_t(in.imm64);
+	std::memcpy(&f, &fbits, 4);
+	const Mnk d = unpack_mnk(in.imm64);
+	static const char *const conds[] = {"eq", "ge", "gt0"};
+	static const char *const acts[] = {"relu", "sigmoid", "tanh", "gelu"};
+	switch (info->form) {
+	case Form::None:
+		std::snprintf(buf, sizeof(buf), "%s", n);
+		break;
+	case Form::RegImm:
+		std::snprintf(buf, sizeof(buf), "%s r%u, 0x%" PRIx64, n, in.a, in.imm64);
+		break;
+	case Form::Reg3:
+		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u", n, in.a, in.b, in.c);
+		break;
+	case Form::Reg2Imm:
+		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, %" PRId64, n, in.a, in.b, int64_t(in.imm64));
+		break;
+	case Form::Jump:
+		std::snprintf(buf, sizeof(buf), "%s %" PRIu32, n, in.imm32);
+		break;
+	case Form::Branch:
+		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, %" PRIu32, n, in.a, in.b, in.imm32);
+		break;
+	case Form::SemCond:
+		if (in.b < 3)
+			std::snprintf(buf, sizeof(buf), "%s %u, %" PRIu32 ", %s", n, in.a, in.imm32, conds[in.b]);
+		else
+			std::snprintf(buf, sizeof(buf), "%s %u, %" PRIu32 ", %u", n, in.a, in.imm32, in.b);
+		break;
+	case Form::SemValue:
+		std::snprintf(buf, sizeof(buf), "%s %u, %" PRIu32, n, in.a, in.imm32);
+		break;
+	case Form::Reg4:
+		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, r%" PRIu32, n, in.a, in.b, in.c, in.imm32);
+		break;
+	case Form::Reg3F32:
+		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %.9g", n, in.a, in.b, in.c, double(f));
+		break;
+	case Form::Reg3Kind:
+		if (in.imm32 < 4)
+			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %s", n, in.a, in.b, in.c, acts[in.imm32]);
+		else
+			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %" PRIu32, n, in.a, in.b, in.c, in.imm32);
+		break;
+	case Form::Reg3Imm:
+		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %" PRIu32, n, in.a, in.b, in.c, in.imm32);
+		break;
+	case Form::Reg3Mnk:
+		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %" PRIu64 ", %" PRIu64 ", %" PRIu64, n, in.a,
+			      in.b, in.c, d.m, d.n, d.k);
+		break;
+	}
+	return buf;
+}
+
+std::optional<Workload> parse(std::span<const uint8_t> elf, std::string &err)
+{
+	const uint8_t *f = elf.data();
+	const uint64_t size = elf.size();
+	auto bad = [&err](std::string why) -> std::optional<Workload> {
+		err = std::move(why);
+		return std::nullopt;
+	};
+
+	if (size < kEhdrSize)
+		return bad("truncated ELF header");
+	if (std::memcmp(f, "\x7f" "ELF", 4) != 0)
+		return bad("not an ELF file");
+	if (f[4] != kClass64 || f[5] != kData2Lsb || f[6] != kEvCurrent)
+		return bad("not a little-endian ELF64 (version 1)");
+	if (le16(f + 16) != kEtExec)
+		return bad("e_type is not ET_EXEC");
+	if (le16(f + 18) != kMachine)
+		return bad("e_machine is not 164 (EM_QDSP6)");
+	if (le32(f + 20) != kEvCurrent)
+		return bad("e_version is not 1");
+	const uint64_t phoff = le64(f + 32), shoff = le64(f + 40);
+	const uint16_t phentsize = le16(f + 54), phnum = le16(f + 56);
+	const uint16_t shentsize = le16(f + 58), shnum = le16(f + 60), shstrndx = le16(f + 62);
+
+	// Section headers: .aic.meta and .aic.text are found by name.
+	if (shnum == 0)
+		return bad("no section headers");
+	if (shentsize != kShdrSize)
+		return bad("e_shentsize is not 64");
+	if (!fits(shoff, uint64_t(shnum) * kShdrSize, size))
+		return bad("section headers outside the file");
+	if (shstrndx >= shnum)
+		return bad("e_shstrndx out of range");
+	std::vector<Section> sec(shnum);
+	for (unsigned i = 0; i < shnum; i++) {
+		const uint8_t *h = f + shoff + uint64_t(i) * kShdrSize;
+		sec[i] = {le32(h + 4), le64(h + 24), le64(h + 32)};
+		if (sec[i].type != kShtNobits && i != 0 && !fits(sec[i].offset, sec[i].size, size))
+			return bad("section " + std::to_string(i) + " outside the file");
+	}
+	const Section &strtab = sec[shstrndx];
+	if (strtab.type == kShtNobits || shstrndx == 0)
+		return bad("no section name table");
+	int meta_idx = -1, text_idx = -1;
+	for (unsigned i = 1; i < shnum; i++) {
+		const uint32_t name = le32(f + shoff + uint64_t(i) * kShdrSize);
+		if (name >= strtab.size)
+			return bad("section " + std::to_string(i) + " name outside the name table");
+		const char *s = reinterpret_cast<const char *>(f + strtab.offset + name);
+		const uint64_t room = strtab.size - name;
+		if (!std::memchr(s, '\0', room))
+			return bad("section " + std::to_string(i) + " name not terminated");
+		int *slot = nullptr;
+		if (std::strcmp(s, kMetaSection) == 0)
+			slot = &meta_idx;
+		else if (std::strcmp(s, kTextSection) == 0)
+			slot = &text_idx;
+		if (!slot)
+			continue;
+		if (*slot >= 0)
+			return bad(std::string("two ") + s + " sections");
+		if (sec[i].type == kShtNobits)
+			return bad(std::string(s) + " has no contents");
+		*slot = int(i);
+	}
+	if (meta_idx < 0)
+		return bad("no .aic.meta section");
+	if (text_idx < 0)
+		return bad("no .aic.text section");
+
+	Workload w;
+	const Section &ms = sec[meta_idx];
+	if (ms.size != kMetaSize)
+		return bad(".aic.meta is not 48 bytes");
+	const uint8_t *m = f + ms.offset;
+	if (le32(m) != kMetaMagic)
+		return bad(".aic.meta: bad magic");
+	w.meta.version = le16(m + 4);
+	w.meta.nsp_count = le16(m + 6);
+	w.meta.io_size = le64(m + 8);
+	w.meta.entry = le32(m + 16);
+	w.meta.const_offset = le32(m + 20);
+	if (w.meta.version != kMetaVersion)
+		return bad(".aic.meta: version " + std::to_string(w.meta.version) + " is not 1");
+	if (w.meta.nsp_count < 1 || w.meta.nsp_count > kMaxNsps)
+		return bad(".aic.meta: nsp_count " + std::to_string(w.meta.nsp_count) + " not in 1..16");
+	if (w.meta.io_size < kMinIoSize || w.meta.io_size > kMaxIoSize)
+		return bad(".aic.meta: io_size " + hex(w.meta.io_size) + " not in 4 KiB..4 GiB");
+	const char *name = reinterpret_cast<const char *>(m + 24);
+	const size_t len = std::find(name, name + kNameSize, '\0') - name;
+	if (!std::all_of(name, name + len, [](char c) { return c >= 0x20 && c < 0x7f; }))
+		return bad(".aic.meta: name is not printable ASCII");
+	if (!std::all_of(name + len, name + kNameSize, [](char c) { return c == '\0'; }))
+		return bad(".aic.meta: name is not NUL-padded");
+	w.meta.name.assign(name, len);
+
+	const Section &ts = sec[text_idx];
+	if (ts.size == 0 || ts.size % sizeof(Instr))
+		return bad(".aic.text size " + std::to_string(ts.size) + " is not a non-zero multiple of 16");
+	const uint64_t count = ts.size / sizeof(Instr);
+	if (w.meta.entry >= count)
+		return bad("entry " + std::to_string(w.meta.entry) + " outside the program of " +
+			   std::to_string(count) + " instructions");
+	w.program.reserve(count);
+	for (uint64_t i = 0; i < count; i++)
+		w.program.push_back(decode(f + ts.offset + i * sizeof(Instr)));
+
+	// Program headers: the non-executable PT_LOADs are the window's initial
+	// contents (executable ones may describe the text for other tools).
+	if (phnum) {
+		if (phentsize != kPhdrSize)
+			return bad("e_phentsize is not 56");
+		if (!fits(phoff, uint64_t(phnum) * kPhdrSize, size))
+			return bad("program headers outside the file");
+	}
+	for (unsigned i = 0; i < phnum; i++) {
+		const uint8_t *h = f + phoff + uint64_t(i) * kPhdrSize;
+		if (le32(h) != kPtLoad || (le32(h + 4) & kPfX))
+			continue;
+		const uint64_t off = le64(h + 8), vaddr = le64(h + 16);
+		const uint64_t filesz = le64(h + 32), memsz = le64(h + 40);
+		const std::string what = "segment " + std::to_string(i);
+		if (filesz > memsz)
+			return bad(what + ": p_filesz above p_memsz");
+		if (!fits(off, filesz, size))
+			return bad(what + ": data outside the file");
+		if (!fits(vaddr, memsz, w.meta.io_size))
+			return bad(what + ": [" + hex(vaddr) + ", +" + hex(memsz) + ") outside io_size " +
+				   hex(w.meta.io_size));
+		if (memsz == 0)
+			continue;
+		w.segments.push_back({vaddr, std::vector<uint8_t>(f + off, f + off + filesz), memsz});
+	}
+	std::vector<const Segment *> order;
+	for (const Segment &s : w.segments)
+		order.push_back(&s);
+	std::sort(order.begin(), order.end(), [](auto *x, auto *y) { return x->offset < y->offset; });
+	for (size_t i = 1; i < order.size(); i++)
+		if (order[i]->offset - order[i - 1]->offset < order[i - 1]->memsz)
+			return bad("segments overlap at window offset " + hex(order[i]->offset));
+	return w;
+}
+
+bool load_segments(const Workload &w, std::span<uint8_t> window)
+{
+	for (const Segment &s : w.segments)
+		if (s.data.size() > s.memsz || !fits(s.offset, s.memsz, window.size()))
+			return false;
+	for (const Segment &s : w.segments) {
+		uint8_t *p = window.data() + s.offset;
+		if (!s.data.empty())
+			std::memcpy(p, s.data.data(), s.data.size());
+		std::memset(p + s.data.size(), 0, s.memsz - s.data.size());
+	}
+	return true;
+}
+
+} // namespace aic100::nsp

@@ -1,0 +1,1215 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "aic100/nsp.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <thread>
+
+#include "aic100/nsp_kernels.h"
+
+namespace aic100::nsp {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+Instr I(Op op, uint8_t a = 0, uint8_t b = 0, uint8_t c = 0, uint32_t imm32 = 0, uint64_t imm64 = 0)
+{
+	return Instr{uint8_t(op), a, b, c, imm32, imm64};
+}
+
+Instr Li(uint8_t reg, uint64_t v)
+{
+	return I(Op::Li, reg, 0, 0, 0, v);
+}
+
+uint64_t f32_bits(float f)
+{
+	uint32_t b;
+	std::memcpy(&b, &f, 4);
+	return b;
+}
+
+// A window, its semaphores and counters, and one core over them.
+struct Machine {
+	explicit Machine(size_t size = 1 << 16) : win(size) {}
+
+	Core &load(std::vector<Instr> p, unsigned k = 0, unsigned n = 1, uint32_t entry = 0)
+	{
+		prog = std::move(p);
+		core = std::make_unique<Core>(prog, entry, win, sems, ctr, k, n);
+		return *core;
+	}
+	// Steps to HALT (or a fault); the programs of these tests are short.
+	void run()
+	{
+		for (int i = 0; i < 1000000 && core->step();)
+			i++;
+	}
+	void halts()
+	{
+		run();
+		EXPECT_TRUE(core->halted()) << core->fault();
+	}
+	std::string faults()
+	{
+		run();
+		EXPECT_TRUE(core->faulted());
+		return core->fault();
+	}
+
+	template <class T>
+	T get(uint64_t off) const
+	{
+		T v;
+		std::memcpy(&v, &win[off], sizeof(T));
+		return v;
+	}
+	template <class T>
+	void put(uint64_t off, T v)
+	{
+		std::memcpy(&win[off], &v, sizeof(T));
+	}
+	template <class T>
+	void put_all(uint64_t off, const std::vector<T> &v)
+	{
+		if (!v.empty())
+			std::memcpy(&win[off], v.data(), v.size() * sizeof(T));
+	}
+	template <class T>
+	std::vector<T> get_all(uint64_t off, size_t n) const
+	{
+		std::vector<T> v(n);
+		if (n)
+			std::memcpy(v.data(), &win[off], n * sizeof(T));
+		return v;
+	}
+
+	std::vector<uint8_t> win;
+	Semaphores sems;
+	Counters ctr;
+	std::vector<Instr> prog;
+	std::unique_ptr<Core> core;
+};
+
+std::vector<float> random_f32(size_t n, uint32_t seed, float lo = -1, float hi = 1)
+{
+	std::mt19937 rng(seed);
+	std::uniform_real_distribution<float> d(lo, hi);
+	std::vector<float> v(n);
+	for (float &x : v)
+		x = d(rng);
+	return v;
+}
+
+std::vector<int8_t> random_i8(size_t n, uint32_t seed)
+{
+	std::mt19937 rng(seed);
+	std::vector<int8_t> v(n);
+	for (int8_t &x : v)
+		x = int8_t(rng());
+	return v;
+}
+
+// ---- scalar instructions -----------------------------------------------------
+
+TEST(NspCore, StartsWithKAndN)
+{
+	Machine m;
+	Core &c = m.load({I(Op::Halt)}, 3, 7);
+	EXPECT_EQ(c.reg(1), 3u);
+	EXPECT_EQ(c.reg(2), 7u);
+	for (unsigned i = 3; i < kNumRegs; i++)
+		EXPECT_EQ(c.reg(i), 0u);
+	m.halts();
+}
+
+TEST(NspCore, Arithmetic)
+{
+	Machine m;
+	m.load({
+		Li(3, 40),
+		Li(4, 2),
+		I(Op::Add, 5, 3, 4),
+		I(Op::Sub, 6, 4, 3), // wraps
+		I(Op::Mul, 7, 3, 4),
+		Li(8, 0xF0F0),
+		Li(9, 0x0FF0),
+		I(Op::And, 10, 8, 9),
+		I(Op::Or, 11, 8, 9),
+		I(Op::Shl, 12, 4, 4),
+		I(Op::Shr, 13, 8, 4),
+		Li(14, 65),          // shifts use the low 6 bits
+		I(Op::Shl, 15, 4, 14),
+		I(Op::Addi, 16, 3, 0, 0, uint64_t(-50)),
+		Li(0, 99),           // r0 stays 0
+		I(Op::Add, 17, 0, 3),
+		I(Op::Halt),
+	});
+	m.halts();
+	Core &c = *m.core;
+	EXPECT_EQ(c.reg(5), 42u);
+	EXPECT_EQ(c.reg(6), uint64_t(-38));
+	EXPECT_EQ(c.reg(7), 80u);
+	EXPECT_EQ(c.reg(10), 0x00F0u);
+	EXPECT_EQ(c.reg(11), 0xFFF0u);
+	EXPECT_EQ(c.reg(12), 8u);
+	EXPECT_EQ(c.reg(13), 0x3C3Cu);
+	EXPECT_EQ(c.reg(15), 4u);
+	EXPECT_EQ(c.reg(16), uint64_t(-10));
+	EXPECT_EQ(c.reg(0), 0u);
+	EXPECT_EQ(c.reg(17), 40u);
+	EXPECT_EQ(c.executed(), 17u);
+}
+
+TEST(NspCore, LoadsAndStoresAnyAlignment)
+{
+	Machine m;
+	m.put<uint64_t>(0x101, 0x1122334455667788ull);
+	m.put<uint32_t>(0x203, 0xDEADBEEF);
+	m.load({
+		Li(3, 0x109),
+		I(Op::Ld, 4, 3, 0, 0, uint64_t(-8)), // 0x101
+		Li(5, 0x200),
+		I(Op::Ld32, 6, 5, 0, 0, 3),          // zero-extended
+		Li(7, 0xAABBCCDDEEFF0011ull),
+		I(Op::St, 7, 5, 0, 0, 0x11),
+		I(Op::St32, 7, 5, 0, 0, 0x21),
+		I(Op::Halt),
+	});
+	m.halts();
+	EXPECT_EQ(m.core->reg(4), 0x1122334455667788ull);
+	EXPECT_EQ(m.core->reg(6), 0xDEADBEEFull);
+	EXPECT_EQ(m.get<uint64_t>(0x211), 0xAABBCCDDEEFF0011ull);
+	EXPECT_EQ(m.get<uint32_t>(0x221), 0xEEFF0011u);
+	EXPECT_EQ(m.win[0x225], 0);
+}
+
+TEST(NspCore, Branches)
+{
+	Machine m;
+	// r3 counts to 100 in a loop; BLT is unsigned; BEQ/BNE fall through.
+	m.load({
+		Li(4, 100),                     // 0
+		I(Op::Addi, 3, 3, 0, 0, 1),     // 1
+		I(Op::Blt, 3, 4, 0, 1),         // 2
+		Li(5, uint64_t(-1)),            // 3
+		Li(6, 1),                       // 4
+		I(Op::Blt, 5, 6, 0, 9),         // 5: -1 is not below 1 unsigned
+		I(Op::Beq, 5, 6, 0, 9),         // 6
+		I(Op::Bne, 5, 5, 0, 9),         // 7
+		I(Op::Jmp, 0, 0, 0, 10),        // 8
+		I(Op::Halt),                    // 9: not reached
+		I(Op::Beq, 5, 5, 0, 12),        // 10
+		I(Op::Halt),                    // 11
+		Li(7, 1),                       // 12
+		I(Op::Bne, 5, 6, 0, 15),        // 13
+		I(Op::Halt),                    // 14
+		Li(8, 1),                       // 15
+		I(Op::Halt),
+	});
+	m.halts();
+	EXPECT_EQ(m.core->reg(3), 100u);
+	EXPECT_EQ(m.core->reg(7), 1u);
+	EXPECT_EQ(m.core->reg(8), 1u);
+	EXPECT_EQ(m.core->pc(), 16u);
+}
+
+TEST(NspCore, SemaphoreArithmeticSaturates)
+{
+	Machine m;
+	m.load({
+		I(Op::SemSet, 5, 0, 0, 4000),
+		I(Op::SemInc, 5, 0, 0, 200), // 4095
+		I(Op::SemSet, 6, 0, 0, 3),
+		I(Op::SemDec, 6, 0, 0, 10),  // 0
+		I(Op::SemInc, 31, 0, 0, 7),
+		I(Op::SemDec, 31, 0, 0, 2),
+		I(Op::Halt),
+	});
+	m.halts();
+	EXPECT_EQ(m.sems.value(5), 4095);
+	EXPECT_EQ(m.sems.value(6), 0);
+	EXPECT_EQ(m.sems.value(31), 5);
+}
+
+TEST(NspCore, SemWaitConditions)
+{
+	Machine m;
+	m.load({
+		I(Op::SemWait, 2, uint8_t(Cond::Eq), 0, 3),
+		I(Op::SemWait, 2, uint8_t(Cond::Ge), 0, 5),
+		I(Op::SemWait, 3, uint8_t(Cond::Gt0)),
+		I(Op::Halt),
+	});
+	Core &c = *m.core;
+	// Not satisfied: step() leaves pc on the SEMWAIT.
+	EXPECT_TRUE(c.step());
+	EXPECT_EQ(c.pc(), 0u);
+	m.sems.apply(2, Semaphores::Op::Init, 4);
+	EXPECT_TRUE(c.step());
+	EXPECT_EQ(c.pc(), 0u);
+	m.sems.apply(2, Semaphores::Op::Dec, 1);
+	EXPECT_TRUE(c.step());
+	EXPECT_EQ(c.pc(), 1u);
+	EXPECT_TRUE(c.step());
+	EXPECT_EQ(c.pc(), 1u);
+	m.sems.apply(2, Semaphores::Op::Inc, 3); // 6 >= 5
+	EXPECT_TRUE(c.step());
+	EXPECT_EQ(c.pc(), 2u);
+	EXPECT_TRUE(c.step());
+	EXPECT_EQ(c.pc(), 2u);
+	m.sems.apply(3, Semaphores::Op::Inc, 1);
+	EXPECT_TRUE(c.step());
+	EXPECT_FALSE(c.step());
+	EXPECT_TRUE(c.halted());
+	EXPECT_EQ(m.sems.value(3), 1); // SEMWAIT does not consume
+}
+
+TEST(NspCore, MarkCountsIterations)
+{
+	Machine m;
+	m.load({Li(4, 5), I(Op::Mark), I(Op::Addi, 3, 3, 0, 0, 1), I(Op::Bne, 3, 4, 0, 1), I(Op::Halt)});
+	m.halts();
+	EXPECT_EQ(m.ctr.iterations.load(), 5u);
+}
+
+// ---- vector instructions -----------------------------------------------------
+
+TEST(NspVector, CopyIsAMemmove)
+{
+	Machine m;
+	for (int i = 0; i < 100; i++)
+		m.win[0x100 + i] = uint8_t(i);
+	m.load({Li(3, 0x105), Li(4, 0x100), Li(5, 100), I(Op::Copy, 3, 4, 5), Li(5, 0),
+		I(Op::Copy, 3, 4, 5), I(Op::Halt)});
+	m.halts();
+	for (int i = 0; i < 100; i++)
+		ASSERT_EQ(m.win[0x105 + i], i);
+}
+
+TEST(NspVector, AddMulF32OddCountsUnaligned)
+{
+	for (uint64_t n : {0ull, 1ull, 63ull, 64ull, 67ull, 1001ull}) {
+		Machine m;
+		const auto x = random_f32(n, 1), y = random_f32(n, 2);
+		m.put_all(0x1003, x);
+		m.put_all(0x3001, y);
+		m.load({Li(3, 0x5002), Li(4, 0x1003), Li(5, 0x3001), Li(6, n), I(Op::VAddF, 3, 4, 5, 6),
+			Li(3, 0x7001), I(Op::VMulF, 3, 4, 5, 6), I(Op::Halt)});
+		m.halts();
+		const auto sum = m.get_all<float>(0x5002, n), prod = m.get_all<float>(0x7001, n);
+		for (size_t i = 0; i < n; i++) {
+			ASSERT_EQ(sum[i], x[i] + y[i]);
+			ASSERT_EQ(prod[i], x[i] * y[i]);
+		}
+		EXPECT_EQ(m.get<float>(0x5002 + n * 4), 0.0f); // nothing past n
+	}
+}
+
+TEST(NspVector, AddI8Saturates)
+{
+	Machine m;
+	const std::vector<int8_t> x = {100, -100, 127, -128, 5, -5, 0, 64, -64};
+	const std::vector<int8_t> y = {100, -100, 1, -1, -10, 10, 0, 63, -65};
+	const std::vector<int8_t> want = {127, -128, 127, -128, -5, 5, 0, 127, -128};
+	m.put_all(0x10, x);
+	m.put_all(0x20, y);
+	m.load({Li(3, 0x31), Li(4, 0x10), Li(5, 0x20), Li(6, x.size()), I(Op::VAddI8, 3, 4, 5, 6),
+		I(Op::Halt)});
+	m.halts();
+	EXPECT_EQ(m.get_all<int8_t>(0x31, x.size()), want);
+	// Long vectors against a reference.
+	Machine m2;
+	const auto a = random_i8(1000, 3), b = random_i8(1000, 4);
+	m2.put_all(0x1000, a);
+	m2.put_all(0x2000, b);
+	m2.load({Li(3, 0x3000), Li(4, 0x1000), Li(5, 0x2000), Li(6, 1000), I(Op::VAddI8, 3, 4, 5, 6),
+		 I(Op::Halt)});
+	m2.halts();
+	const auto got = m2.get_all<int8_t>(0x3000, 1000);
+	for (int i = 0; i < 1000; i++)
+		ASSERT_EQ(got[i], std::clamp(a[i] + b[i], -128, 127));
+}
+
+TEST(NspVector, ScaleAndConvert)
+{
+	Machine m;
+	const auto x = random_f32(77, 5, -100, 100);
+	const std::vector<int32_t> ints = {0, 1, -1, 1 << 30, -(1 << 30), 123456, -7};
+	m.put_all(0x100, x);
+	m.put_all(0x800, ints);
+	m.load({Li(3, 0x400), Li(4, 0x100), Li(5, 77), I(Op::VScaleF, 3, 4, 5, 0, f32_bits(-0.25f)),
+		Li(3, 0x900), Li(4, 0x800), Li(5, ints.size()), I(Op::CvtI32F, 3, 4, 5, 0, f32_bits(0.5f)),
+		I(Op::Halt)});
+	m.halts();
+	const auto s = m.get_all<float>(0x400, 77);
+	for (int i = 0; i < 77; i++)
+		ASSERT_EQ(s[i], x[i] * -0.25f);
+	const auto f = m.get_all<float>(0x900, ints.size());
+	for (size_t i = 0; i < ints.size(); i++)
+		EXPECT_EQ(f[i], float(ints[i]) * 0.5f);
+}
+
+TEST(NspVector, Activations)
+{
+	const auto x = random_f32(301, 6, -6, 6);
+	auto gelu = [](double v) {
+		return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+	};
+	for (uint32_t kind = 0; kind < 4; kind++) {
+		Machine m;
+		m.put_all(0x100, x);
+		m.load({Li(3, 0x1000), Li(4, 0x100), Li(5, x.size()), I(Op::ActF, 3, 4, 5, kind),
+			// in place too
+			I(Op::ActF, 4, 4, 5, kind), I(Op::Halt)});
+		m.halts();
+		const auto out = m.get_all<float>(0x1000, x.size()), inplace = m.get_all<float>(0x100, x.size());
+		for (size_t i = 0; i < x.size(); i++) {
+			const double v = x[i];
+			const double want = kind == 0   ? std::max(v, 0.0)
+					    : kind == 1 ? 1 / (1 + std::exp(-v))
+					    : kind == 2 ? std::tanh(v)
+							: gelu(v);
+			ASSERT_NEAR(out[i], want, 1e-5) << "kind " << kind << " x " << v;
+			ASSERT_EQ(out[i], inplace[i]);
+		}
+	}
+}
+
+TEST(NspVector, SumAndMax)
+{
+	Machine m;
+	const auto x = random_f32(1003, 7, -10, 10);
+	m.put_all(0x101, x);
+	m.put<float>(0x3000, std::numeric_limits<float>::quiet_NaN());
+	m.put<float>(0x3004, -3.0f);
+	m.put<float>(0x3008, -2.0f);
+	m.load({Li(3, 0x2001), Li(4, 0x101), Li(5, x.size()), I(Op::SumF, 3, 4, 5), Li(3, 0x2005),
+		I(Op::MaxF, 3, 4, 5), Li(5, 0), Li(3, 0x2009), I(Op::SumF, 3, 4, 5), Li(3, 0x200D),
+		I(Op::MaxF, 3, 4, 5), Li(3, 0x2011), Li(4, 0x3000), Li(5, 3), I(Op::MaxF, 3, 4, 5),
+		I(Op::Halt)});
+	m.halts();
+	double sum = 0;
+	float mx = -1e30f;
+	for (float v : x) {
+		sum += v;
+		mx = std::max(mx, v);
+	}
+	EXPECT_NEAR(m.get<float>(0x2001), sum, 1e-3);
+	EXPECT_EQ(m.get<float>(0x2005), mx);
+	EXPECT_EQ(m.get<float>(0x2009), 0.0f);
+	EXPECT_EQ(m.get<float>(0x200D), -std::numeric_limits<float>::infinity());
+	EXPECT_EQ(m.get<float>(0x2011), -2.0f); // the NaN is ignored
+}
+
+TEST(NspVector, Bias)
+{
+	Machine m;
+	const auto x = random_f32(3 * 37 + 5, 8);
+	const auto b = random_f32(37, 9);
+	m.put_all(0x103, x);
+	m.put_all(0x1001, b);
+	m.load({Li(3, 0x103), Li(4, 0x1001), Li(5, x.size()), I(Op::BiasF, 3, 4, 5, 37), I(Op::Halt)});
+	m.halts();
+	const auto got = m.get_all<float>(0x103, x.size());
+	for (size_t i = 0; i < x.size(); i++)
+		ASSERT_EQ(got[i], x[i] + b[i % 37]);
+}
+
+// ---- GEMMs ---------------------------------------------------------------------
+
+std::vector<int32_t> naive_i8(const std::vector<int8_t> &a, const std::vector<int8_t> &b, size_t m,
+			      size_t n, size_t k)
+{
+	std::vector<int32_t> c(m * n);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++) {
+			int64_t s = 0;
+			for (size_t p = 0; p < k; p++)
+				s += a[i * k + p] * b[p * n + j];
+			c[i * n + j] = int32_t(uint32_t(uint64_t(s)));
+		}
+	return c;
+}
+
+std::vector<double> naive_f32(const std::vector<float> &a, const std::vector<float> &b, size_t m, size_t n,
+			      size_t k)
+{
+	std::vector<double> c(m * n);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++) {
+			double s = 0;
+			for (size_t p = 0; p < k; p++)
+				s += double(a[i * k + p]) * b[p * n + j];
+			c[i * n + j] = s;
+		}
+	return c;
+}
+
+struct Dims {
+	uint32_t m, n, k;
+};
+// Odd sizes, and sizes across every block boundary of both GEMMs.
+const Dims kDims[] = {{1, 1, 1}, {7, 13, 29}, {3, 5, 600}, {97, 33, 17}, {130, 270, 530}, {5, 517, 3},
+		      {121, 9, 1030}};
+
+std::vector<kernels::Isa> isas()
+{
+	std::vector<kernels::Isa> v = {kernels::Isa::Baseline};
+	if (kernels::best_isa() == kernels::Isa::Avx2)
+		v.push_back(kernels::Isa::Avx2);
+	return v;
+}
+
+TEST(NspGemm, Int8KernelsMatchNaive)
+{
+	for (kernels::Isa isa : isas())
+		for (const Dims &d : kDims) {
+			const auto a = random_i8(size_t(d.m) * d.k, d.m), b = random_i8(size_t(d.k) * d.n, d.n);
+			std::vector<uint8_t> c(size_t(d.m) * d.n * 4 + 1, 0xAA);
+			kernels::Scratch s;
+			ASSERT_TRUE(kernels::gemm_i8(c.data() + 1, reinterpret_cast<const uint8_t *>(a.data()),
+						     reinterpret_cast<const uint8_t *>(b.data()), d.m, d.n, d.k, s,
+						     nullptr, isa));
+			std::vector<int32_t> got(size_t(d.m) * d.n);
+			std::memcpy(got.data(), c.data() + 1, got.size() * 4);
+			ASSERT_EQ(got, naive_i8(a, b, d.m, d.n, d.k))
+				<< kernels::isa_name(isa) << " " << d.m << "x" << d.n << "x" << d.k;
+			EXPECT_EQ(c[0], 0xAA);
+		}
+}
+
+TEST(NspGemm, Int8Extremes)
+{
+	// -128 * -128 summed 1030 times: 16.9M, well inside int32; and the
+	// wrap-around of a sum that does not fit.
+	for (kernels::Isa isa : isas()) {
+		const uint32_t k = 1030;
+		std::vector<int8_t> a(k, -128), b(k * 2, -128);
+		for (uint32_t p = 0; p < k; p++)
+			b[p * 2 + 1] = 127;
+		std::vector<int32_t> c(2);
+		kernels::Scratch s;
+		kernels::gemm_i8(reinterpret_cast<uint8_t *>(c.data()), reinterpret_cast<uint8_t *>(a.data()),
+				 reinterpret_cast<uint8_t *>(b.data()), 1, 2, k, s, nullptr, isa);
+		EXPECT_EQ(c[0], 16384 * int32_t(k));
+		EXPECT_EQ(c[1], -16256 * int32_t(k));
+	}
+	for (kernels::Isa isa : isas()) {
+		const uint32_t k = 140000; // 140000 * 16384 > 2^31
+		std::vector<int8_t> a(k, -128), b(k, -128);
+		int32_t c;
+		kernels::Scratch s;
+		kernels::gemm_i8(reinterpret_cast<uint8_t *>(&c), reinterpret_cast<uint8_t *>(a.data()),
+				 reinterpret_cast<uint8_t *>(b.data()), 1, 1, k, s, nullptr, isa);
+		EXPECT_EQ(c, int32_t(uint32_t(uint64_t(k) * 16384)));
+	}
+}
+
+TEST(NspGemm, F32KernelsMatchNaive)
+{
+	for (kernels::Isa isa : isas())
+		for (const Dims &d : kDims) {
+			const auto a = random_f32(size_t(d.m) * d.k, d.m), b = random_f32(size_t(d.k) * d.n, d.n);
+			std::vector<uint8_t> c(size_t(d.m) * d.n * 4 + 3);
+			kernels::Scratch s;
+			ASSERT_TRUE(kernels::gemm_f32(c.data() + 3, reinterpret_cast<const uint8_t *>(a.data()),
+						      reinterpret_cast<const uint8_t *>(b.data()), d.m, d.n, d.k, s,
+						      nullptr, isa));
+			const auto want = naive_f32(a, b, d.m, d.n, d.k);
+			for (size_t i = 0; i < want.size(); i++) {
+				float got;
+				std::memcpy(&got, c.data() + 3 + i * 4, 4);
+				// Inputs in [-1, 1]: the error grows like sqrt(k) ulps.
+				ASSERT_NEAR(got, want[i], 1e-6 * d.k + 1e-6)
+					<< kernels::isa_name(isa) << " " << d.m << "x" << d.n << "x" << d.k << " @" << i;
+			}
+		}
+}
+
+TEST(NspGemm, InstructionsUseWindowOffsets)
+{
+	const uint32_t M = 37, N = 19, K = 45;
+	Machine m(1 << 20);
+	const auto ai = random_i8(M * K, 1), bi = random_i8(K * N, 2);
+	const auto af = random_f32(M * K, 3), bf = random_f32(K * N, 4);
+	m.put_all(0x1001, ai);
+	m.put_all(0x3003, bi);
+	m.put_all(0x10001, af);
+	m.put_all(0x20003, bf);
+	m.load({Li(3, 0x5005), Li(4, 0x1001), Li(5, 0x3003), I(Op::MmI8, 3, 4, 5, 0, pack_mnk(M, N, K)),
+		Li(3, 0x30007), Li(4, 0x10001), Li(5, 0x20003), I(Op::MmF32, 3, 4, 5, 0, pack_mnk(M, N, K)),
+		I(Op::Halt)});
+	m.halts();
+	EXPECT_EQ(m.get_all<int32_t>(0x5005, M * N), naive_i8(ai, bi, M, N, K));
+	const auto want = naive_f32(af, bf, M, N, K);
+	const auto got = m.get_all<float>(0x30007, M * N);
+	for (size_t i = 0; i < want.size(); i++)
+		ASSERT_NEAR(got[i], want[i], 1e-4);
+}
+
+// ---- faults --------------------------------------------------------------------
+
+TEST(NspFault, UnknownOpcode)
+{
+	Machine m;
+	m.load({I(Op::Nop), Instr{0xFF, 0, 0, 0, 0, 0}});
+	EXPECT_EQ(m.faults(), "instruction 1 (opcode 0xff): unknown opcode");
+	EXPECT_EQ(m.core->pc(), 1u);
+	EXPECT_FALSE(m.core->step()); // stays faulted
+}
+
+TEST(NspFault, OperandOutsideWindow)
+{
+	Machine m(4096);
+	m.load({Li(3, 0), Li(4, 0xF00), Li(5, 65), I(Op::VAddF, 3, 3, 4, 5)});
+	EXPECT_EQ(m.faults(), "instruction 3 (VADDF): y [0xf00, +0x104) outside the window of 0x1000 bytes");
+}
+
+TEST(NspFault, HugeCountsDoNotWrap)
+{
+	Machine m(4096);
+	m.load({Li(4, 1ull << 62), I(Op::VScaleF, 3, 3, 4)});
+	EXPECT_NE(m.faults().find("overflow"), std::string::npos);
+	m.load({Li(3, ~0ull - 2), I(Op::Ld, 4, 3)});
+	EXPECT_EQ(m.faults(), "instruction 1 (LD): address [0xfffffffffffffffd, +0x8) outside the window of "
+			      "0x1000 bytes");
+	m.load({Li(3, 4092), I(Op::Ld32, 4, 3), I(Op::Ld, 4, 3)});
+	EXPECT_NE(m.faults().find("instruction 2 (LD): address [0xffc, +0x8)"), std::string::npos);
+	m.load({Li(4, ~0ull), I(Op::Copy, 3, 3, 4)});
+	EXPECT_NE(m.faults().find("(COPY): dst [0x0, +0xffffffffffffffff)"), std::string::npos);
+}
+
+TEST(NspFault, GemmOperands)
+{
+	Machine m(4096);
+	m.load({I(Op::MmI8, 3, 4, 5, 0, pack_mnk(0, 1, 1))});
+	EXPECT_NE(m.faults().find("M=0 N=1 K=1"), std::string::npos);
+	m.load({I(Op::MmF32, 3, 4, 5, 0, pack_mnk(1, 1, 1) | 1ull << 63)});
+	EXPECT_NE(m.faults().find("K=2097153"), std::string::npos);
+	m.load({I(Op::MmF32, 3, 4, 5, 0, pack_mnk(16, 16, 16)), I(Op::Halt)});
+	m.halts(); // 1 KiB each: fits
+	m.load({I(Op::MmF32, 3, 4, 5, 0, pack_mnk(33, 32, 1))});
+	EXPECT_EQ(m.faults(), "instruction 0 (MMF32): C [0x0, +0x1080) outside the window of 0x1000 bytes");
+	m.load({Li(4, 4000), I(Op::MmI8, 3, 4, 5, 0, pack_mnk(10, 1, 10))});
+	EXPECT_EQ(m.faults(), "instruction 1 (MMI8): A [0xfa0, +0x64) outside the window of 0x1000 bytes");
+}
+
+TEST(NspFault, BadFields)
+{
+	Machine m;
+	m.load({I(Op::Add, 3, 32, 4)});
+	EXPECT_EQ(m.faults(), "instruction 0 (ADD): register r32 does not exist");
+	m.load({I(Op::VAddF, 3, 4, 5, 40)});
+	EXPECT_EQ(m.faults(), "instruction 0 (VADDF): register r40 does not exist");
+	m.load({I(Op::SemInc, 32, 0, 0, 1)});
+	EXPECT_EQ(m.faults(), "instruction 0 (SEMINC): semaphore 32 (0..31)");
+	m.load({I(Op::SemWait, 40, 0, 0, 1)});
+	EXPECT_EQ(m.faults(), "instruction 0 (SEMWAIT): semaphore 40 (0..31)");
+	m.load({I(Op::SemWait, 1, 3, 0, 1)});
+	EXPECT_EQ(m.faults(), "instruction 0 (SEMWAIT): condition 3 (0 ==, 1 >=, 2 > 0)");
+	m.load({I(Op::SemSet, 1, 0, 0, 4096)});
+	EXPECT_EQ(m.faults(), "instruction 0 (SEMSET): semaphore value 4096 (0..4095)");
+	m.load({I(Op::ActF, 3, 4, 5, 4)});
+	EXPECT_EQ(m.faults(), "instruction 0 (ACTF): activation kind 4 (0..3)");
+	m.load({I(Op::BiasF, 3, 4, 5, 0)});
+	EXPECT_EQ(m.faults(), "instruction 0 (BIASF): 0 columns");
+}
+
+TEST(NspFault, BranchOutsideProgram)
+{
+	Machine m;
+	m.load({I(Op::Nop), I(Op::Jmp, 0, 0, 0, 2)});
+	EXPECT_EQ(m.faults(), "instruction 1 (JMP): branch to 2 outside the program of 2 instructions");
+	m.load({I(Op::Beq, 0, 0, 0, 0xFFFFFFFF)});
+	EXPECT_NE(m.faults().find("branch to 4294967295"), std::string::npos);
+	m.load({I(Op::Bne, 0, 0, 0, 99), I(Op::Nop)}); // not taken: no fault, then off the end
+	EXPECT_EQ(m.faults(), "pc 2: ran past the end of the program of 2 instructions");
+}
+
+// ---- run(): stop, busy time ----------------------------------------------------
+
+TEST(NspRun, StopsAnInfiniteLoop)
+{
+	for (uint32_t target : {0u, 1u}) { // a self-loop, and a loop with a body
+		Machine m;
+		m.load({I(Op::Nop), I(Op::Addi, 3, 3, 0, 0, 1), I(Op::Jmp, 0, 0, 0, target)});
+		std::atomic<bool> stop{false};
+		std::thread t([&] {
+			std::this_thread::sleep_for(30ms);
+			stop = true;
+		});
+		const auto t0 = Clock::now();
+		EXPECT_EQ(m.core->run([&] { return stop.load(); }), Core::Exit::Stopped);
+		EXPECT_LT(Clock::now() - t0, 1s);
+		t.join();
+		EXPECT_GT(m.core->reg(3), 1000u);
+		EXPECT_GT(m.ctr.busy_ns.load(), 20'000'000u);
+		// It can be resumed.
+		stop = false;
+		const uint64_t before = m.core->reg(3);
+		int polls = 0;
+		EXPECT_EQ(m.core->run([&] { return ++polls > 3; }), Core::Exit::Stopped);
+		EXPECT_GT(m.core->reg(3), before);
+	}
+}
+
+TEST(NspRun, SemWaitIsNotBusyTime)
+{
+	Machine m;
+	m.load({I(Op::SemWait, 0, uint8_t(Cond::Gt0)), I(Op::Halt)});
+	std::thread t([&] {
+		std::this_thread::sleep_for(100ms);
+		m.sems.apply(0, Semaphores::Op::Inc, 1);
+	});
+	EXPECT_EQ(m.core->run([] { return false; }), Core::Exit::Halted);
+	t.join();
+	EXPECT_LT(m.ctr.busy_ns.load(), 50'000'000u);
+	EXPECT_EQ(m.core->run([] { return false; }), Core::Exit::Halted);
+}
+
+TEST(NspRun, StopsInsideALongGemm)
+{
+	const uint32_t n = 1024;
+	Machine m(3ull * n * n * 4);
+	m.load({Li(4, uint64_t(n) * n * 4), Li(5, uint64_t(n) * n * 8),
+		I(Op::MmF32, 3, 4, 5, 0, pack_mnk(n, n, n)), I(Op::Halt)});
+	std::atomic<bool> stop{false};
+	std::atomic<int64_t> stopped_at{0};
+	std::thread t([&] {
+		std::this_thread::sleep_for(20ms);
+		stopped_at = Clock::now().time_since_epoch().count();
+		stop = true;
+	});
+	EXPECT_EQ(m.core->run([&] { return stop.load(); }), Core::Exit::Stopped);
+	const auto latency = std::chrono::nanoseconds(Clock::now().time_since_epoch().count() - stopped_at);
+	t.join();
+	EXPECT_EQ(m.core->pc(), 2u); // the GEMM runs again on the next run()
+	EXPECT_LT(latency, 500ms); // generous: CI machines are loaded
+}
+
+// ---- ELF -----------------------------------------------------------------------
+
+void put16(std::vector<uint8_t> &f, size_t off, uint16_t v)
+{
+	std::memcpy(&f[off], &v, 2);
+}
+void put32(std::vector<uint8_t> &f, size_t off, uint32_t v)
+{
+	std::memcpy(&f[off], &v, 4);
+}
+void put64(std::vector<uint8_t> &f, size_t off, uint64_t v)
+{
+	std::memcpy(&f[off], &v, 8);
+}
+uint64_t get64(const std::vector<uint8_t> &f, size_t off)
+{
+	uint64_t v;
+	std::memcpy(&v, &f[off], 8);
+	return v;
+}
+
+// An ELF written here from docs/nsp.md, independently of tools/nspasm.
+struct ElfSpec {
+	uint16_t nsps = 2;
+	uint64_t io_size = 0x10000;
+	uint32_t entry = 1;
+	std::string name = "test";
+	std::vector<Instr> text = {I(Op::Nop), I(Op::Mark), I(Op::Jmp, 0, 0, 0, 1)};
+	struct Seg {
+		uint64_t vaddr;
+		std::vector<uint8_t> data;
+		uint64_t memsz;
+		uint32_t flags = 6; // RW
+	};
+	std::vector<Seg> segs = {{0x100, {1, 2, 3, 4}, 8}, {0x2000, {9}, 0x1000}};
+};
+
+// Layout: ehdr | phdrs | meta | text | segment data | shstrtab | shdrs
+// (null, .aic.meta, .aic.text, .shstrtab).
+std::vector<uint8_t> make_elf(const ElfSpec &s)
+{
+	std::vector<uint8_t> f(64 + 56 * s.segs.size());
+	auto append = [&f](const void *p, size_t n) {
+		const size_t off = f.size();
+		f.insert(f.end(), static_cast<const uint8_t *>(p), static_cast<const uint8_t *>(p) + n);
+		return off;
+	};
+	uint8_t meta[48] = {};
+	uint32_t magic = kMetaMagic;
+	uint16_t version = 1;
+	std::memcpy(meta, &magic, 4);
+	std::memcpy(meta + 4, &version, 2);
+	std::memcpy(meta + 6, &s.nsps, 2);
+	std::memcpy(meta + 8, &s.io_size, 8);
+	std::memcpy(meta + 16, &s.entry, 4);
+	std::memcpy(meta + 24, s.name.data(), std::min<size_t>(s.name.size(), 24));
+	const size_t meta_off = append(meta, 48);
+	const size_t text_off = append(s.text.data(), s.text.size() * 16);
+	for (size_t i = 0; i < s.segs.size(); i++) {
+		const size_t off = append(s.segs[i].data.data(), s.segs[i].data.size());
+		const size_t h = 64 + 56 * i;
+		put32(f, h, 1);
+		put32(f, h + 4, s.segs[i].flags);
+		put64(f, h + 8, off);
+		put64(f, h + 16, s.segs[i].vaddr);
+		put64(f, h + 24, s.segs[i].vaddr);
+		put64(f, h + 32, s.segs[i].data.size());
+		put64(f, h + 40, s.segs[i].memsz);
+		put64(f, h + 48, 1);
+	}
+	const char names[] = "\0.aic.meta\0.aic.text\0.shstrtab";
+	const size_t str_off = append(names, sizeof(names));
+	while (f.size() % 8)
+		f.push_back(0);
+	const size_t shoff = f.size();
+	f.resize(shoff + 4 * 64);
+	auto sh = [&](int i, uint32_t name, uint32_t type, uint64_t off, uint64_t size) {
+		const size_t h = shoff + 64 * i;
+		put32(f, h, name);
+		put32(f, h + 4, type);
+		put64(f, h + 24, off);
+		put64(f, h + 32, size);
+	};
+	sh(1, 1, 1, meta_off, 48);
+	sh(2, 11, 1, text_off, s.text.size() * 16);
+	sh(3, 21, 3, str_off, sizeof(names));
+	std::memcpy(&f[0], "\x7f" "ELF\x02\x01\x01", 7);
+	put16(f, 16, 2);
+	put16(f, 18, 164);
+	put32(f, 20, 1);
+	put64(f, 32, 64);
+	put64(f, 40, shoff);
+	put16(f, 52, 64);
+	put16(f, 54, 56);
+	put16(f, 56, uint16_t(s.segs.size()));
+	put16(f, 58, 64);
+	put16(f, 60, 4);
+	put16(f, 62, 3);
+	return f;
+}
+
+size_t shdr(const std::vector<uint8_t> &f, int i)
+{
+	return size_t(get64(f, 40)) + 64 * i;
+}
+
+std::string parse_error(const std::vector<uint8_t> &f)
+{
+	std::string err;
+	auto w = parse(f, err);
+	EXPECT_FALSE(w) << "accepted";
+	return err;
+}
+
+TEST(NspElf, ParsesAWellFormedElf)
+{
+	std::string err;
+	auto w = parse(make_elf({}), err);
+	ASSERT_TRUE(w) << err;
+	EXPECT_EQ(w->meta.nsp_count, 2);
+	EXPECT_EQ(w->meta.io_size, 0x10000u);
+	EXPECT_EQ(w->meta.entry, 1u);
+	EXPECT_EQ(w->meta.name, "test");
+	ASSERT_EQ(w->program.size(), 3u);
+	EXPECT_EQ(w->program[2].op, uint8_t(Op::Jmp));
+	EXPECT_EQ(w->program[2].imm32, 1u);
+	ASSERT_EQ(w->segments.size(), 2u);
+	EXPECT_EQ(w->segments[0].offset, 0x100u);
+	EXPECT_EQ(w->segments[0].data, (std::vector<uint8_t>{1, 2, 3, 4}));
+	EXPECT_EQ(w->segments[1].memsz, 0x1000u);
+
+	std::vector<uint8_t> win(0x10000, 0xEE);
+	ASSERT_TRUE(load_segments(*w, win));
+	EXPECT_EQ(win[0xFF], 0xEE);
+	EXPECT_EQ(win[0x100], 1);
+	EXPECT_EQ(win[0x104], 0);
+	EXPECT_EQ(win[0x107], 0);
+	EXPECT_EQ(win[0x108], 0xEE);
+	EXPECT_EQ(win[0x2000], 9);
+	EXPECT_EQ(win[0x2FFF], 0);
+	EXPECT_EQ(win[0x3000], 0xEE);
+	std::vector<uint8_t> small(0x2FFF, 0xEE);
+	EXPECT_FALSE(load_segments(*w, small));
+	EXPECT_EQ(small[0x100], 0xEE); // nothing written
+}
+
+TEST(NspElf, IgnoresExecutableSegmentsAndOtherSections)
+{
+	ElfSpec s;
+	s.segs.push_back({0x100, {7}, 1, 5}); // R+X: overlaps, but is not window data
+	std::string err;
+	auto w = parse(make_elf(s), err);
+	ASSERT_TRUE(w) << err;
+	EXPECT_EQ(w->segments.size(), 2u);
+}
+
+TEST(NspElf, RejectsBadHeaders)
+{
+	const auto good = make_elf({});
+	auto with = [&good](auto patch) {
+		auto f = good;
+		patch(f);
+		return parse_error(f);
+	};
+	EXPECT_EQ(with([](auto &f) { f[0] = 0; }), "not an ELF file");
+	EXPECT_EQ(with([](auto &f) { f[4] = 1; }), "not a little-endian ELF64 (version 1)");
+	EXPECT_EQ(with([](auto &f) { f[5] = 2; }), "not a little-endian ELF64 (version 1)");
+	EXPECT_EQ(with([](auto &f) { put16(f, 16, 3); }), "e_type is not ET_EXEC");
+	EXPECT_EQ(with([](auto &f) { put16(f, 18, 62); }), "e_machine is not 164 (EM_QDSP6)");
+	EXPECT_EQ(with([](auto &f) { put16(f, 58, 40); }), "e_shentsize is not 64");
+	EXPECT_EQ(with([](auto &f) { put16(f, 60, 0); }), "no section headers");
+	EXPECT_EQ(with([](auto &f) { put64(f, 40, ~0ull - 100); }), "section headers outside the file");
+	EXPECT_EQ(with([](auto &f) { put16(f, 60, 0xFFFF); }), "section headers outside the file");
+	EXPECT_EQ(with([](auto &f) { put16(f, 62, 4); }), "e_shstrndx out of range");
+	EXPECT_EQ(with([](auto &f) { put16(f, 62, 0); }), "no section name table");
+	EXPECT_EQ(with([](auto &f) { put16(f, 54, 32); }), "e_phentsize is not 56");
+	EXPECT_EQ(with([](auto &f) { put64(f, 32, f.size() - 8); }), "program headers outside the file");
+	EXPECT_EQ(with([](auto &f) { put64(f, 32, ~0ull); }), "program headers outside the file");
+}
+
+TEST(NspElf, RejectsBadSections)
+{
+	const auto good = make_elf({});
+	auto with = [&good](auto patch) {
+		auto f = good;
+		patch(f);
+		return parse_error(f);
+	};
+	EXPECT_EQ(with([](auto &f) { put64(f, shdr(f, 2) + 24, ~0ull - 8); }), "section 2 outside the file");
+	EXPECT_EQ(with([](auto &f) { put64(f, shdr(f, 2) + 32, 1ull << 62); }), "section 2 outside the file");
+	EXPECT_EQ(with([](auto &f) { put32(f, shdr(f, 1), 1000); }),
+		  "section 1 name outside the name table");
+	// The name table's last byte is its only terminator.
+	EXPECT_EQ(with([](auto &f) {
+			  const size_t st = shdr(f, 3);
+			  f[get64(f, st + 24) + get64(f, st + 32) - 1] = 'x';
+		  }),
+		  "section 3 name not terminated");
+	EXPECT_EQ(with([](auto &f) { put32(f, shdr(f, 1), 0); }), "no .aic.meta section");
+	EXPECT_EQ(with([](auto &f) { put32(f, shdr(f, 2), 0); }), "no .aic.text section");
+	EXPECT_EQ(with([](auto &f) { put32(f, shdr(f, 2), 1); }), "two .aic.meta sections");
+	EXPECT_EQ(with([](auto &f) { put32(f, shdr(f, 1) + 4, 8); }), ".aic.meta has no contents");
+	EXPECT_EQ(with([](auto &f) { put64(f, shdr(f, 1) + 32, 40); }), ".aic.meta is not 48 bytes");
+	EXPECT_EQ(with([](auto &f) { put64(f, shdr(f, 2) + 32, 40); }),
+		  ".aic.text size 40 is not a non-zero multiple of 16");
+	EXPECT_EQ(with([](auto &f) { put64(f, shdr(f, 2) + 32, 0); }),
+		  ".aic.text size 0 is not a non-zero multiple of 16");
+}
+
+TEST(NspElf, RejectsBadMeta)
+{
+	auto err = [](auto change) {
+		ElfSpec s;
+		change(s);
+		return parse_error(make_elf(s));
+	};
+	EXPECT_EQ(err([](ElfSpec &s) { s.nsps = 0; }), ".aic.meta: nsp_count 0 not in 1..16");
+	EXPECT_EQ(err([](ElfSpec &s) { s.nsps = 17; }), ".aic.meta: nsp_count 17 not in 1..16");
+	EXPECT_EQ(err([](ElfSpec &s) { s.io_size = 4095; }), ".aic.meta: io_size 0xfff not in 4 KiB..4 GiB");
+	EXPECT_EQ(err([](ElfSpec &s) { s.io_size = (4ull << 30) + 1; }),
+		  ".aic.meta: io_size 0x100000001 not in 4 KiB..4 GiB");
+	EXPECT_EQ(err([](ElfSpec &s) { s.entry = 3; }), "entry 3 outside the program of 3 instructions");
+	EXPECT_EQ(err([](ElfSpec &s) { s.name = "bad\x01"; }), ".aic.meta: name is not printable ASCII");
+	ElfSpec s;
+	auto f = make_elf(s);
+	const size_t meta = get64(f, shdr(f, 1) + 24);
+	f[meta + 30] = 'x'; // after the NUL of "test"
+	EXPECT_EQ(parse_error(f), ".aic.meta: name is not NUL-padded");
+	f = make_elf(s);
+	f[meta] ^= 1;
+	EXPECT_EQ(parse_error(f), ".aic.meta: bad magic");
+	f = make_elf(s);
+	f[meta + 4] = 2;
+	EXPECT_EQ(parse_error(f), ".aic.meta: version 2 is not 1");
+	// Boundaries that are accepted.
+	std::string e;
+	s.io_size = 4ull << 30;
+	s.name = std::string(24, 'n');
+	s.nsps = 16;
+	auto w = parse(make_elf(s), e);
+	ASSERT_TRUE(w) << e;
+	EXPECT_EQ(w->meta.name, std::string(24, 'n'));
+}
+
+TEST(NspElf, RejectsBadSegments)
+{
+	auto err = [](std::vector<ElfSpec::Seg> segs) {
+		ElfSpec s;
+		s.segs = std::move(segs);
+		return parse_error(make_elf(s));
+	};
+	EXPECT_EQ(err({{0, {1, 2, 3}, 2}}), "segment 0: p_filesz above p_memsz");
+	EXPECT_EQ(err({{0xFFFF, {1}, 2}}), "segment 0: [0xffff, +0x2) outside io_size 0x10000");
+	EXPECT_EQ(err({{~0ull, {}, 2}}), "segment 0: [0xffffffffffffffff, +0x2) outside io_size 0x10000");
+	EXPECT_EQ(err({{0x10, {}, ~0ull}}), "segment 0: [0x10, +0xffffffffffffffff) outside io_size 0x10000");
+	EXPECT_EQ(err({{0x100, {}, 0x100}, {0x1FF, {}, 1}}), "segments overlap at window offset 0x1ff");
+	EXPECT_EQ(err({{0x1FF, {}, 1}, {0x100, {}, 0x100}}), "segments overlap at window offset 0x1ff");
+	// Touching is not overlapping; a segment may end at io_size.
+	ElfSpec s;
+	s.segs = {{0x100, {}, 0x100}, {0x200, {}, 1}, {0xFFFF, {5}, 1}};
+	std::string e;
+	EXPECT_TRUE(parse(make_elf(s), e)) << e;
+
+	auto f = make_elf({});
+	put64(f, 64 + 8, f.size() - 2); // data of segment 0 runs off the end
+	EXPECT_EQ(parse_error(f), "segment 0: data outside the file");
+	put64(f, 64 + 8, ~0ull);
+	EXPECT_EQ(parse_error(f), "segment 0: data outside the file");
+}
+
+TEST(NspElf, SurvivesTruncationAndCorruption)
+{
+	const auto good = make_elf({});
+	std::string err;
+	for (size_t len = 0; len < good.size(); len++) {
+		std::vector<uint8_t> f(good.begin(), good.begin() + len);
+		f.shrink_to_fit(); // so that reading past the end would be caught by ASan/valgrind
+		EXPECT_FALSE(parse(f, err)) << len;
+	}
+	// Random corruption: only what it says matters, and that it returns.
+	std::mt19937 rng(42);
+	int accepted = 0;
+	for (int round = 0; round < 20000; round++) {
+		auto f = good;
+		for (int n = 1 + rng() % 4; n; n--) {
+			const size_t at = rng() % f.size();
+			if (rng() % 2)
+				f[at] = uint8_t(rng());
+			else // plausible large values in 8-byte fields
+				put64(f, at & ~size_t(7), rng() % 2 ? ~0ull - rng() % 64 : uint64_t(rng()) << (rng() % 40));
+		}
+		f.resize(f.size() - rng() % 8);
+		f.shrink_to_fit();
+		auto w = parse(f, err);
+		if (w) {
+			accepted++;
+			std::vector<uint8_t> win(w->meta.io_size > (1 << 20) ? 0 : w->meta.io_size);
+			if (!win.empty()) {
+				EXPECT_TRUE(load_segments(*w, win));
+			}
+		}
+	}
+	EXPECT_LT(accepted, 20000);
+}
+
+// ---- Workers -------------------------------------------------------------------
+
+Workload workload(std::vector<Instr> prog, uint16_t nsps = 1, uint64_t io_size = 1 << 16)
+{
+	Workload w;
+	w.meta.nsp_count = nsps;
+	w.meta.io_size = io_size;
+	w.program = std::move(prog);
+	return w;
+}
+
+TEST(NspWorkers, StopsCoresBlockedInSemWait)
+{
+	std::vector<uint8_t> win(1 << 16);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk;
+	ASSERT_TRUE(wk.start(workload({I(Op::SemWait, 7, uint8_t(Cond::Gt0)), I(Op::Halt)}, 4), win, sems, ctr));
+	std::this_thread::sleep_for(20ms);
+	EXPECT_TRUE(wk.running());
+	EXPECT_FALSE(wk.start(workload({I(Op::Halt)}), win, sems, ctr)); // already running
+	const auto t0 = Clock::now();
+	wk.stop();
+	EXPECT_LT(Clock::now() - t0, 500ms);
+	EXPECT_FALSE(wk.running());
+	EXPECT_FALSE(wk.faulted());
+	wk.stop(); // idempotent
+}
+
+TEST(NspWorkers, StopsAnInfiniteLoopAndRestarts)
+{
+	std::vector<uint8_t> win(1 << 16);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk;
+	const auto w = workload({I(Op::Mark), I(Op::Jmp)}, 2);
+	ASSERT_TRUE(wk.start(w, win, sems, ctr));
+	std::this_thread::sleep_for(20ms);
+	const auto t0 = Clock::now();
+	wk.stop();
+	EXPECT_LT(Clock::now() - t0, 500ms);
+	const uint64_t n = ctr.iterations.load();
+	EXPECT_GT(n, 1000u);
+	EXPECT_GT(ctr.busy_ns.load(), 0u);
+	ASSERT_TRUE(wk.start(w, win, sems, ctr));
+	std::this_thread::sleep_for(5ms);
+	wk.stop();
+	EXPECT_GT(ctr.iterations.load(), n);
+}
+
+TEST(NspWorkers, AFaultStopsTheWholeWorkload)
+{
+	std::vector<uint8_t> win(1 << 16);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk;
+	std::atomic<int> ended{0};
+	// NSP 2 of 3 faults after a while; the others wait forever.
+	const auto w = workload({Li(3, 2), I(Op::Bne, 1, 3, 0, 4), Li(4, 1 << 20), I(Op::Ld, 4, 4),
+				 I(Op::SemWait, 0, uint8_t(Cond::Gt0)), I(Op::Halt)},
+				3);
+	ASSERT_TRUE(wk.start(w, win, sems, ctr, 0, [&] { ended++; }));
+	for (int i = 0; i < 200 && wk.running(); i++)
+		std::this_thread::sleep_for(5ms);
+	EXPECT_FALSE(wk.running());
+	EXPECT_TRUE(wk.faulted());
+	EXPECT_EQ(wk.fault(), "nsp 2: instruction 3 (LD): address [0x100000, +0x8) outside the window of "
+			      "0x10000 bytes");
+	EXPECT_EQ(ended.load(), 1);
+	wk.stop();
+	// The next start clears the fault.
+	ASSERT_TRUE(wk.start(workload({I(Op::Halt)}), win, sems, ctr, 0, [&] { ended++; }));
+	for (int i = 0; i < 200 && wk.running(); i++)
+		std::this_thread::sleep_for(1ms);
+	EXPECT_FALSE(wk.faulted());
+	EXPECT_EQ(ended.load(), 2);
+}
+
+TEST(NspWorkers, NoEndCallbackAfterStop)
+{
+	std::vector<uint8_t> win(1 << 16);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk;
+	std::atomic<int> ended{0};
+	ASSERT_TRUE(wk.start(workload({I(Op::Jmp)}), win, sems, ctr, 0, [&] { ended++; }));
+	wk.stop();
+	EXPECT_EQ(ended.load(), 0);
+}
+
+TEST(NspWorkers, StopsPromptlyInsideAGemm)
+{
+	const uint64_t n = 1024;
+	std::vector<uint8_t> win(3 * n * n * 4);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk;
+	ASSERT_TRUE(wk.start(workload({Li(4, n * n * 4), Li(5, n * n * 8), I(Op::MmF32, 3, 4, 5, 0, pack_mnk(n, n, n)),
+				       I(Op::Jmp)},
+				      2, win.size()),
+			     win, sems, ctr));
+	std::this_thread::sleep_for(30ms);
+	const auto t0 = Clock::now();
+	wk.stop();
+	EXPECT_LT(Clock::now() - t0, 500ms);
+}
+
+TEST(NspWorkers, TwoNspsSplitTheWork)
+{
+	// Each NSP adds its half of two 1000-element vectors: its first element
+	// is r1 * (n / r2).
+	const uint64_t n = 1000;
+	std::vector<uint8_t> win(1 << 16);
+	const auto x = random_f32(n, 11), y = random_f32(n, 12);
+	std::memcpy(&win[0x1000], x.data(), n * 4);
+	std::memcpy(&win[0x2000], y.data(), n * 4);
+	const auto w = workload({
+		Li(3, n),                 // 0
+		Li(5, 0),                 // 1: r5 = n / r2 (there is no DIV)
+		I(Op::Add, 6, 0, 3),      // 2: r6 = n
+		I(Op::Blt, 6, 2, 0, 7),   // 3: while r6 >= r2
+		I(Op::Sub, 6, 6, 2),
+		I(Op::Addi, 5, 5, 0, 0, 1),
+		I(Op::Jmp, 0, 0, 0, 3),
+		I(Op::Mul, 7, 1, 5),      // 7: first element = r1 * r5
+		Li(8, 4),
+		I(Op::Mul, 7, 7, 8),      // byte offset
+		I(Op::Addi, 9, 7, 0, 0, 0x1000),
+		I(Op::Addi, 10, 7, 0, 0, 0x2000),
+		I(Op::Addi, 11, 7, 0, 0, 0x3000),
+		I(Op::VAddF, 11, 9, 10, 5),
+		I(Op::Halt),
+	}, 2);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk;
+	ASSERT_TRUE(wk.start(w, win, sems, ctr));
+	for (int i = 0; i < 500 && wk.running(); i++)
+		std::this_thread::sleep_for(2ms);
+	EXPECT_FALSE(wk.running());
+	EXPECT_FALSE(wk.faulted()) << wk.fault();
+	std::vector<float> out(n);
+	std::memcpy(out.data(), &win[0x3000], n * 4);
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(out[i], x[i] + y[i]) << i;
+}
+
+// The test plays the DMA Bridge: it writes an input when the input buffer
+// is free, raises the input semaphore, waits for the output semaphore,
+// checks and releases the output; the program loops.
+TEST(NspWorkers, PipelinedLoop)
+{
+	constexpr uint64_t kIn = 0x1000, kOut = 0x2000, kN = 256;
+	constexpr unsigned kSemIn = 0, kSemOut = 1;
+	const auto w = workload({
+		Li(3, kIn),
+		Li(4, kOut),
+		Li(5, kN),
+		I(Op::SemWait, kSemIn, uint8_t(Cond::Ge), 0, 1),  // 3: loop
+		I(Op::SemWait, kSemOut, uint8_t(Cond::Eq), 0, 0),
+		I(Op::VScaleF, 4, 3, 5, 0, f32_bits(2.0f)),
+		I(Op::VAddF, 4, 4, 3, 5),                         // 3 x
+		I(Op::SemDec, kSemIn, 0, 0, 1),
+		I(Op::SemInc, kSemOut, 0, 0, 1),
+		I(Op::Mark),
+		I(Op::Jmp, 0, 0, 0, 3),
+	});
+	std::vector<uint8_t> win(1 << 16);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk;
+	ASSERT_TRUE(wk.start(w, win, sems, ctr));
+	const auto never = [] { return false; };
+	for (int it = 0; it < 1000; it++) {
+		ASSERT_TRUE(sems.wait(kSemIn, Semaphores::Op::WaitEq, 0, never));
+		std::vector<float> in(kN);
+		for (uint64_t i = 0; i < kN; i++)
+			in[i] = float(it) + float(i) * 0.5f;
+		std::memcpy(&win[kIn], in.data(), kN * 4);
+		sems.apply(kSemIn, Semaphores::Op::Inc, 1);
+		ASSERT_TRUE(sems.wait(kSemOut, Semaphores::Op::WaitGt0, 0, never));
+		std::vector<float> out(kN);
+		std::memcpy(out.data(), &win[kOut], kN * 4);
+		for (uint64_t i = 0; i < kN; i++)
+			ASSERT_EQ(out[i], in[i] * 2.0f + in[i]) << "iteration " << it;
+		sems.apply(kSemOut, Semaphores::Op::Dec, 1);
+	}
+	// The 1000th MARK may still be on its way.
+	for (int i = 0; i < 100 && ctr.iterations.load() < 1000; i++)
+		std::this_thread::sleep_for(1ms);
+	EXPECT_EQ(ctr.iterations.load(), 1000u);
+	EXPECT_GT(ctr.busy_ns.load(), 0u);
+	EXPECT_TRUE(wk.running());
+	wk.stop();
+	EXPECT_FALSE(wk.faulted());
+}
+
+TEST(NspDisasm, EveryOpcodeHasAName)
+{
+	for (const OpInfo &o : op_table()) {
+		EXPECT_EQ(op_info(uint8_t(o.op)), &o);
+		EXPECT_EQ(op_info(std::string(o.name)), &o);
+	}
+	EXPECT_EQ(op_info(0x0F), nullptr);
+	EXPECT_EQ(op_info("vaddf")->op, Op::VAddF);
+	EXPECT_EQ(disassemble(I(Op::VAddF, 3, 4, 5, 6)), "VADDF r3, r4, r5, r6");
+	EXPECT_EQ(disassemble(I(Op::MmI8, 3, 4, 5, 0, pack_mnk(64, 128, 256))), "MMI8 r3, r4, r5, 64, 128, 256");
+	EXPECT_EQ(disassemble(I(Op::SemWait, 2, 1, 0, 5)), "SEMWAIT 2, 5, ge");
+	EXPECT_EQ(disassemble(I(Op::VScaleF, 1, 2, 3, 0, f32_bits(0.5f))), "VSCALEF r1, r2, r3, 0.5");
+	EXPECT_EQ(disassemble(I(Op::ActF, 1, 2, 3, 3)), "ACTF r1, r2, r3, gelu");
+}
+
+} // namespace
+} // namespace aic100::nsp

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// aic100-cli: asks an AIC100 card about itself and drives the NNC model
+// lifecycle by hand, through libqaic.
+//   aic100-cli [-d /dev/accel/accelN] status | resources [--group N] | perf
+//   aic100-cli [-d /dev/accel/accelN] shell   (commands on stdin, one a line)
+// The shell keeps the device open: closing it makes the driver TERMINATE
+// everything this user loaded or activated.
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <unistd.h>
+
+#include "nnc_client.h"
+#include "qaic.h"
+
+namespace {
+
+using qaic::cmd::StatusResp;
+
+void usage(FILE *f)
+{
+	std::fprintf(f, "Usage: aic100-cli [-d /dev/accel/accelN] status | resources [--group N] | perf | shell\n"
+			"\n"
+			"status, resources, perf: ask the card once and print the answer.\n"
+			"shell: read commands from stdin, one a line, with the device kept open:\n"
+			"  load-elf FILE                  load-constants FILE\n"
+			"  activate ELF_ID [CONST_ID] [QUEUE]\n"
+			"  deactivate ACT_ID DBC          unload-elf ID       unload-constants ID\n"
+			"  create-group NSP VC SEM MEM_MB release-group ID\n"
+			"  status    resources [GROUP]    perf                quit\n"
+			"Each command prints 'ok ...' or 'error ...'. Closing the device (quit,\n"
+			"end of input) releases everything loaded or activated through it.\n"
+			"Without -d, the first AIC100 card's node is used.\n");
+}
+
+// A fixed-size string field, up to its first NUL.
+template <size_t N> std::string_view field(const char (&s)[N])
+{
+	return std::string_view(s, strnlen(s, N));
+}
+
+void print_resources(const qaic::cmd::ResourceInfo &r)
+{
+	std::printf("DDR               %u MiB free of %u MiB (fragmentation %u)\n", r.dram_free_mb, r.dram_total_mb,
+		    r.fragmentation_status);
+	std::printf("virtual channels  %u free of %u\n", r.vc_free, r.vc_total);
+	std::printf("NSPs              %u free of %u\n", r.nsp_free, r.nsp_total);
+	std::printf("MCIDs             %u free of %u\n", r.mcid_free, r.mcid_total);
+	std::printf("semaphores        %u free of %u\n", r.sem_free, r.sem_total);
+	std::printf("PCs               %u reserved of %u\n", r.pc_reserved, r.pc_total);
+}
+
+void print_perf(const qaic::cmd::PerfInfo &p)
+{
+	std::printf("NSP clock         %.0f MHz\n", p.nsp_frequency_hz / 1e6);
+	std::printf("DDR clock         %.0f MHz\n", p.ddr_frequency_hz / 1e6);
+	std::printf("compute clock     %.0f MHz\n", p.comp_frequency_hz / 1e6);
+	std::printf("memory clock      %.0f MHz\n", p.mem_frequency_hz / 1e6);
+	std::printf("system clock      %.0f MHz\n", p.sys_frequency_hz / 1e6);
+	std::printf("peak compute      %" PRIu64 " ops/s (%.0f TOPS)\n", p.peak_compute, p.peak_compute / 1e12);
+	std::printf("DDR bandwidth     %" PRIu64 " KB/s (%.0f GB/s)\n", p.dram_bw_kbps, p.dram_bw_kbps / 1e6);
+}
+
+void print_status(const StatusResp &s)
+{
+	const auto &d = s.dev;
+	auto version = [](const uint8_t *v) {
+		char b[32];
+		if (v[3] == 255) // build hidden
+			std::snprintf(b, sizeof(b), "%u.%u.%u", v[0], v[1], v[2]);
+		else
+			std::snprintf(b, sizeof(b), "%u.%u.%u.%u", v[0], v[1], v[2], v[3]);
+		return std::string(b);
+	};
+	std::printf("firmware          %s  %.*s / %.*s / %.*s\n", version(d.fw_version).c_str(),
+		    (int)field(d.fw_qc_image_version).size(), d.fw_qc_image_version,
+		    (int)field(d.fw_oem_image_version).size(), d.fw_oem_image_version,
+		    (int)field(d.fw_image_variant).size(), d.fw_image_variant);
+	std::printf("NSP firmware      %s  %.*s / %.*s / %.*s\n", version(s.nsp.version).c_str(),
+		    (int)field(s.nsp.qc_image_version).size(), s.nsp.qc_image_version,
+		    (int)field(s.nsp.oem_image_version).size(), s.nsp.oem_image_version,
+		    (int)field(s.nsp.image_variant).size(), s.nsp.image_variant);
+	std::printf("SBL image         %.*s\n", (int)field(d.sbl_image_name).size(), d.sbl_image_name);
+	std::printf("NNC protocol      %u.%u (metadata %u.%u, status format %u)\n", d.nnc_major, d.nnc_minor,
+		    d.meta_ver_major, d.meta_ver_minor, s.format_version);
+	const uint32_t hw = d.hw_version;
+	std::printf("hardware          %u.%u.%u.%u (0x%08x)\n", hw >> 28, (hw >> 16) & 0xfff, (hw >> 8) & 0xff, hw & 0xff,
+		    hw);
+	std::printf("serial            %.*s (board %.*s)\n", (int)field(d.serial).size(), d.serial,
+		    (int)field(d.board_serial).size(), d.board_serial);
+	std::printf("SKU               %u (%s)\n", d.sku_type, qaic::sku_name(d.sku_type));
+	std::printf("NSPs present      mask 0x%" PRIx64 "\n", d.nsp_pgmask);
+	std::printf("networks          %u loaded, %u active\n", d.num_loaded_nws, d.num_active_nws);
+	std::printf("constants         %u loaded, %u in use\n", d.num_loaded_consts, d.num_consts_in_use);
+	std::printf("host time offset  %" PRIu64 " us\n", d.qts_time_offset_usecs);
+	std::printf("retired pages     %u%s\n", d.num_retired_pages,
+		    d.need_reset_to_retire_pages ? " (reset needed to retire more)" : "");
+	print_resources(d.resource_info);
+	print_perf(d.perf_info);
+}
+
+bool read_file(const std::string &path, std::vector<uint8_t> &out, std::string &why)
+{
+	std::ifstream f(path, std::ios::binary);
+	if (!f) {
+		why = path + ": " + std::strerror(errno);
+		return false;
+	}
+	out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+	return true;
+}
+
+// Numbers in any base strtoul takes; false if the word is not one.
+bool number(const std::string &w, uint64_t &v)
+{
+	if (w.empty())
+		return false;
+	char *end = nullptr;
+	errno = 0;
+	v = std::strtoull(w.c_str(), &end, 0);
+	return !errno && end && *end == '\0' && w[0] != '-';
+}
+
+class Shell {
+public:
+	explicit Shell(const qaic::Device &dev) : nnc_(dev) {}
+
+	// Runs one command line; false on quit.
+	bool run(const std::string &line)
+	{
+		std::istringstream in(line);
+		std::vector<std::string> w;
+		for (std::string s; in >> s;)
+			w.push_back(s);
+		if (w.empty() || w[0][0] == '#')
+			return true;
+		std::vector<uint64_t> n;
+		for (size_t i = 1; i < w.size(); i++) {
+			uint64_t v;
+			if (w[0] != "load-elf" && w[0] != "load-constants" && !number(w[i], v))
+				return say("error bad number '" + w[i] + "'");
+			n.push_back(number(w[i], v) ? v : 0);
+		}
+		const std::string &c = w[0];
+		auto args = [&](size_t lo, size_t hi) { return n.size() >= lo && n.size() <= hi; };
+		if (c == "quit" || c == "exit")
+			return false;
+		if (c == "help")
+			return usage(stdout), true;
+		if (c == "status" && args(0, 0)) {
+			auto r = nnc_.status();
+			if (r.ok())
+				print_status(r.resp);
+			return say(r.describe());
+		}
+		if (c == "resources" && args(0, 1)) {
+			auto r = nnc_.resource_info(n.empty() ? -1 : static_cast<int32_t>(n[0]));
+			if (r.ok())
+				print_resources(r.resp.info);
+			return say(r.describe());
+		}
+		if (c == "perf" && args(0, 0)) {
+			auto r = nnc_.performance_info();
+			if (r.ok())
+				print_perf(r.resp.info);
+			return say(r.describe());
+		}
+		if ((c == "load-elf" || c == "load-constants") && w.size() == 2) {
+			std::vector<uint8_t> data;
+			std::string why;
+			if (!read_file(w[1], data, why))
+				return say("error " + why);
+			const bool elf = c == "load-elf";
+			auto r = elf ? nnc_.load_elf(data) : nnc_.load_constants(data);
+			return say(r, std::string(elf ? "elf_id=" : "constants_id=") + std::to_string(r.id));
+		}
+		if (c == "activate" && args(1, 3)) {
+			auto r = nnc_.activate(static_cast<uint32_t>(n[0]), n.size() > 1 ? static_cast<uint32_t>(n[1]) : 0,
+					       n.size() > 2 ? static_cast<uint32_t>(n[2]) : 512);
+			char b[160];
+			std::snprintf(b, sizeof(b), "activation_id=%u dbc=%u ddr_base=0x%" PRIx64 " nsp_mask=0x%x",
+				      r.activation_id, r.dbc_id, r.ddr_base, r.resp.nsp_mask);
+			return say(r, b);
+		}
+		if (c == "deactivate" && args(2, 2))
+			return say(nnc_.deactivate(static_cast<uint32_t>(n[0]), static_cast<uint32_t>(n[1])));
+		if (c == "unload-elf" && args(1, 1))
+			return say(nnc_.unload_elf(static_cast<uint32_t>(n[0])));
+		if (c == "unload-constants" && args(1, 1))
+			return say(nnc_.unload_constants(static_cast<uint32_t>(n[0])));
+		if (c == "create-group" && args(4, 4)) {
+			qaic::GroupSpec g;
+			g.nsp = static_cast<uint32_t>(n[0]);
+			g.vc = static_cast<uint32_t>(n[1]);
+			g.mcid = g.vc; // an activation takes one MCID with its VC
+			g.sem = static_cast<uint32_t>(n[2]);
+			g.mem = n[3] << 20;
+			auto r = nnc_.create_resource_group(g);
+			return say(r, "group=" + std::to_string(r.id));
+		}
+		if (c == "release-group" && args(1, 1))
+			return say(nnc_.release_resource_group(static_cast<int32_t>(n[0])));
+		return say("error unknown command or wrong arguments: '" + line + "' (try help)");
+	}
+
+private:
+	static bool say(const std::string &s)
+	{
+		std::printf("%s\n", s.c_str());
+		std::fflush(stdout);
+		return true;
+	}
+	static bool say(const qaic::NncResult &r, const std::string &what = {})
+	{
+		return say(r.ok() && !what.empty() ? "ok " + what : r.describe());
+	}
+
+	qaic::Nnc nnc_;
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::string node;
+	std::vector<std::string> args;
+	for (int i = 1; i < argc; i++) {
+		const std::string a = argv[i];
+		if ((a == "-d" || a == "--device") && i + 1 < argc) {
+			node = argv[++i];
+		} else if (a == "-h" || a == "--help") {
+			usage(stdout);
+			return 0;
+		} else {
+			args.push_back(a);
+		}
+	}
+	if (args.empty()) {
+		usage(stderr);
+		return 2;
+	}
+	if (node.empty()) {
+		for (const auto &c : qaic::find_cards()) {
+			if (c.accel_minor) {
+				node = c.accel_node();
+				break;
+			}
+		}
+		if (node.empty()) {
+			std::fprintf(stderr, "aic100-cli: no AIC100 card with an accel node\n");
+			return 1;
+		}
+	}
+	int err = 0;
+	auto dev = qaic::Device::open(node, &err);
+	if (!dev) {
+		std::fprintf(stderr, "aic100-cli: %s: %s%s\n", node.c_str(), std::strerror(err),
+			     err == ENODEV ? " (the card is not ONLINE)" : "");
+		return 1;
+	}
+
+	const std::string &cmd = args[0];
+	qaic::Nnc nnc(*dev);
+	qaic::NncResult res;
+	if (cmd == "status" && args.size() == 1) {
+		auto r = nnc.status();
+		if (r.ok()) {
+			std::printf("card              %s\n", node.c_str());
+			print_status(r.resp);
+		}
+		res = r;
+	} else if (cmd == "resources" && (args.size() == 1 || (args.size() == 3 && args[1] == "--group"))) {
+		uint64_t g = 0;
+		if (args.size() == 3 && !number(args[2], g)) {
+			std::fprintf(stderr, "aic100-cli: bad group '%s'\n", args[2].c_str());
+			return 2;
+		}
+		auto r = nnc.resource_info(args.size() == 3 ? static_cast<int32_t>(g) : -1);
+		if (r.ok())
+			print_resources(r.resp.info);
+		res = r;
+	} else if (cmd == "perf" && args.size() == 1) {
+		auto r = nnc.performance_info();
+		if (r.ok())
+			print_perf(r.resp.info);
+		res = r;
+	} else if (cmd == "shell" && args.size() == 1) {
+		Shell sh(*dev);
+		const bool tty = isatty(STDIN_FILENO);
+		std::string line;
+		while (true) {
+			if (tty) {
+				std::printf("aic100> ");
+				std::fflush(stdout);
+			}
+			if (!std::getline(std::cin, line) || !sh.run(line))
+				break;
+		}
+		return 0;
+	} else {
+		usage(stderr);
+		return 2;
+	}
+	if (!res.ok()) {
+		std::fprintf(stderr, "aic100-cli: %s\n", res.describe().c_str());
+		return 1;
+	}
+	return 0;
+}
