@@ -571,7 +571,8 @@ void add_protocol_tests(ktap::Suite &s, const Options &o)
 		t.expect(std::string(dv.sbl_image_name, strnlen(dv.sbl_image_name, 24)) == "sbl.bin",
 			 "sbl_image_name '%.24s'", dv.sbl_image_name);
 		const auto &ri = dv.resource_info;
-		const uint64_t mask = ri.nsp_total >= 64 ? ~0ull : (1ull << ri.nsp_total) - 1;
+		// The UMD reads nsp_pgmask as the defective (power-gated) NSPs.
+		const uint64_t mask = ~((1ull << ri.nsp_total) - 1) & 0xFFFF;
 		t.expect(dv.nsp_pgmask == mask, "nsp_pgmask 0x%llx for %u NSPs", (unsigned long long)dv.nsp_pgmask,
 			 ri.nsp_total);
 		// The same numbers as RESOURCE_INFO and PERFORMANCE_INFO.
@@ -633,7 +634,8 @@ void add_protocol_tests(ktap::Suite &s, const Options &o)
 		t.expect(i.ddr_frequency_hz == 2'133'000'000, "DDR clock %u Hz", i.ddr_frequency_hz);
 		t.expect(i.peak_compute == r.resp.info.nsp_total * 8'000'000'000'000ull, "peak %llu for %u NSPs",
 			 (unsigned long long)i.peak_compute, r.resp.info.nsp_total);
-		t.expect(i.dram_bw_kbps == 136'000'000, "DDR bandwidth %llu KB/s", (unsigned long long)i.dram_bw_kbps);
+		// Measured DDR traffic of the DMA Bridge: nothing moves here.
+		t.expect(i.dram_bw_kbps == 0, "DDR bandwidth %llu KB/s on an idle card", (unsigned long long)i.dram_bw_kbps);
 	});
 
 	s.add_isolated("lifecycle", 120, [](ktap::Case &t) {
@@ -690,10 +692,11 @@ void add_protocol_tests(ktap::Suite &s, const Options &o)
 		if (r1 && r2)
 			t.expect(r2->vc_free == r1->vc_free - 1 && r2->nsp_free == r1->nsp_free - 1 &&
 					 r2->sem_free == r1->sem_free - 32 && r2->mcid_free < r1->mcid_free &&
-					 r2->dram_free_mb == r1->dram_free_mb,
-				 "an activation took %d VCs, %d NSPs, %d semaphores, %d MCIDs; want 1, 1, 32, >0",
+					 r2->dram_free_mb == r1->dram_free_mb - 16,
+				 "an activation took %d VCs, %d NSPs, %d semaphores, %d MCIDs, %d MiB; want 1, 1, 32, >0, "
+				 "16 (the window of an ELF that is not a workload, docs/qsm.md)",
 				 r1->vc_free - r2->vc_free, r1->nsp_free - r2->nsp_free, (int)(r1->sem_free - r2->sem_free),
-				 (int)(r1->mcid_free - r2->mcid_free));
+				 (int)(r1->mcid_free - r2->mcid_free), (int)(r1->dram_free_mb - r2->dram_free_mb));
 		auto s2 = nnc.status();
 		t.expect(s2.ok() && s2.resp.dev.num_active_nws == s0.resp.dev.num_active_nws + 1,
 			 "STATUS counts %u active networks", s2.resp.dev.num_active_nws);

@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Boots one guest per configuration (through scripts/vm-run), runs the
-in-guest KTAP suite in it once, and hands the parsed results to the tests."""
+in-guest KTAP suites in it once (the boot suite, then the NNC suite where the
+configuration asks for it), and hands the parsed results to the tests."""
 
 import dataclasses
 import os
 import re
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -14,9 +16,28 @@ import pytest
 TOP = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("AIC100_BUILD", TOP / "build"))
 GUEST_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-guest-tests"
+NNC_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-nnc-tests"
 
 
 UPSTREAM_MODULE = BUILD / "upstream" / "qaic.ko"
+
+
+# The NNC suite's cases (tests/guest/qaic_nnc_tests.cc), in order.
+NNC_CASES = [
+    "card_online", "status_transaction", "status_fields", "resource_info", "performance_info", "lifecycle",
+    "unknown_ids", "other_users_objects", "bad_elf", "missing_dma", "bad_activate", "undefined_command",
+    "errno_len_over_4096", "errno_count_over_512", "errno_count_zero", "errno_len_under_8",
+    "errno_transaction_len_under_8", "errno_transaction_overruns", "errno_lengths_do_not_sum",
+    "errno_unknown_type", "errno_passthrough_len_not_multiple_of_8", "errno_status_too_long",
+    "errno_activate_no_room", "errno_activate_queue_size_zero", "errno_activate_pad",
+    "errno_activate_size_overflow", "errno_deactivate_dbc_out_of_range", "errno_deactivate_pad",
+    "errno_deactivate_unowned_dbc", "errno_dma_bad_range", "errno_dma_partially_unmapped",
+    "errno_message_copy_fault", "errno_deactivate_other_users_dbc", "errno_device_status_ecanceled",
+    "load_1mib", "load_big", "parallel_users", "killed_user_cleanup", "resource_groups",
+    "exhaust_activations", "exhaust_memory", "errno_not_online"]
+
+# A guest runs the suites one after the other, each introduced by this line.
+SUITE_MARK = re.compile(r"^# suite: (\S+)$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,8 +46,19 @@ class Config:
     cards: int
     msi: int
     upstream: bool = False  # upstream Linux's qaic instead of ours
+    card_opts: str = ""     # extra -device aic100 properties (vm-run --card-opts)
+    nnc: bool = False       # also run the NNC suite (on card 0) after the boot suite
 
-    def expected_cases(self):
+    @property
+    def crc(self):
+        return "crc=on" in self.card_opts.split(",")
+
+    def suites(self):
+        return ["boot", "nnc"] if self.nnc else ["boot"]
+
+    def expected_cases(self, suite="boot"):
+        if suite == "nnc":
+            return list(NNC_CASES)
         names = ["cards_enumerated", "cards_online"]
         for i in range(self.cards):
             names += [f"card{i}_{c}" for c in (
@@ -39,8 +71,11 @@ class Config:
         return names
 
 
-CONFIGS = [Config("1card-1msi", 1, 1), Config("2cards-32msi", 2, 32),
-           Config("upstream-1card-32msi", 1, 32, upstream=True)]
+# The NNC suite runs with our driver without CRC (IOMMU, 32 MSIs), with our
+# driver and a card that asks for CRCs (single MSI, no IOMMU: the 256 MiB
+# load needs DMA continuations there), and with upstream's driver.
+CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True), Config("2cards-32msi", 2, 32, nnc=True),
+           Config("upstream-1card-32msi", 1, 32, upstream=True, nnc=True)]
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
 KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
@@ -57,16 +92,27 @@ class GuestRun:
     serial_log: str
     seconds: float
     online_after: dict = dataclasses.field(default_factory=dict)  # bdf -> s from QEMU start
-    plan: int = -1
-    results: dict = dataclasses.field(default_factory=dict)  # name -> (ok, directive, diag)
+    plans: dict = dataclasses.field(default_factory=dict)  # suite -> plan
+    suite_results: dict = dataclasses.field(default_factory=dict)  # suite -> name -> (ok, directive, diag)
+
+    @property
+    def plan(self):
+        return self.plans.get("boot", -1)
+
+    @property
+    def results(self):
+        return self.suite_results.get("boot", {})
 
     def parse(self):
-        diag = []
+        diag, suite = [], "boot"
         for line in self.output.splitlines():
-            if m := re.match(r"^1\.\.(\d+)$", line):
-                self.plan = int(m.group(1))
+            if m := SUITE_MARK.match(line):
+                suite, diag = m.group(1), []
+            elif m := re.match(r"^1\.\.(\d+)$", line):
+                self.plans[suite] = int(m.group(1))
             elif m := KTAP_RESULT.match(line):
-                self.results[m.group(3)] = (m.group(1) == "ok", m.group(4), "\n".join(diag))
+                self.suite_results.setdefault(suite, {})[m.group(3)] = (
+                    m.group(1) == "ok", m.group(4), "\n".join(diag))
                 diag = []
             elif line.startswith("    #"):
                 diag.append(line.strip())
@@ -83,12 +129,23 @@ def guest_run(config: Config) -> GuestRun:
     log = BUILD / "vm" / f"serial-{config.name}.log"
     module = []
     guest_args = ["--cards", str(config.cards), "--msi", str(config.msi)]
+    nnc_args = ["--card", "0", "--crc", "1" if config.crc else "0"]
     if config.upstream:
         assert UPSTREAM_MODULE.exists(), f"{UPSTREAM_MODULE} missing: run 'make'"
         module = ["--module", str(UPSTREAM_MODULE)]
         guest_args += ["--upstream", "1"]
+        nnc_args += ["--upstream", "1"]
+    if config.card_opts:
+        module += ["--card-opts", config.card_opts]
+    # The boot suite first: its "online" note times the boot, and its
+    # reload and reset cases leave the card ONLINE again.
+    script = "echo '# suite: boot'; " + shlex.join([str(GUEST_TESTS), *guest_args]) + "; rc=$?; "
+    if config.nnc:
+        assert NNC_TESTS.exists(), f"{NNC_TESTS} missing: run 'make' first"
+        script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
+    script += "exit $rc"
     cmd = [str(TOP / "scripts" / "vm-run"), "--cards", str(config.cards), "--msi", str(config.msi),
-           *module, "--log", str(log), "--timeout", "900", "--", str(GUEST_TESTS), *guest_args]
+           *module, "--log", str(log), "--timeout", "900", "--", "bash", "-c", script]
     # vm-run starts QEMU at once; each output line is stamped on arrival so
     # the guest's "online ... uptime=U now=N" notes can be placed on the
     # host's clock: online at arrival - (N - U).
@@ -115,8 +172,9 @@ def guest_run(config: Config) -> GuestRun:
 
 def pytest_generate_tests(metafunc):
     if "config" in metafunc.fixturenames and "case" in metafunc.fixturenames:
-        params = [(c, n) for c in CONFIGS for n in c.expected_cases()]
-        metafunc.parametrize(("config", "case"), params, ids=[f"{c.name}:{n}" for c, n in params])
+        params = [(c, s, n) for c in CONFIGS for s in c.suites() for n in c.expected_cases(s)]
+        metafunc.parametrize(("config", "suite", "case"), params,
+                             ids=[f"{c.name}:{n}" if s == "boot" else f"{c.name}:{s}:{n}" for c, s, n in params])
     elif "config" in metafunc.fixturenames:
         metafunc.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""One pytest item per KTAP case of the in-guest suite, per configuration,
+"""One pytest item per KTAP case of the in-guest suites, per configuration,
 plus checks on the run as a whole."""
 
 import pytest
@@ -7,11 +7,12 @@ import pytest
 from conftest import ALARMING, guest_run
 
 
-def test_ktap_case(config, case):
+def test_ktap_case(config, suite, case):
     run = guest_run(config)
-    assert case in run.results, (
-        f"case {case} missing from the guest's KTAP output (exit {run.returncode}):\n{run.output[-3000:]}")
-    ok, directive, diag = run.results[case]
+    results = run.suite_results.get(suite, {})
+    assert case in results, (
+        f"{suite} case {case} missing from the guest's KTAP output (exit {run.returncode}):\n{run.output[-3000:]}")
+    ok, directive, diag = results[case]
     if directive == "SKIP":
         pytest.skip(diag or "skipped in the guest")
     assert ok, f"{case} failed in the guest:\n{diag}"
@@ -19,10 +20,14 @@ def test_ktap_case(config, case):
 
 def test_suite_complete(config):
     run = guest_run(config)
-    assert run.plan == len(run.results), f"plan 1..{run.plan} but {len(run.results)} results"
-    unexpected = set(run.results) - set(config.expected_cases())
-    assert not unexpected, f"cases the harness does not know: {sorted(unexpected)}"
-    assert run.returncode == (0 if all(r[0] for r in run.results.values()) else 1), run.output[-2000:]
+    for suite in config.suites():
+        results = run.suite_results.get(suite, {})
+        plan = run.plans.get(suite, -1)
+        assert plan == len(results), f"{suite}: plan 1..{plan} but {len(results)} results"
+        unexpected = set(results) - set(config.expected_cases(suite))
+        assert not unexpected, f"{suite}: cases the harness does not know: {sorted(unexpected)}"
+    all_ok = all(r[0] for s in run.suite_results.values() for r in s.values())
+    assert run.returncode == (0 if all_ok else 1), run.output[-2000:]
 
 
 def test_serial_log_clean(config):

@@ -268,7 +268,7 @@ public:
 			for (line_ = 0; line_ < lines.size(); line_++)
 				statement(lines[line_], pass);
 		}
-		line_ = lines.size() - 1;
+		at_end_ = true; // what follows is about the whole file
 		close_segment();
 		if (opt_.io_size)
 			p_.meta.io_size = *opt_.io_size;
@@ -283,7 +283,8 @@ public:
 		return std::move(p_);
 	}
 
-	unsigned line() const { return unsigned(line_ + 1); }
+	// 0 once past the last line.
+	unsigned line() const { return at_end_ ? 0 : unsigned(line_ + 1); }
 
 private:
 	void statement(std::string_view text, int pass)
@@ -666,6 +667,7 @@ private:
 	Program p_;
 	std::map<std::string, uint8_t> regs_;
 	size_t line_ = 0;
+	bool at_end_ = false;
 	uint64_t count_ = 0; // instructions so far in this pass
 	bool open_ = false;  // a .data segment is open (the last one)
 	uint64_t pending_ = 0;
@@ -679,7 +681,7 @@ std::optional<Program> assemble(std::string_view source, const Options &opt, std
 	try {
 		return a.run(source);
 	} catch (const AsmError &e) {
-		err = opt.filename + ":" + std::to_string(a.line()) + ": " + e.what();
+		err = opt.filename + (a.line() ? ":" + std::to_string(a.line()) : "") + ": " + e.what();
 	}
 	return std::nullopt;
 }

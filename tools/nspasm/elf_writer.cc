@@ -124,7 +124,7 @@ std::optional<std::vector<uint8_t>> assemble_elf(std::string_view source, const 
 std::string listing(std::span<const nsp::Instr> code)
 {
 	std::string out;
-	char idx[16];
+	char idx[32];
 	for (size_t i = 0; i < code.size(); i++) {
 		std::snprintf(idx, sizeof(idx), "%5zu: ", i);
 		out += idx + nsp::disassemble(code[i]) + "\n";

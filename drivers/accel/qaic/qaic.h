@@ -7,16 +7,23 @@
 #define QAIC_H_
 
 #include <drm/drm_device.h>
+#include <drm/drm_gem.h>
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/list.h>
 #include <linux/mhi.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 struct dentry;
+struct drm_file;
+struct qaic_user;
+struct sg_table;
 
 #define QAIC_NAME		"qaic"
 #define QAIC_DESC		"Qualcomm Cloud AI Accelerators"
@@ -52,6 +59,79 @@ struct qaic_control {
 	bool			alive;
 	/* Version handshake run after the channel comes up. */
 	struct work_struct	status_work;
+	/* Replies no waiter claimed (under pending_lock), see qaic_manage_orphan(). */
+	struct list_head	orphans;
+	struct work_struct	orphan_work;
+};
+
+/*
+ * DMA Bridge channels (DBCs). A DBC is "in use" from the card's
+ * ACTIVATE_FROM_DEV until its DEACTIVATE_FROM_DEV (status 0), the close of
+ * its user's fd or a card reset; meanwhile the host keeps its FIFO memory.
+ */
+#define QAIC_NUM_DBC		16
+#define QAIC_DBC_BASE		0x20000
+#define QAIC_DBC_SIZE		0x1000
+/* FIFO elements, and the gap and alignment of the FIFO allocation. */
+#define QAIC_DBC_REQ_ELEM_SIZE	64
+#define QAIC_DBC_RSP_ELEM_SIZE	4
+#define QAIC_DBC_FIFO_GAP	256
+#define QAIC_DBC_FIFO_ALIGN	SZ_4K
+
+/*
+ * One coherent allocation holding both FIFOs of a DBC: nelem request
+ * elements at offset 0, nelem response elements in the last bytes.
+ */
+struct qaic_dbc_fifo {
+	void			*cpu;
+	dma_addr_t		dma;
+	u32			size;
+	u32			nelem;
+};
+
+struct qaic_dbc {
+	struct qaic_device	*qdev;
+	unsigned int		id;
+	void __iomem		*regs;
+	/* The fields below are protected by qdev->dbc_lock. */
+	bool			in_use;
+	/*
+	 * The user whose activation runs on the DBC; it stays set while
+	 * that user has detached the DBC (DEACTIVATE_FROM_USR) and the card
+	 * has not confirmed yet, so that closing the fd still releases it.
+	 */
+	struct qaic_user	*holder;
+	struct list_head	holder_node;	/* in holder->dbcs */
+	/* The user allowed to use the DBC, NULL while detached or free. */
+	struct qaic_user	*usr;
+	struct qaic_dbc_fifo	fifo;
+	void			*req_q;		/* fifo.cpu */
+	void			*rsp_q;		/* fifo.cpu + size - 4 * nelem */
+	/* Woken when the DBC is released or the card is reset. */
+	wait_queue_head_t	release_wq;
+};
+
+/*
+ * The state of one open file of the accel node. Its handle names it to
+ * the card, in every message it sends and in the TERMINATE sent on close.
+ */
+struct qaic_user {
+	struct qaic_device	*qdev;
+	int			handle;
+	/* Last chunk id of a continued DMA transfer; never hands out 0. */
+	atomic_t		chunk_id;
+	/* DBCs held by this user, under qdev->dbc_lock. */
+	struct list_head	dbcs;
+};
+
+/* A buffer object: zeroed pages, mappable by the user. */
+struct qaic_bo {
+	struct drm_gem_object	base;
+	/* Order-0 pages (split from larger chunks where possible). */
+	struct page		**pages;
+	unsigned long		nr_pages;
+	/* The same pages, physically contiguous runs merged. */
+	struct sg_table		*sgt;
 };
 
 /* Lines the card printed on QAIC_LOGGING while in SBL, see qaic_bootlog.c. */
@@ -103,11 +183,22 @@ struct qaic_device {
 	struct qaic_control	cntl;
 	struct qaic_bootlog	bootlog;
 	struct qaic_loopback	lb;
+
+	/* Protects the bookkeeping of every DBC and the users' DBC lists. */
+	struct mutex		dbc_lock;
+	/* Bumped when the card is reset: older replies must not touch DBCs. */
+	unsigned int		dbc_gen;
+	struct qaic_dbc		dbc[QAIC_NUM_DBC];
 };
 
 static inline struct qaic_device *to_qaic_device(struct drm_device *drm)
 {
 	return container_of(drm, struct qaic_device, drm);
+}
+
+static inline struct qaic_bo *to_qaic_bo(struct drm_gem_object *obj)
+{
+	return container_of(obj, struct qaic_bo, base);
 }
 
 static inline struct qaic_device *mhi_cntrl_to_qaic(struct mhi_controller *mhi_cntrl)
@@ -134,6 +225,28 @@ void qaic_mhi_power_down(struct qaic_device *qdev, bool graceful);
 extern struct mhi_driver qaic_control_driver;
 int qaic_control_init(struct qaic_device *qdev);
 void qaic_control_wake_all(struct qaic_device *qdev);
+
+/* qaic_manage.c */
+int qaic_manage_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+void qaic_manage_terminate(struct qaic_device *qdev, struct qaic_user *usr);
+
+/* qaic_dbc.c */
+int qaic_dbc_init(struct qaic_device *qdev);
+unsigned int qaic_dbc_gen(struct qaic_device *qdev);
+int qaic_dbc_fifo_alloc(struct qaic_device *qdev, u32 nelem, struct qaic_dbc_fifo *fifo);
+void qaic_dbc_fifo_free(struct qaic_device *qdev, struct qaic_dbc_fifo *fifo);
+int qaic_dbc_bind(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
+		  struct qaic_dbc_fifo *fifo, unsigned int gen);
+int qaic_dbc_detach(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id);
+void qaic_dbc_reattach(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
+		       unsigned int gen);
+void qaic_dbc_release(struct qaic_device *qdev, u32 dbc_id, unsigned int gen);
+void qaic_dbc_release_user(struct qaic_device *qdev, struct qaic_user *usr);
+void qaic_dbc_release_all(struct qaic_device *qdev);
+
+/* qaic_gem.c */
+int qaic_create_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int qaic_mmap_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 
 /* qaic_sahara.c */
 extern struct mhi_driver qaic_sahara_driver;

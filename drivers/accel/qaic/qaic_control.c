@@ -10,6 +10,10 @@
  *
  * When the channel comes up the driver asks the card for its status. A
  * card speaking protocol 5.0 is then ONLINE.
+ *
+ * A reply that no waiter claims (its sender timed out, was interrupted or
+ * has gone) is handed to qaic_manage_orphan() from a work item, so that the
+ * DBC releases it may announce are not lost.
  */
 
 #include <linux/crc32.h>
@@ -27,13 +31,20 @@
 
 #include "qaic.h"
 #include "qaic_accel.h"
+#include "qaic_nnc.h"
 
-#define QAIC_CNTL_MAGIC			0x43494151	/* "QAIC" */
-#define QAIC_CNTL_MAX_REPLY		4096
-#define QAIC_CNTL_NO_PARTITION		U32_MAX
 /* Waiting for room in the send ring: QAIC_CNTL_SEND_TRIES x QAIC_CNTL_SEND_WAIT_MS. */
 #define QAIC_CNTL_SEND_TRIES		20
 #define QAIC_CNTL_SEND_WAIT_MS		100
+/*
+ * A message of more TREs than this has the TREs after its header packed
+ * into fewer, larger ones (the card concatenates them anyway), so that it
+ * fits the 128-element send ring.
+ */
+#define QAIC_CNTL_MAX_TRES		64
+#define QAIC_CNTL_PACKED_TRE_LEN	SZ_16K
+/* Largest TRE a message asking for one TRE is packed into (TREs count 16 bits). */
+#define QAIC_CNTL_ONE_TRE_LEN		SZ_32K
 /* Protocol version this driver speaks. */
 #define QAIC_CNTL_MAJOR			5
 #define QAIC_CNTL_MINOR			0
@@ -43,34 +54,6 @@
 static unsigned int control_resp_timeout_s = 60;
 module_param(control_resp_timeout_s, uint, 0600);
 MODULE_PARM_DESC(control_resp_timeout_s, "Time to wait for an NNC reply in s (default 60)");
-
-struct qaic_wire_hdr {
-	__le32 crc32;
-	__le32 magic;
-	__le32 seq;
-	__le32 len;		/* whole message, this header included */
-	__le32 count;		/* number of transactions */
-	__le32 handle;
-	__le32 partition_id;
-	__le32 padding;
-} __packed;
-
-struct qaic_wire_trans_hdr {
-	__le32 type;
-	__le32 len;		/* whole transaction, this header included */
-} __packed;
-
-struct qaic_wire_status_from_dev {
-	struct qaic_wire_trans_hdr hdr;
-	__le16 major;
-	__le16 minor;
-	__le32 status;
-	__le64 status_flags;
-} __packed;
-
-static_assert(sizeof(struct qaic_wire_hdr) == 32);
-static_assert(sizeof(struct qaic_wire_trans_hdr) == 8);
-static_assert(sizeof(struct qaic_wire_status_from_dev) == 24);
 
 /*
  * One TRE's worth of an outgoing message. Once queued, the segment belongs
@@ -82,13 +65,11 @@ struct qaic_cntl_seg {
 	u8 data[] __aligned(8);
 };
 
-/* An outgoing message under construction: the header segment comes first. */
-struct qaic_cntl_req {
-	struct list_head segs;
-	unsigned int nr_segs;
-	u32 len;
-	u32 count;
-	u32 handle;
+/* A reply no waiter claimed, queued for qaic_cntl_orphan_work(). */
+struct qaic_cntl_orphan {
+	struct list_head node;
+	void *msg;
+	size_t len;
 };
 
 /* A sender waiting for the reply carrying its sequence number. */
@@ -101,10 +82,13 @@ struct qaic_cntl_waiter {
 	size_t reply_len;
 };
 
-static void *qaic_cntl_req_add(struct qaic_cntl_req *req, u32 len)
+/* Append a segment of @len zeroed bytes, which will go out in its own TRE. */
+void *qaic_cntl_req_add(struct qaic_cntl_req *req, u32 len)
 {
 	struct qaic_cntl_seg *seg;
 
+	if (!len || len > QAIC_NNC_MAX_REQUEST - req->len)
+		return NULL;
 	seg = kzalloc(struct_size(seg, data, len), GFP_KERNEL);
 	if (!seg)
 		return NULL;
@@ -115,7 +99,7 @@ static void *qaic_cntl_req_add(struct qaic_cntl_req *req, u32 len)
 	return seg->data;
 }
 
-static void qaic_cntl_req_free(struct qaic_cntl_req *req)
+void qaic_cntl_req_free(struct qaic_cntl_req *req)
 {
 	struct qaic_cntl_seg *seg, *tmp;
 
@@ -124,22 +108,30 @@ static void qaic_cntl_req_free(struct qaic_cntl_req *req)
 		kfree(seg);
 	}
 	req->nr_segs = 0;
+	req->len = 0;
+	req->count = 0;
 }
 
-static int qaic_cntl_req_init(struct qaic_cntl_req *req, u32 handle)
+/* Start a message on behalf of user @handle (0 for the driver itself). */
+int qaic_cntl_req_init(struct qaic_cntl_req *req, u32 handle)
 {
 	INIT_LIST_HEAD(&req->segs);
 	req->nr_segs = 0;
 	req->len = 0;
 	req->count = 0;
 	req->handle = handle;
+	req->one_tre = false;
+	req->queued = false;
 	if (!qaic_cntl_req_add(req, sizeof(struct qaic_wire_hdr)))
 		return -ENOMEM;
 	return 0;
 }
 
-/* Append a transaction of @len bytes (header included); returns its payload. */
-static void *qaic_cntl_req_add_trans(struct qaic_cntl_req *req, u32 type, u32 len)
+/*
+ * Append a transaction of @len bytes (header included) in a segment of its
+ * own; returns the transaction, its payload zeroed, or NULL.
+ */
+void *qaic_cntl_req_add_trans(struct qaic_cntl_req *req, u32 type, u32 len)
 {
 	struct qaic_wire_trans_hdr *trans;
 
@@ -151,7 +143,65 @@ static void *qaic_cntl_req_add_trans(struct qaic_cntl_req *req, u32 type, u32 le
 	trans->type = cpu_to_le32(type);
 	trans->len = cpu_to_le32(len);
 	req->count++;
-	return trans + 1;
+	return trans;
+}
+
+/*
+ * Concatenate the segments after the first @keep into as few segments of
+ * at most @max bytes as possible, keeping their order; a segment that is
+ * larger than @max on its own stays as it is.
+ */
+static int qaic_cntl_req_pack(struct qaic_cntl_req *req, unsigned int keep, u32 max)
+{
+	struct qaic_cntl_seg *seg, *tmp, *run, *packed;
+	LIST_HEAD(out);
+	unsigned int i = 0;
+	u32 len;
+
+	seg = list_first_entry(&req->segs, struct qaic_cntl_seg, node);
+	while (i < keep && !list_entry_is_head(seg, &req->segs, node)) {
+		seg = list_next_entry(seg, node);
+		i++;
+	}
+
+	while (!list_entry_is_head(seg, &req->segs, node)) {
+		/* Gather the run of segments that fits in one TRE. */
+		len = seg->len;
+		run = seg;
+		tmp = list_next_entry(seg, node);
+		while (!list_entry_is_head(tmp, &req->segs, node) && len <= max &&
+		       tmp->len <= max - len) {
+			len += tmp->len;
+			tmp = list_next_entry(tmp, node);
+		}
+		if (list_next_entry(run, node) == tmp) {
+			/* A run of one: move it as it is. */
+			seg = tmp;
+			list_move_tail(&run->node, &out);
+			continue;
+		}
+		packed = kmalloc(struct_size(packed, data, len), GFP_KERNEL);
+		if (!packed) {
+			/* Put back what was moved; the message is unchanged. */
+			list_splice_tail(&out, &run->node);
+			return -ENOMEM;
+		}
+		packed->len = 0;
+		seg = run;
+		while (seg != tmp) {
+			run = list_next_entry(seg, node);
+			memcpy(packed->data + packed->len, seg->data, seg->len);
+			packed->len += seg->len;
+			list_del(&seg->node);
+			kfree(seg);
+			req->nr_segs--;
+			seg = run;
+		}
+		list_add_tail(&packed->node, &out);
+		req->nr_segs++;
+	}
+	list_splice_tail(&out, &req->segs);
+	return 0;
 }
 
 /* CRC-32 (IEEE 802.3) of the whole message, with its crc32 field still 0. */
@@ -165,7 +215,8 @@ static u32 qaic_cntl_req_crc(struct qaic_cntl_req *req)
 	return ~crc;
 }
 
-static bool qaic_cntl_reply_crc_ok(void *reply, u32 len)
+/* Does the CRC-32 of the @len-byte message @reply match its crc32 field? */
+bool qaic_cntl_reply_crc_ok(void *reply, u32 len)
 {
 	struct qaic_wire_hdr *hdr = reply;
 	u32 want = le32_to_cpu(hdr->crc32);
@@ -192,14 +243,21 @@ void qaic_control_wake_all(struct qaic_device *qdev)
 	spin_unlock_irqrestore(&cntl->pending_lock, flags);
 }
 
-/* Wait until the send ring has room for @nr TREs. Called with cntl->lock held. */
-static int qaic_cntl_wait_for_room(struct mhi_device *ch, unsigned int nr)
+/*
+ * Wait until the send ring has room for @nr TREs. Called with cntl->lock
+ * held; only an @interruptible sender gives up on a signal.
+ */
+static int qaic_cntl_wait_for_room(struct mhi_device *ch, unsigned int nr, bool interruptible)
 {
 	unsigned int i;
 
 	for (i = 0; i < QAIC_CNTL_SEND_TRIES; i++) {
 		if (mhi_get_free_desc_count(ch, DMA_TO_DEVICE) >= nr)
 			return 0;
+		if (!interruptible) {
+			msleep(QAIC_CNTL_SEND_WAIT_MS);
+			continue;
+		}
 		if (msleep_interruptible(QAIC_CNTL_SEND_WAIT_MS) && signal_pending(current))
 			return -ERESTARTSYS;
 	}
@@ -217,7 +275,7 @@ static void qaic_cntl_unlist(struct qaic_control *cntl, struct qaic_cntl_waiter 
 
 /* Number, checksum and queue @req; @w is listed before any TRE goes out. */
 static int qaic_cntl_send(struct qaic_device *qdev, struct qaic_cntl_req *req,
-			  struct qaic_cntl_waiter *w, bool *check_crc)
+			  struct qaic_cntl_waiter *w, bool interruptible, bool *check_crc)
 {
 	struct qaic_control *cntl = &qdev->cntl;
 	struct qaic_cntl_seg *seg, *tmp;
@@ -227,6 +285,15 @@ static int qaic_cntl_send(struct qaic_device *qdev, struct qaic_cntl_req *req,
 	void *rx;
 	int ret;
 
+	if (req->one_tre)
+		ret = qaic_cntl_req_pack(req, 0, QAIC_CNTL_ONE_TRE_LEN);
+	else if (req->nr_segs > QAIC_CNTL_MAX_TRES)
+		ret = qaic_cntl_req_pack(req, 1, QAIC_CNTL_PACKED_TRE_LEN);
+	else
+		ret = 0;
+	if (ret)
+		return ret;
+
 	mutex_lock(&cntl->lock);
 	ch = cntl->ch;
 	if (!ch) {
@@ -234,7 +301,7 @@ static int qaic_cntl_send(struct qaic_device *qdev, struct qaic_cntl_req *req,
 		goto out_unlock;
 	}
 
-	ret = qaic_cntl_wait_for_room(ch, req->nr_segs);
+	ret = qaic_cntl_wait_for_room(ch, req->nr_segs, interruptible);
 	if (ret)
 		goto out_unlock;
 
@@ -242,12 +309,12 @@ static int qaic_cntl_send(struct qaic_device *qdev, struct qaic_cntl_req *req,
 	hdr = (struct qaic_wire_hdr *)seg->data;
 	w->seq = cntl->next_seq++;
 	hdr->crc32 = 0;
-	hdr->magic = cpu_to_le32(QAIC_CNTL_MAGIC);
+	hdr->magic = cpu_to_le32(QAIC_NNC_MAGIC);
 	hdr->seq = cpu_to_le32(w->seq);
 	hdr->len = cpu_to_le32(req->len);
 	hdr->count = cpu_to_le32(req->count);
 	hdr->handle = cpu_to_le32(req->handle);
-	hdr->partition_id = cpu_to_le32(QAIC_CNTL_NO_PARTITION);
+	hdr->partition_id = cpu_to_le32(QAIC_NNC_NO_PARTITION);
 	hdr->padding = 0;
 	if (cntl->gen_crc)
 		hdr->crc32 = cpu_to_le32(qaic_cntl_req_crc(req));
@@ -267,12 +334,12 @@ static int qaic_cntl_send(struct qaic_device *qdev, struct qaic_cntl_req *req,
 	if (cntl->spare_dl) {
 		cntl->spare_dl--;
 	} else {
-		rx = kmalloc(QAIC_CNTL_MAX_REPLY, GFP_KERNEL);
+		rx = kmalloc(QAIC_NNC_MAX_REPLY, GFP_KERNEL);
 		if (!rx) {
 			ret = -ENOMEM;
 			goto out_unlist;
 		}
-		ret = mhi_queue_buf(ch, DMA_FROM_DEVICE, rx, QAIC_CNTL_MAX_REPLY, MHI_EOT);
+		ret = mhi_queue_buf(ch, DMA_FROM_DEVICE, rx, QAIC_NNC_MAX_REPLY, MHI_EOT);
 		if (ret) {
 			kfree(rx);
 			goto out_unlist;
@@ -293,6 +360,7 @@ static int qaic_cntl_send(struct qaic_device *qdev, struct qaic_cntl_req *req,
 			cntl->spare_dl++;
 			goto out_unlist;
 		}
+		req->queued = true;
 	}
 	mutex_unlock(&cntl->lock);
 	return 0;
@@ -342,8 +410,8 @@ static struct qaic_wire_trans_hdr *qaic_cntl_next_trans(void *msg, u32 *off, u32
  * reply (kfree() it); its header has been checked: magic, echoed sequence
  * number, a length that fits what arrived and, once negotiated, the CRC.
  */
-static int qaic_cntl_xfer(struct qaic_device *qdev, struct qaic_cntl_req *req,
-			  bool interruptible, void **reply)
+int qaic_cntl_xfer(struct qaic_device *qdev, struct qaic_cntl_req *req,
+		   bool interruptible, void **reply)
 {
 	struct qaic_control *cntl = &qdev->cntl;
 	unsigned long timeout = (unsigned long)control_resp_timeout_s * HZ;
@@ -357,7 +425,7 @@ static int qaic_cntl_xfer(struct qaic_device *qdev, struct qaic_cntl_req *req,
 	INIT_LIST_HEAD(&w.node);
 	init_completion(&w.done);
 
-	ret = qaic_cntl_send(qdev, req, &w, &check_crc);
+	ret = qaic_cntl_send(qdev, req, &w, interruptible, &check_crc);
 	if (ret)
 		return ret;
 
@@ -531,6 +599,60 @@ static void qaic_cntl_status_work(struct work_struct *work)
 		qaic_cntl_close(qdev, true);
 }
 
+/* Hand the replies no waiter claimed to the MANAGE layer. */
+static void qaic_cntl_orphan_work(struct work_struct *work)
+{
+	struct qaic_device *qdev = container_of(work, struct qaic_device, cntl.orphan_work);
+	struct qaic_control *cntl = &qdev->cntl;
+	struct qaic_cntl_orphan *o;
+	struct qaic_wire_hdr *hdr;
+	unsigned long flags;
+	bool check_crc;
+	u32 len;
+
+	for (;;) {
+		spin_lock_irqsave(&cntl->pending_lock, flags);
+		o = list_first_entry_or_null(&cntl->orphans, struct qaic_cntl_orphan, node);
+		if (o)
+			list_del(&o->node);
+		spin_unlock_irqrestore(&cntl->pending_lock, flags);
+		if (!o)
+			return;
+
+		hdr = o->msg;
+		len = le32_to_cpu(hdr->len);
+		mutex_lock(&cntl->lock);
+		check_crc = cntl->check_crc;
+		mutex_unlock(&cntl->lock);
+		if (len < sizeof(*hdr) || len > o->len ||
+		    (check_crc && !qaic_cntl_reply_crc_ok(hdr, len)))
+			dev_dbg(&qdev->pdev->dev, "dropping a malformed NNC reply %u\n",
+				le32_to_cpu(hdr->seq));
+		else
+			qaic_manage_orphan(qdev, hdr);
+		kfree(hdr);
+		kfree(o);
+	}
+}
+
+/* Drop the orphans not handled yet; the channel is gone. */
+static void qaic_cntl_drop_orphans(struct qaic_device *qdev)
+{
+	struct qaic_control *cntl = &qdev->cntl;
+	struct qaic_cntl_orphan *o, *tmp;
+	unsigned long flags;
+	LIST_HEAD(list);
+
+	cancel_work_sync(&cntl->orphan_work);
+	spin_lock_irqsave(&cntl->pending_lock, flags);
+	list_splice_init(&cntl->orphans, &list);
+	spin_unlock_irqrestore(&cntl->pending_lock, flags);
+	list_for_each_entry_safe(o, tmp, &list, node) {
+		kfree(o->msg);
+		kfree(o);
+	}
+}
+
 static int qaic_control_probe(struct mhi_device *mhi_dev, const struct mhi_device_id *id)
 {
 	struct qaic_device *qdev = mhi_dev_to_qaic(mhi_dev);
@@ -567,6 +689,7 @@ static void qaic_control_remove(struct mhi_device *mhi_dev)
 	/* Fail any waiter first so the handshake cannot hold us up. */
 	qaic_cntl_close(qdev, true);
 	cancel_work_sync(&qdev->cntl.status_work);
+	qaic_cntl_drop_orphans(qdev);
 	/* Without the control channel the card is unusable. */
 	qaic_dev_set_offline(qdev, false);
 }
@@ -581,6 +704,7 @@ static void qaic_control_dl_xfer_cb(struct mhi_device *mhi_dev, struct mhi_resul
 	struct qaic_device *qdev = mhi_dev_to_qaic(mhi_dev);
 	struct qaic_control *cntl = &qdev->cntl;
 	struct qaic_wire_hdr *hdr = result->buf_addr;
+	struct qaic_cntl_orphan *o;
 	struct qaic_cntl_waiter *w;
 	unsigned long flags;
 	bool found = false;
@@ -591,7 +715,7 @@ static void qaic_control_dl_xfer_cb(struct mhi_device *mhi_dev, struct mhi_resul
 		kfree(hdr);
 		return;
 	}
-	if (result->bytes_xferd < sizeof(*hdr) || le32_to_cpu(hdr->magic) != QAIC_CNTL_MAGIC) {
+	if (result->bytes_xferd < sizeof(*hdr) || le32_to_cpu(hdr->magic) != QAIC_NNC_MAGIC) {
 		dev_dbg(&mhi_dev->dev, "dropping a %zu-byte message without the NNC header\n",
 			result->bytes_xferd);
 		kfree(hdr);
@@ -613,9 +737,28 @@ static void qaic_control_dl_xfer_cb(struct mhi_device *mhi_dev, struct mhi_resul
 	spin_unlock_irqrestore(&cntl->pending_lock, flags);
 
 	if (!found) {
-		/* Nobody waits for it any more (timed out or interrupted). */
-		dev_dbg(&mhi_dev->dev, "dropping NNC reply %u: no waiter\n", seq);
-		kfree(hdr);
+		/*
+		 * Nobody waits for it any more (timed out or interrupted): it
+		 * may still release DBCs, which is for process context to do.
+		 */
+		o = kmalloc(sizeof(*o), GFP_ATOMIC);
+		if (!o) {
+			kfree(hdr);
+			return;
+		}
+		o->msg = hdr;
+		o->len = result->bytes_xferd;
+		spin_lock_irqsave(&cntl->pending_lock, flags);
+		if (cntl->alive) {
+			list_add_tail(&o->node, &cntl->orphans);
+			queue_work(system_unbound_wq, &cntl->orphan_work);
+			o = NULL;
+		}
+		spin_unlock_irqrestore(&cntl->pending_lock, flags);
+		if (o) {
+			kfree(hdr);
+			kfree(o);
+		}
 	}
 }
 
@@ -630,6 +773,8 @@ int qaic_control_init(struct qaic_device *qdev)
 	spin_lock_init(&cntl->pending_lock);
 	INIT_LIST_HEAD(&cntl->pending);
 	INIT_WORK(&cntl->status_work, qaic_cntl_status_work);
+	INIT_LIST_HEAD(&cntl->orphans);
+	INIT_WORK(&cntl->orphan_work, qaic_cntl_orphan_work);
 	cntl->next_seq = 0;
 	return 0;
 }

@@ -11,10 +11,12 @@
 #include <drm/drm_ioctl.h>
 #include <drm/drm_managed.h>
 #include <linux/dma-mapping.h>
+#include <linux/idr.h>
 #include <linux/kobject.h>
 #include <linux/mhi.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/slab.h>
 
 #include "qaic.h"
 #include "qaic_accel.h"
@@ -23,15 +25,75 @@
 #define PCI_DEVICE_ID_QCOM_AIC100	0xa100
 #define PCI_DEVICE_ID_QCOM_AIC080	0xa080
 
+/* User handles, unique across all cards, starting at 0 as upstream's. */
+static DEFINE_IDA(qaic_usrs);
+
 static int qaic_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct qaic_device *qdev = to_qaic_device(drm);
+	struct qaic_user *usr;
+	int handle;
 
 	/* As upstream: nothing can be done with the card until it is ONLINE. */
 	if (!READ_ONCE(qdev->online))
 		return -ENODEV;
+
+	usr = kzalloc(sizeof(*usr), GFP_KERNEL);
+	if (!usr)
+		return -ENOMEM;
+	handle = ida_alloc(&qaic_usrs, GFP_KERNEL);
+	if (handle < 0) {
+		kfree(usr);
+		return handle;
+	}
+	usr->qdev = qdev;
+	usr->handle = handle;
+	atomic_set(&usr->chunk_id, 0);
+	INIT_LIST_HEAD(&usr->dbcs);
+	file->driver_priv = usr;
 	return 0;
 }
+
+/*
+ * The last reference to the file is gone (its BO handles already are).
+ * While the card is ONLINE it is told to release everything of the user;
+ * the user's DBCs are released on the host in any case.
+ */
+static void qaic_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct qaic_device *qdev = to_qaic_device(drm);
+	struct qaic_user *usr = file->driver_priv;
+	int idx;
+
+	if (drm_dev_enter(drm, &idx)) {
+		if (READ_ONCE(qdev->online))
+			qaic_manage_terminate(qdev, usr);
+		drm_dev_exit(idx);
+	}
+	qaic_dbc_release_user(qdev, usr);
+
+	file->driver_priv = NULL;
+	ida_free(&qaic_usrs, usr->handle);
+	kfree(usr);
+}
+
+/* The data path (slices, execution, waits) is not implemented yet. */
+static int qaic_data_path_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	return -EOPNOTSUPP;
+}
+
+static const struct drm_ioctl_desc qaic_drm_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(QAIC_MANAGE, qaic_manage_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_CREATE_BO, qaic_create_bo_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_MMAP_BO, qaic_mmap_bo_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_ATTACH_SLICE_BO, qaic_data_path_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_EXECUTE_BO, qaic_data_path_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_PARTIAL_EXECUTE_BO, qaic_data_path_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_WAIT_BO, qaic_data_path_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_PERF_STATS_BO, qaic_data_path_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_DETACH_SLICE_BO, qaic_data_path_ioctl, 0),
+};
 
 DEFINE_DRM_ACCEL_FOPS(qaic_accel_fops);
 
@@ -43,6 +105,9 @@ static const struct drm_driver qaic_drm_driver = {
 	.minor			= 1,
 	.fops			= &qaic_accel_fops,
 	.open			= qaic_open,
+	.postclose		= qaic_postclose,
+	.ioctls			= qaic_drm_ioctls,
+	.num_ioctls		= ARRAY_SIZE(qaic_drm_ioctls),
 };
 
 static void qaic_uevent(struct qaic_device *qdev, enum kobject_action action)
@@ -182,6 +247,9 @@ static int qaic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = qaic_init_pci(qdev);
 	if (ret)
 		return ret;
+	ret = qaic_dbc_init(qdev);
+	if (ret)
+		return ret;
 
 	ret = qaic_init_msi(qdev);
 	if (ret)
@@ -220,6 +288,8 @@ static void qaic_pci_remove(struct pci_dev *pdev)
 	qaic_dev_set_offline(qdev, true);
 	/* Leave the card in MHI RESET unless it is gone from the bus. */
 	qaic_mhi_fini(qdev, pci_device_is_present(pdev));
+	/* Users may keep their fds; the DBCs' memory goes now. */
+	qaic_dbc_release_all(qdev);
 	qaic_debugfs_fini(qdev);
 	drm_dev_unplug(&qdev->drm);
 }
@@ -231,6 +301,7 @@ static void qaic_pci_shutdown(struct pci_dev *pdev)
 	/* Stop the card's DMA into host memory before reboot or kexec. */
 	qaic_dev_set_offline(qdev, true);
 	qaic_mhi_power_down(qdev, true);
+	qaic_dbc_release_all(qdev);
 }
 
 static pci_ers_result_t qaic_pci_error_detected(struct pci_dev *pdev,
@@ -245,6 +316,8 @@ static void qaic_pci_reset_prepare(struct pci_dev *pdev)
 
 	qaic_dev_set_offline(qdev, true);
 	qaic_mhi_power_down(qdev, true);
+	/* The card forgets its DBCs in the reset; so does the host. */
+	qaic_dbc_release_all(qdev);
 }
 
 static void qaic_pci_reset_done(struct pci_dev *pdev)

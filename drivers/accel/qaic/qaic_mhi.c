@@ -157,6 +157,8 @@ static void qaic_mhi_status_cb(struct mhi_controller *mhi_cntrl, enum mhi_callba
 		/* Runs from the MHI state worker, before the channels are torn down. */
 		pci_err(qdev->pdev, "card entered SYS_ERROR, going offline\n");
 		qaic_dev_set_offline(qdev, true);
+		/* The card is reset next and forgets its DBCs; so does the host. */
+		qaic_dbc_release_all(qdev);
 		break;
 	default:
 		break;

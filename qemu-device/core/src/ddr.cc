@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "aic100/ddr.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -67,6 +68,14 @@ void Ddr::release(uint64_t addr)
 		}
 	}
 	free_[start] = len;
+}
+
+uint64_t Ddr::largest_free() const
+{
+	uint64_t m = 0;
+	for (const auto &[start, len] : free_)
+		m = std::max(m, len);
+	return m;
 }
 
 uint64_t Ddr::allocation_size(uint64_t addr) const

@@ -313,7 +313,8 @@ std::vector<uint8_t> Qsm::status_resp() const
 	d.nnc_major = kProtocolMajor;
 	d.nnc_minor = kProtocolMinor;
 	copy_str(d.sbl_image_name, sizeof(d.sbl_image_name), "sbl.bin");
-	d.nsp_pgmask = cfg_.nsp_count >= 64 ? ~0ull : (1ull << cfg_.nsp_count) - 1;
+	// Defective (power-gated) NSPs: the ones this card does not have.
+	d.nsp_pgmask = ~((1ull << cfg_.nsp_count) - 1) & 0xFFFFull;
 	d.qts_time_offset_usecs = static_cast<uint64_t>(host_offset_us_);
 	d.sku_type = kSkuPcieProfessional;
 	version(nsp, r.nsp.version);
@@ -344,7 +345,11 @@ std::vector<uint8_t> Qsm::resource_info_resp(std::span<const uint8_t> req, uint3
 	i.dram_total_mb = static_cast<uint32_t>(total.mem >> 20);
 	i.dram_free_mb = static_cast<uint32_t>(f.mem >> 20);
 	// Percent of free DDR not in the largest... kept simple: extents - 1.
-	i.fragmentation_status = grp < 0 ? static_cast<uint32_t>(ddr_.free_extents() - 1) : 0;
+	// Percent of free DDR outside the largest free extent.
+	i.fragmentation_status =
+		grp < 0 && ddr_.free_bytes()
+			? static_cast<uint32_t>(100 - ddr_.largest_free() * 100 / ddr_.free_bytes())
+			: 0;
 	i.vc_total = static_cast<uint8_t>(total.vc);
 	i.vc_free = static_cast<uint8_t>(f.vc);
 	i.nsp_total = static_cast<uint8_t>(total.nsp);
@@ -370,8 +375,29 @@ std::vector<uint8_t> Qsm::perf_info_resp() const
 	r.info.mem_frequency_hz = 1'000'000'000;
 	r.info.sys_frequency_hz = 800'000'000;
 	r.info.peak_compute = uint64_t{cfg_.nsp_count} * 8'000'000'000'000ull; // 8 TOPS int8 per NSP
-	r.info.dram_bw_kbps = 136'000'000; // 136 GB/s
+	r.info.dram_bw_kbps = dram_bw_kbps();
 	return bytes_of(r);
+}
+
+uint64_t Qsm::dram_bw_kbps() const
+{
+	// Bytes the DMA Bridge moved to and from DDR since the last sample at
+	// least 100 ms old; the value stands until the next such sample.
+	uint64_t bytes = 0;
+	for (unsigned i = 0; i < regs::kNumDbc; i++)
+		bytes += dbr_.stats(i).bytes_in + dbr_.stats(i).bytes_out;
+	const uint64_t now = host_.now_ns();
+	if (bw_time_ns_ == 0 || bytes < bw_bytes_) {
+		bw_time_ns_ = now;
+		bw_bytes_ = bytes;
+		return bw_kbps_ = 0;
+	}
+	if (now - bw_time_ns_ >= 100'000'000) {
+		bw_kbps_ = (bytes - bw_bytes_) * 1'000'000 / (now - bw_time_ns_); // bytes/ns*1e9/1e3
+		bw_time_ns_ = now;
+		bw_bytes_ = bytes;
+	}
+	return bw_kbps_;
 }
 
 int32_t Qsm::load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id)

@@ -209,7 +209,8 @@ TEST_F(QsmTest, StatusReportsProtocol17AndTheCardsRealState)
 	EXPECT_EQ(s.dev.meta_ver_minor, 0);
 	EXPECT_EQ(s.dev.hw_version >> 24, 0u) << "bits 31:24 zero, major in 23:16";
 	EXPECT_EQ((s.dev.hw_version >> 16) & 0xFF, 2u);
-	EXPECT_EQ(s.dev.nsp_pgmask, 0xFFFFu);
+	EXPECT_EQ(s.dev.nsp_pgmask, 0u) << "no defective NSP";
+	EXPECT_EQ(s.dev.perf_info.dram_bw_kbps, 0u) << "an idle card moves nothing";
 	EXPECT_EQ(s.dev.resource_info.nsp_total, 16);
 	EXPECT_EQ(s.dev.resource_info.vc_total, 16);
 	EXPECT_EQ(s.dev.resource_info.dram_total_mb, 16u * 1024);
@@ -238,7 +239,7 @@ TEST_F(QsmTest, ResourceTotalsFollowTheCardsProperties)
 	EXPECT_EQ(i.dram_free_mb, 32u * 1024);
 	EXPECT_EQ(i.sem_total, 16u * 32);
 	const auto s = as<StatusResp>(cmd(raw(StatusReq{kStatus, 0, {}})));
-	EXPECT_EQ(s.dev.nsp_pgmask, 0xFu);
+	EXPECT_EQ(s.dev.nsp_pgmask, 0xFFF0u) << "the NSPs this card lacks show as gated";
 }
 
 TEST_F(QsmTest, ProgramLifecycleReturnsEveryResource)

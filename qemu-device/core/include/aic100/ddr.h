@@ -22,6 +22,8 @@ public:
 	uint64_t free_bytes() const { return free_bytes_; }
 	// Number of free extents: 1 means unfragmented.
 	size_t free_extents() const { return free_.size(); }
+	// The largest free extent.
+	uint64_t largest_free() const;
 
 	static constexpr uint64_t kAlign = 4096;
 	static constexpr uint64_t kNoAddress = ~0ull;

@@ -55,6 +55,7 @@ struct Instr {
 	uint8_t op, a, b, c;
 	uint32_t imm32;
 	uint64_t imm64;
+	friend bool operator==(const Instr &, const Instr &) = default;
 };
 static_assert(sizeof(Instr) == 16, "instructions are 16 bytes");
 

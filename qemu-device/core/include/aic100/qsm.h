@@ -190,6 +190,10 @@ private:
 	uint64_t timesyncs_ = 0;
 	uint64_t messages_ = 0;
 	bool crc_active_ = false;
+	// DDR traffic of the DMA Bridge, sampled for PERFORMANCE_INFO's
+	// "last 100 ms" bandwidth.
+	mutable uint64_t bw_bytes_ = 0, bw_time_ns_ = 0, bw_kbps_ = 0;
+	uint64_t dram_bw_kbps() const;
 
 	std::map<uint32_t, Held> held_; // by user handle
 	std::map<int32_t, Group> groups_;

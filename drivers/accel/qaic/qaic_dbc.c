@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * qaic: the host's bookkeeping of the card's 16 DMA Bridge channels.
+ *
+ * The card hands out DBCs. ACTIVATE_FROM_DEV in a MANAGE reply binds one
+ * to the user whose message asked for it, together with the FIFO memory
+ * that message offered; DEACTIVATE_FROM_DEV (status 0) gives it back. The
+ * host follows: it keeps a DBC's FIFO memory while the DBC is in use and
+ * knows which user may drive it. Closing a fd releases that user's DBCs,
+ * and a card reset releases all of them.
+ *
+ * A change that a reply asks for carries the reset generation read before
+ * its request went out. Once the card has been reset in between, the
+ * change is refused: the card that sent the reply is gone.
+ */
+
+#include <drm/drm_managed.h>
+#include <linux/dma-mapping.h>
+#include <linux/list.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+
+#include "qaic.h"
+
+/* How long an activation waits for the host to let go of its DBC. */
+#define QAIC_DBC_BIND_WAIT	(30 * HZ)
+
+int qaic_dbc_init(struct qaic_device *qdev)
+{
+	struct qaic_dbc *dbc;
+	unsigned int i;
+	int ret;
+
+	ret = drmm_mutex_init(&qdev->drm, &qdev->dbc_lock);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < QAIC_NUM_DBC; i++) {
+		dbc = &qdev->dbc[i];
+		dbc->qdev = qdev;
+		dbc->id = i;
+		dbc->regs = qdev->bar_dbc + QAIC_DBC_BASE + i * QAIC_DBC_SIZE;
+		INIT_LIST_HEAD(&dbc->holder_node);
+		init_waitqueue_head(&dbc->release_wq);
+	}
+	return 0;
+}
+
+/* The current reset generation, to pass to the calls below. */
+unsigned int qaic_dbc_gen(struct qaic_device *qdev)
+{
+	return READ_ONCE(qdev->dbc_gen);
+}
+
+/*
+ * Allocate the FIFOs of a DBC with @nelem elements each: one coherent
+ * buffer of ALIGN(68 * nelem + 256, 4 KiB) bytes, requests at offset 0 and
+ * responses in the last 4 * nelem bytes.
+ */
+int qaic_dbc_fifo_alloc(struct qaic_device *qdev, u32 nelem, struct qaic_dbc_fifo *fifo)
+{
+	u64 size;
+
+	if (!nelem)
+		return -EINVAL;
+	size = (u64)nelem * (QAIC_DBC_REQ_ELEM_SIZE + QAIC_DBC_RSP_ELEM_SIZE);
+	size = ALIGN(size + QAIC_DBC_FIFO_GAP, QAIC_DBC_FIFO_ALIGN);
+	if (size > U32_MAX)
+		return -EINVAL;
+	if (size >> PAGE_SHIFT > totalram_pages())
+		return -ENOMEM;
+
+	/* The size is the user's choice: fail rather than invoke the OOM killer. */
+	fifo->cpu = dma_alloc_coherent(&qdev->pdev->dev, size, &fifo->dma,
+				       GFP_KERNEL | __GFP_NOWARN | __GFP_RETRY_MAYFAIL);
+	if (!fifo->cpu)
+		return -ENOMEM;
+	fifo->size = size;
+	fifo->nelem = nelem;
+	return 0;
+}
+
+void qaic_dbc_fifo_free(struct qaic_device *qdev, struct qaic_dbc_fifo *fifo)
+{
+	if (fifo->cpu)
+		dma_free_coherent(&qdev->pdev->dev, fifo->size, fifo->cpu, fifo->dma);
+	fifo->cpu = NULL;
+}
+
+/* Forget everything about @dbc and free its FIFOs. Called with dbc_lock held. */
+static void qaic_dbc_release_locked(struct qaic_dbc *dbc)
+{
+	lockdep_assert_held(&dbc->qdev->dbc_lock);
+
+	if (!dbc->in_use)
+		return;
+	list_del_init(&dbc->holder_node);
+	dbc->holder = NULL;
+	dbc->usr = NULL;
+	dbc->req_q = NULL;
+	dbc->rsp_q = NULL;
+	qaic_dbc_fifo_free(dbc->qdev, &dbc->fifo);
+	WRITE_ONCE(dbc->in_use, false);
+	wake_up_all(&dbc->release_wq);
+}
+
+static bool qaic_dbc_bind_ready(struct qaic_dbc *dbc, unsigned int gen)
+{
+	return !READ_ONCE(dbc->in_use) || READ_ONCE(dbc->qdev->dbc_gen) != gen;
+}
+
+/*
+ * The card activated DBC @dbc_id for @usr with @fifo. Should the host
+ * still see the DBC in use, its release is normally in a reply another
+ * thread is processing: wait for it, interruptibly and for a while. After
+ * that the host's record is stale (the card would not hand out a DBC it
+ * still runs) and is dropped. The DBC then owns the FIFO memory and
+ * fifo->cpu is cleared.
+ *
+ * Returns 0, or -EIO if the card was reset since generation @gen; the
+ * caller then still owns the FIFO memory.
+ */
+int qaic_dbc_bind(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
+		  struct qaic_dbc_fifo *fifo, unsigned int gen)
+{
+	struct qaic_dbc *dbc = &qdev->dbc[dbc_id];
+	int ret = 0;
+
+	mutex_lock(&qdev->dbc_lock);
+	if (qdev->dbc_gen == gen && dbc->in_use) {
+		mutex_unlock(&qdev->dbc_lock);
+		wait_event_interruptible_timeout(dbc->release_wq, qaic_dbc_bind_ready(dbc, gen),
+						 QAIC_DBC_BIND_WAIT);
+		mutex_lock(&qdev->dbc_lock);
+	}
+	if (qdev->dbc_gen != gen) {
+		ret = -EIO;
+		goto out;
+	}
+	if (dbc->in_use) {
+		pci_warn(qdev->pdev, "card reassigned DBC %u, still in use on the host; dropping that\n",
+			 dbc_id);
+		qaic_dbc_release_locked(dbc);
+	}
+
+	dbc->fifo = *fifo;
+	dbc->req_q = fifo->cpu;
+	dbc->rsp_q = fifo->cpu + fifo->size - fifo->nelem * QAIC_DBC_RSP_ELEM_SIZE;
+	dbc->holder = usr;
+	dbc->usr = usr;
+	list_add_tail(&dbc->holder_node, &usr->dbcs);
+	WRITE_ONCE(dbc->in_use, true);
+	fifo->cpu = NULL;
+out:
+	mutex_unlock(&qdev->dbc_lock);
+	return ret;
+}
+
+/*
+ * DEACTIVATE_FROM_USR: @usr stops using DBC @dbc_id, which stays in use
+ * until the card confirms. -EPERM unless @usr is the DBC's user.
+ */
+int qaic_dbc_detach(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id)
+{
+	struct qaic_dbc *dbc = &qdev->dbc[dbc_id];
+	int ret = 0;
+
+	mutex_lock(&qdev->dbc_lock);
+	if (!dbc->in_use || dbc->usr != usr)
+		ret = -EPERM;
+	else
+		dbc->usr = NULL;
+	mutex_unlock(&qdev->dbc_lock);
+	return ret;
+}
+
+/*
+ * The card refused to deactivate DBC @dbc_id (or the message asking it
+ * never went out): give it back to @usr if it still holds it.
+ */
+void qaic_dbc_reattach(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
+		       unsigned int gen)
+{
+	struct qaic_dbc *dbc = &qdev->dbc[dbc_id];
+
+	mutex_lock(&qdev->dbc_lock);
+	if (qdev->dbc_gen == gen && dbc->in_use && dbc->holder == usr && !dbc->usr)
+		dbc->usr = usr;
+	mutex_unlock(&qdev->dbc_lock);
+}
+
+/* The card deactivated DBC @dbc_id. */
+void qaic_dbc_release(struct qaic_device *qdev, u32 dbc_id, unsigned int gen)
+{
+	mutex_lock(&qdev->dbc_lock);
+	if (qdev->dbc_gen == gen)
+		qaic_dbc_release_locked(&qdev->dbc[dbc_id]);
+	mutex_unlock(&qdev->dbc_lock);
+}
+
+/* @usr is going away: release every DBC it holds. */
+void qaic_dbc_release_user(struct qaic_device *qdev, struct qaic_user *usr)
+{
+	struct qaic_dbc *dbc, *tmp;
+
+	mutex_lock(&qdev->dbc_lock);
+	list_for_each_entry_safe(dbc, tmp, &usr->dbcs, holder_node)
+		qaic_dbc_release_locked(dbc);
+	mutex_unlock(&qdev->dbc_lock);
+}
+
+/*
+ * The card was reset (or is going away) and has forgotten its DBCs:
+ * release all of them and turn away replies from before.
+ */
+void qaic_dbc_release_all(struct qaic_device *qdev)
+{
+	unsigned int i;
+
+	mutex_lock(&qdev->dbc_lock);
+	WRITE_ONCE(qdev->dbc_gen, qdev->dbc_gen + 1);
+	for (i = 0; i < QAIC_NUM_DBC; i++) {
+		qaic_dbc_release_locked(&qdev->dbc[i]);
+		/* Binders wait for the generation too. */
+		wake_up_all(&qdev->dbc[i].release_wq);
+	}
+	mutex_unlock(&qdev->dbc_lock);
+}

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// aic100-nsp-bench: throughput of the NSP interpreter's GEMM kernels
+// (both code paths) against naive triple loops, and of one MMI8/MMF32
+// instruction through the interpreter. Best of several runs, one thread,
+// timed in thread CPU time so that other load on the host matters less.
+#include <aic100/nsp.h>
+#include <aic100/nsp_kernels.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <time.h>
+#include <vector>
+
+namespace nsp = aic100::nsp;
+namespace kernels = aic100::nsp::kernels;
+
+namespace {
+
+double cpu_seconds()
+{
+	timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
+double best_seconds(const std::function<void()> &f, double budget_s)
+{
+	f(); // warm up: packing buffers, caches
+	double best = 1e30;
+	const double start = cpu_seconds();
+	int runs = 0;
+	do {
+		const double t0 = cpu_seconds();
+		f();
+		best = std::min(best, cpu_seconds() - t0);
+		runs++;
+	} while (runs < 3 || cpu_seconds() - start < budget_s);
+	return best;
+}
+
+// The textbook loops: i, j, then a dot product over k (B read down a column).
+__attribute__((noinline)) void naive_ijk_f32(float *c, const float *a, const float *b, unsigned m, unsigned n,
+					     unsigned k)
+{
+	for (unsigned i = 0; i < m; i++)
+		for (unsigned j = 0; j < n; j++) {
+			float s = 0;
+			for (unsigned p = 0; p < k; p++)
+				s += a[i * k + p] * b[p * n + j];
+			c[i * n + j] = s;
+		}
+}
+
+__attribute__((noinline)) void naive_ijk_i8(int32_t *c, const int8_t *a, const int8_t *b, unsigned m, unsigned n,
+					    unsigned k)
+{
+	for (unsigned i = 0; i < m; i++)
+		for (unsigned j = 0; j < n; j++) {
+			int32_t s = 0;
+			for (unsigned p = 0; p < k; p++)
+				s += a[i * k + p] * b[p * n + j];
+			c[i * n + j] = s;
+		}
+}
+
+// i, k, j: rows of B stream, the inner loop is an axpy over a row of C.
+__attribute__((noinline)) void naive_ikj_f32(float *c, const float *a, const float *b, unsigned m, unsigned n,
+					     unsigned k)
+{
+	std::fill(c, c + size_t(m) * n, 0.0f);
+	for (unsigned i = 0; i < m; i++)
+		for (unsigned p = 0; p < k; p++) {
+			const float av = a[i * k + p];
+			for (unsigned j = 0; j < n; j++)
+				c[i * n + j] += av * b[p * n + j];
+		}
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	unsigned m = 512, n = 512, k = 512;
+	double budget = 1.0;
+	if (argc >= 4) {
+		m = unsigned(std::atoi(argv[1]));
+		n = unsigned(std::atoi(argv[2]));
+		k = unsigned(std::atoi(argv[3]));
+	}
+	if (argc >= 5)
+		budget = std::atof(argv[4]);
+	if (!m || !n || !k || m >= nsp::kMaxDim || n >= nsp::kMaxDim || k >= nsp::kMaxDim) {
+		std::fprintf(stderr, "usage: aic100-nsp-bench [M N K [SECONDS]]\n");
+		return 2;
+	}
+	const double ops = 2.0 * m * n * k;
+	std::mt19937 rng(1);
+	std::vector<float> af(size_t(m) * k), bf(size_t(k) * n), cf(size_t(m) * n);
+	std::vector<int8_t> ai(size_t(m) * k), bi(size_t(k) * n);
+	std::vector<int32_t> ci(size_t(m) * n);
+	for (float &x : af)
+		x = float(rng() % 2001) / 1000 - 1;
+	for (float &x : bf)
+		x = float(rng() % 2001) / 1000 - 1;
+	for (int8_t &x : ai)
+		x = int8_t(rng());
+	for (int8_t &x : bi)
+		x = int8_t(rng());
+	auto *cfb = reinterpret_cast<uint8_t *>(cf.data());
+	auto *cib = reinterpret_cast<uint8_t *>(ci.data());
+	const auto *afb = reinterpret_cast<const uint8_t *>(af.data());
+	const auto *bfb = reinterpret_cast<const uint8_t *>(bf.data());
+	const auto *aib = reinterpret_cast<const uint8_t *>(ai.data());
+	const auto *bib = reinterpret_cast<const uint8_t *>(bi.data());
+
+	std::printf("GEMM %ux%ux%u, one thread, best of %.1f s of CPU each (GOP/s = 2*M*N*K / time)\n", m, n, k, budget);
+	auto report = [&](const char *what, double s) { std::printf("  %-34s %8.2f GOP/s  %9.3f ms\n", what, ops / s / 1e9, s * 1e3); };
+	kernels::Scratch scratch;
+	std::vector<kernels::Isa> isas = {kernels::Isa::Baseline};
+	if (kernels::best_isa() == kernels::Isa::Avx2)
+		isas.push_back(kernels::Isa::Avx2);
+
+	std::printf("int8 x int8 -> int32\n");
+	report("naive i,j,k loop", best_seconds([&] { naive_ijk_i8(ci.data(), ai.data(), bi.data(), m, n, k); }, budget));
+	const std::vector<int32_t> want_i = ci;
+	for (kernels::Isa isa : isas) {
+		std::string label = std::string("gemm_i8 ") + kernels::isa_name(isa);
+		report(label.c_str(), best_seconds([&] { kernels::gemm_i8(cib, aib, bib, m, n, k, scratch, nullptr, isa); }, budget));
+		if (ci != want_i) {
+			std::fprintf(stderr, "gemm_i8 %s: wrong result\n", kernels::isa_name(isa));
+			return 1;
+		}
+	}
+
+	std::printf("fp32\n");
+	report("naive i,j,k loop", best_seconds([&] { naive_ijk_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget));
+	report("naive i,k,j loop", best_seconds([&] { naive_ikj_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget));
+	const std::vector<float> want_f = cf;
+	for (kernels::Isa isa : isas) {
+		std::string label = std::string("gemm_f32 ") + kernels::isa_name(isa);
+		report(label.c_str(), best_seconds([&] { kernels::gemm_f32(cfb, afb, bfb, m, n, k, scratch, nullptr, isa); }, budget));
+		for (size_t i = 0; i < cf.size(); i++)
+			if (std::abs(cf[i] - want_f[i]) > 1e-3f * (1 + std::abs(want_f[i]))) {
+				std::fprintf(stderr, "gemm_f32 %s: wrong result at %zu\n", kernels::isa_name(isa), i);
+				return 1;
+			}
+	}
+
+	// The same GEMMs as instructions of a program: the interpreter's cost.
+	const uint64_t a_off = 0, b_off = uint64_t(m) * k * 4, c_off = b_off + uint64_t(k) * n * 4;
+	std::vector<uint8_t> window(c_off + uint64_t(m) * n * 4);
+	std::memcpy(&window[a_off], af.data(), af.size() * 4);
+	std::memcpy(&window[b_off], bf.data(), bf.size() * 4);
+	aic100::Semaphores sems;
+	nsp::Counters ctr;
+	for (nsp::Op op : {nsp::Op::MmI8, nsp::Op::MmF32}) {
+		const std::vector<nsp::Instr> prog = {
+			{uint8_t(nsp::Op::Li), 3, 0, 0, 0, c_off},
+			{uint8_t(nsp::Op::Li), 4, 0, 0, 0, a_off},
+			{uint8_t(nsp::Op::Li), 5, 0, 0, 0, b_off},
+			{uint8_t(op), 3, 4, 5, 0, nsp::pack_mnk(m, n, k)},
+			{uint8_t(nsp::Op::Halt), 0, 0, 0, 0, 0},
+		};
+		const double s = best_seconds([&] {
+			nsp::Core core(prog, 0, window, sems, ctr);
+			core.run([] { return false; });
+		}, budget);
+		report(op == nsp::Op::MmI8 ? "MMI8 instruction (interpreter)" : "MMF32 instruction (interpreter)", s);
+	}
+
+	// Dispatch cost: a counting loop of two instructions.
+	const uint64_t iters = 20'000'000;
+	const std::vector<nsp::Instr> loop = {
+		{uint8_t(nsp::Op::Li), 4, 0, 0, 0, iters},
+		{uint8_t(nsp::Op::Addi), 3, 3, 0, 0, 1},
+		{uint8_t(nsp::Op::Bne), 3, 4, 0, 1, 0},
+		{uint8_t(nsp::Op::Halt), 0, 0, 0, 0, 0},
+	};
+	const double s = best_seconds([&] {
+		nsp::Core core(loop, 0, window, sems, ctr);
+		core.run([] { return false; });
+	}, budget);
+	std::printf("scalar instructions (ADDI/BNE loop) %8.1f M/s\n", 2.0 * double(iters) / s / 1e6);
+	return 0;
+}
