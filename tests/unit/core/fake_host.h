@@ -3,6 +3,7 @@
 // and records of every MSI and guest error the device produced.
 #pragma once
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <string>
@@ -52,7 +53,7 @@ public:
 	std::vector<std::string> errors;
 	unsigned vectors = 32;
 	uint64_t clock_ns = 0;
-	unsigned kicks = 0;
+	std::atomic<unsigned> kicks{0}; // NSP threads kick too
 	uint64_t deadline = kNoDeadline;
 };
 

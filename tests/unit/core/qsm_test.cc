@@ -6,9 +6,7 @@
 
 #include <cstring>
 
-#include "aic100/device.h"
-#include "aic100/nnc.h"
-#include "host_mhi.h"
+#include "nnc_host.h"
 
 namespace aic100::test {
 namespace {
@@ -16,184 +14,7 @@ namespace {
 using namespace nnc;
 using namespace nnc::cmd;
 
-template <typename T> std::vector<uint8_t> raw(const T &v)
-{
-	std::vector<uint8_t> b(sizeof(T));
-	std::memcpy(b.data(), &v, sizeof(T));
-	return b;
-}
-template <typename T> T as(const std::vector<uint8_t> &b, size_t off = 0)
-{
-	T v{};
-	std::memcpy(&v, b.data() + off, std::min(sizeof(T), b.size() - std::min(off, b.size())));
-	return v;
-}
-
-// zlib's CRC-32, written independently of the card's.
-uint32_t ref_crc32(const std::vector<uint8_t> &m)
-{
-	uint32_t c = 0xFFFFFFFF;
-	for (uint8_t b : m) {
-		c ^= b;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
-	}
-	return ~c;
-}
-
-// An ELF64 header with no sections: an image the card does not run itself.
-std::vector<uint8_t> tiny_elf(size_t n, uint16_t machine = 164)
-{
-	std::vector<uint8_t> e(n, 0xAB);
-	std::fill(e.begin() + 16, e.begin() + 64, 0);
-	const uint8_t ident[] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
-	std::memcpy(e.data(), ident, sizeof(ident));
-	e[18] = machine & 0xFF;
-	e[19] = machine >> 8;
-	return e;
-}
-
-struct Trans {
-	uint32_t type;
-	std::vector<uint8_t> data; // whole transaction, header included
-};
-
-class QsmTest : public ::testing::Test {
-protected:
-	void SetUp() override { make({}); }
-	void make(DeviceConfig cfg)
-	{
-		cfg.boot_amss = true;
-		cfg.nsp_count = cfg.nsp_count ? cfg.nsp_count : 16;
-		dev = std::make_unique<Device>(host, cfg);
-		mhi = std::make_unique<HostMhi>(host, *dev);
-		mhi->ready_handshake();
-		ASSERT_TRUE(mhi->start(10, 128));
-		ASSERT_TRUE(mhi->start(11, 128));
-		mhi->queue_dl(11, 4096, 4);
-	}
-
-	// Wire transactions the driver would build.
-	static Trans passthrough(std::vector<uint8_t> req)
-	{
-		req.resize(req.size() + 8, 0); // the UMD's trailing 8 zero bytes
-		Trans t{kPassthroughToDev, raw(TransHdr{kPassthroughToDev, static_cast<uint32_t>(8 + req.size())})};
-		t.data.insert(t.data.end(), req.begin(), req.end());
-		return t;
-	}
-	Trans dma(uint32_t tag, const std::vector<uint8_t> &data, uint32_t chunk = 0)
-	{
-		const uint64_t addr = data.empty() ? 0 : mhi->alloc(data.size(), 64);
-		if (!data.empty())
-			mhi->put(addr, data.data(), data.size());
-		const uint32_t pairs = data.empty() ? 0 : 1;
-		Trans t{kDmaXferToDev,
-			raw(DmaXferToDev{{kDmaXferToDev, static_cast<uint32_t>(24 + 16 * pairs)}, tag, pairs, chunk, 0})};
-		if (pairs) {
-			auto p = raw(DmaPair{addr, data.size()});
-			t.data.insert(t.data.end(), p.begin(), p.end());
-		}
-		return t;
-	}
-	static Trans activate_to_dev(uint32_t n = 512)
-	{
-		const uint32_t buf = (68 * n + 256 + 4095) & ~4095u;
-		return {kActivateToDev, raw(ActivateToDev{{kActivateToDev, 40}, 0x80000000ull, 0x80000000ull + buf - 4 * n,
-							  n, n, buf, 0})};
-	}
-
-	// Sends one message; returns the reply's transactions (empty if none).
-	std::vector<Trans> send(const std::vector<Trans> &ts, uint32_t handle = 5, uint32_t partition = 0xFFFFFFFF,
-				bool crc = false, bool corrupt = false)
-	{
-		std::vector<uint8_t> body;
-		for (const auto &t : ts)
-			body.insert(body.end(), t.data.begin(), t.data.end());
-		Header h{0, kMagic, seq++, static_cast<uint32_t>(32 + body.size()), static_cast<uint32_t>(ts.size()),
-			 handle, partition, 0};
-		std::vector<uint8_t> m = raw(h);
-		m.insert(m.end(), body.begin(), body.end());
-		if (crc) {
-			h.crc32 = ref_crc32(m) ^ (corrupt ? 1 : 0);
-			std::memcpy(m.data(), &h.crc32, 4);
-		}
-		std::vector<std::vector<uint8_t>> pieces{std::vector<uint8_t>(m.begin(), m.begin() + 32)};
-		for (size_t off = 32; off < m.size();) {
-			const size_t n = std::min<size_t>(4096, m.size() - off);
-			pieces.emplace_back(m.begin() + off, m.begin() + off + n);
-			off += n;
-		}
-		mhi->send(10, pieces);
-		last = mhi->pop(11);
-		std::vector<Trans> out;
-		if (last.size() < 32)
-			return out;
-		const auto rh = as<Header>(last);
-		EXPECT_EQ(rh.magic, kMagic);
-		EXPECT_EQ(rh.sequence_number, h.sequence_number);
-		EXPECT_EQ(rh.len, last.size());
-		EXPECT_EQ(rh.handle, handle);
-		size_t off = 32;
-		for (uint32_t i = 0; i < rh.count && off + 8 <= last.size(); i++) {
-			const auto th = as<TransHdr>(last, off);
-			out.push_back({th.type, std::vector<uint8_t>(last.begin() + off, last.begin() + off + th.len)});
-			off += th.len;
-		}
-		EXPECT_EQ(off, last.size()) << "transactions fill the reply";
-		return out;
-	}
-	// One NNC command, answered by the first reply transaction's payload.
-	std::vector<uint8_t> cmd(std::vector<uint8_t> req, uint32_t handle = 5, std::vector<Trans> more = {})
-	{
-		std::vector<Trans> ts{passthrough(std::move(req))};
-		ts.insert(ts.end(), more.begin(), more.end());
-		replies = send(ts, handle);
-		if (replies.empty() || replies[0].type != kPassthroughFromDev)
-			return {};
-		EXPECT_EQ(replies[0].data.size() % 8, 0u);
-		return std::vector<uint8_t>(replies[0].data.begin() + 8, replies[0].data.end());
-	}
-	ResourceInfo resources(int32_t group = -1, uint32_t handle = 5)
-	{
-		const auto r = cmd(raw(ResourceInfoReq{kResourceInfo, 0, group, 0}), handle);
-		EXPECT_EQ(as<ResourceInfoResp>(r).type, kResourceInfoResp);
-		return as<ResourceInfoResp>(r).info;
-	}
-	uint32_t load_elf(size_t n = 4096, uint32_t handle = 5, int32_t *status = nullptr)
-	{
-		LoadElfReq req{};
-		req.type = kLoadElf;
-		req.tag = kTagElf;
-		std::strcpy(req.network_name, "NetworkImage");
-		req.data_length = n;
-		const auto r = as<LoadElfResp>(cmd(raw(req), handle, {dma(kTagElf, tiny_elf(n))}));
-		EXPECT_EQ(r.type, kLoadElfResp);
-		if (status)
-			*status = r.status;
-		else
-			EXPECT_EQ(r.status, kOk);
-		return r.elf_id;
-	}
-	ActivateResp activate(uint32_t elf, uint32_t consts = 0, uint32_t handle = 5, int32_t group = -1)
-	{
-		ActivateReq req{};
-		req.type = kActivate;
-		req.constants_id = consts;
-		req.elf_id = elf;
-		req.resource_res_id = group;
-		req.vc_res_id = -1;
-		req.opt_vc_setup = 1;
-		req.initial_state = 1;
-		return as<ActivateResp>(cmd(raw(req), handle, {activate_to_dev()}));
-	}
-
-	FakeHost host;
-	std::unique_ptr<Device> dev;
-	std::unique_ptr<HostMhi> mhi;
-	uint32_t seq = 100;
-	std::vector<uint8_t> last;
-	std::vector<Trans> replies;
-};
+using QsmTest = NncHostTest;
 
 TEST_F(QsmTest, StatusReportsProtocol17AndTheCardsRealState)
 {
@@ -330,7 +151,7 @@ TEST_F(QsmTest, CommandsCheckTheirArguments)
 	EXPECT_EQ(as<StatusOnlyResp>(cmd(raw(IdReq{kDeviceConfig, 0}))).status, kErrUndefinedRequest);
 	EXPECT_EQ(as<StatusOnlyResp>(cmd(raw(IdReq{kDeviceConfig, 0}))).type, kDeviceConfigResp);
 	// A passthrough too short for its command (no UMD padding either).
-	Trans shorty{kPassthroughToDev, raw(TransHdr{kPassthroughToDev, 16})};
+	NncTrans shorty{kPassthroughToDev, raw(TransHdr{kPassthroughToDev, 16})};
 	auto body = raw(uint32_t{kUnloadElf});
 	body.resize(8, 0);
 	shorty.data.insert(shorty.data.end(), body.begin(), body.end());
@@ -429,7 +250,7 @@ TEST_F(QsmTest, ResourceGroupsCarveOutAndAccount)
 	req.type = kLoadElf;
 	req.tag = kTagElf;
 	req.data_length = 4096;
-	auto ts = std::vector<Trans>{passthrough(raw(req)), dma(kTagElf, tiny_elf(4096))};
+	auto ts = std::vector<NncTrans>{passthrough(raw(req)), dma(kTagElf, tiny_elf(4096))};
 	auto r = send(ts, 5, static_cast<uint32_t>(grp));
 	const uint32_t elf = as<LoadElfResp>(r[0].data, 8).elf_id;
 	ASSERT_EQ(as<LoadElfResp>(r[0].data, 8).status, kOk);
@@ -525,7 +346,7 @@ TEST_F(QsmTest, CrcIsOfferedCheckedAndSignedWhenEnabled)
 TEST_F(QsmTest, RepliesNeverExceedFourKilobytes)
 {
 	// Eight STATUS commands would need 8 * 520 bytes.
-	std::vector<Trans> ts;
+	std::vector<NncTrans> ts;
 	for (int i = 0; i < 8; i++)
 		ts.push_back(passthrough(raw(StatusReq{kStatus, 0, {}})));
 	auto r = send(ts);
