@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// aic100-run: runs the example NSP workloads on a card and checks every
+// output against the host reference.
+//   aic100-run [-d /dev/accel/accelN] [-n COUNT] [--depth D] [--no-check] [WORKLOAD...]
+// With no workload names, runs all of them. Exit status 0 when every
+// inference ran and matched.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "pipeline.h"
+
+namespace wl = aic100::workloads;
+
+int main(int argc, char **argv)
+{
+	std::string node;
+	uint64_t count = 100;
+	unsigned depth = 8;
+	bool check = true;
+	std::vector<std::string> names;
+	for (int i = 1; i < argc; i++) {
+		const std::string a = argv[i];
+		if (a == "-d" && i + 1 < argc)
+			node = argv[++i];
+		else if (a == "-n" && i + 1 < argc)
+			count = std::strtoull(argv[++i], nullptr, 0);
+		else if (a == "--depth" && i + 1 < argc)
+			depth = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 0));
+		else if (a == "--no-check")
+			check = false;
+		else if (a == "-h" || a == "--help") {
+			std::printf("usage: aic100-run [-d NODE] [-n COUNT] [--depth D] [--no-check] [WORKLOAD...]\n"
+				    "workloads:");
+			for (const auto &e : wl::examples())
+				std::printf(" %s", e.layout.name.c_str());
+			std::printf("\n");
+			return 0;
+		} else
+			names.push_back(a);
+	}
+	if (node.empty()) {
+		auto cards = qaic::find_cards();
+		if (cards.empty() || !cards[0].accel_minor) {
+			std::fprintf(stderr, "aic100-run: no card with an accel node\n");
+			return 2;
+		}
+		node = cards[0].accel_node();
+	}
+	if (names.empty())
+		for (const auto &e : wl::examples())
+			names.push_back(e.layout.name);
+	int err = 0;
+	auto dev = qaic::Device::open(node, &err);
+	if (!dev) {
+		std::fprintf(stderr, "aic100-run: %s: %s\n", node.c_str(), std::strerror(-err > 0 ? -err : err));
+		return 2;
+	}
+	int status = 0;
+	for (const auto &name : names) {
+		const wl::Example *e = wl::find(name);
+		if (!e) {
+			std::fprintf(stderr, "aic100-run: no workload '%s'\n", name.c_str());
+			return 2;
+		}
+		qaic::Pipeline p(*dev, *e, depth);
+		if (const std::string why = p.setup(); !why.empty()) {
+			std::printf("%-12s error %s\n", name.c_str(), why.c_str());
+			status = 1;
+			continue;
+		}
+		const qaic::RunResult r = p.run(count, check);
+		const bool ok = r.problem.empty() && !r.mismatches && r.inferences == count;
+		std::printf("%-12s %s dbc=%u %llu inferences in %.3f s (%.1f/s)%s%s%s\n", name.c_str(), ok ? "ok" : "FAIL",
+			    p.dbc(), static_cast<unsigned long long>(r.inferences), r.seconds,
+			    r.seconds > 0 ? r.inferences / r.seconds : 0.0, check ? ", outputs match" : "",
+			    r.problem.empty() ? "" : ("; " + r.problem).c_str(),
+			    r.mismatches ? ("; " + std::to_string(r.mismatches) + " mismatches, " + r.first_mismatch).c_str()
+					 : "");
+		status |= !ok;
+	}
+	return status;
+}

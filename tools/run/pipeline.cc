@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "pipeline.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace qaic {
+
+namespace wl = aic100::workloads;
+
+Pipeline::Pipeline(const Device &dev, const wl::Example &e, unsigned depth)
+	: dev_(dev), e_(e), depth_(depth ? depth : 1), nnc_(dev)
+{
+}
+
+Pipeline::~Pipeline()
+{
+	// BOs first: closing them detaches their slices.
+	in_.clear();
+	out_.clear();
+	if (active_)
+		nnc_.deactivate(act_.activation_id, dbc_);
+	if (elf_id_)
+		nnc_.unload_elf(elf_id_);
+}
+
+std::string Pipeline::setup()
+{
+	std::string err;
+	const auto elf = wl::build(e_, err);
+	if (!elf)
+		return "building " + e_.layout.name + ": " + err;
+	const LoadResult l = nnc_.load_elf(*elf, e_.layout.name);
+	if (!l.ok())
+		return "LOAD_ELF: " + l.describe();
+	elf_id_ = l.id;
+	act_ = nnc_.activate(elf_id_, 0, 2 * depth_ + 2);
+	if (!act_.ok())
+		return "ACTIVATE: " + act_.describe();
+	active_ = true;
+	dbc_ = act_.dbc_id;
+	const auto &L = e_.layout;
+	for (unsigned s = 0; s < depth_; s++) {
+		int r = 0;
+		auto in = Bo::create(dev_, L.input.size, &r);
+		auto out = in ? Bo::create(dev_, L.output.size, &r) : std::nullopt;
+		if (!in || !out)
+			return "CREATE_BO: " + errno_name(r);
+		// The input waits until the program took the previous one, then
+		// says it is there; the output waits until the program says so.
+		qaic_attach_slice_entry si{};
+		si.size = L.input.size;
+		si.sem0 = sem(QAIC_SEM_WAIT_EQUAL, static_cast<uint8_t>(L.sem_in), 0, true);
+		si.sem1 = sem(QAIC_SEM_INC, static_cast<uint8_t>(L.sem_in), 1, false);
+		si.dev_addr = act_.ddr_base + L.input.offset;
+		qaic_attach_slice_entry so{};
+		so.size = L.output.size;
+		so.sem0 = sem(QAIC_SEM_WAIT_GT_0, static_cast<uint8_t>(L.sem_out), 0, true);
+		so.sem1 = sem(QAIC_SEM_DEC, static_cast<uint8_t>(L.sem_out), 1, false);
+		so.dev_addr = act_.ddr_base + L.output.offset;
+		if ((r = attach_slices(dev_, in->handle(), dbc_, kToDevice, std::span(&si, 1))) ||
+		    (r = attach_slices(dev_, out->handle(), dbc_, kFromDevice, std::span(&so, 1))))
+			return "ATTACH_SLICE_BO: " + errno_name(r);
+		in_.push_back(std::move(*in));
+		out_.push_back(std::move(*out));
+	}
+	return {};
+}
+
+RunResult Pipeline::run(uint64_t count, bool check)
+{
+	RunResult res;
+	constexpr uint64_t kInputs = 4;
+	std::vector<std::vector<uint8_t>> inputs, refs;
+	for (uint64_t s = 0; s < kInputs; s++) {
+		inputs.push_back(e_.make_input(s + 1));
+		if (check)
+			refs.push_back(e_.reference(inputs.back()));
+	}
+	const auto t0 = std::chrono::steady_clock::now();
+	for (uint64_t i = 0; i < count + depth_; i++) {
+		if (i >= depth_) {
+			const uint64_t k = i - depth_;
+			const Bo &out = out_[k % depth_];
+			int r;
+			for (int tries = 0; (r = wait(dev_, dbc_, out.handle(), 5000)) == -ETIMEDOUT && tries < 6;)
+				tries++;
+			if (r) {
+				res.problem = "WAIT_BO of inference " + std::to_string(k) + ": " + errno_name(r);
+				break;
+			}
+			res.inferences++;
+			std::string why;
+			if (check && !wl::matches(e_, out.bytes(), refs[k % kInputs], why)) {
+				if (!res.mismatches++)
+					res.first_mismatch = "inference " + std::to_string(k) + ": " + why;
+			}
+		}
+		if (i < count) {
+			const unsigned s = i % depth_;
+			std::memcpy(in_[s].data(), inputs[i % kInputs].data(), inputs[i % kInputs].size());
+			const qaic_execute_entry ents[2] = {{in_[s].handle(), kToDevice}, {out_[s].handle(), kFromDevice}};
+			int r;
+			while ((r = execute(dev_, dbc_, ents)) == -EAGAIN)
+				std::this_thread::sleep_for(std::chrono::microseconds(100));
+			if (r) {
+				res.problem = "EXECUTE_BO of inference " + std::to_string(i) + ": " + errno_name(r);
+				break;
+			}
+		}
+	}
+	res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+	return res;
+}
+
+} // namespace qaic
