@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// In-guest checks of the data path, reported as KTAP: example workloads run
+// end to end through the driver (BOs, slices, EXECUTE_BO, WAIT_BO) on the
+// card's DMA Bridge and NSPs; pipelining; many processes at once; partial
+// execute; and the errnos of the BO and slice ioctls.
+// Usage: qaic-data-tests [--card N] [--upstream 1] [--inferences N]
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "datapath.h"
+#include "ktap.h"
+#include "nnc_client.h"
+#include "pipeline.h"
+#include "qaic.h"
+#include "workloads.h"
+
+namespace {
+
+namespace wl = aic100::workloads;
+
+struct Options {
+	unsigned card = 0;
+	bool upstream = false;
+	unsigned inferences = 1000;
+};
+
+std::string node_of(unsigned card)
+{
+	const auto cards = qaic::find_cards();
+	return card < cards.size() && cards[card].accel_minor ? cards[card].accel_node() : std::string();
+}
+
+std::optional<qaic::Device> open_card(ktap::Case &t, unsigned card)
+{
+	const std::string node = node_of(card);
+	for (int i = 0; i < 600 && !node.empty(); i++) {
+		if (auto d = qaic::Device::open(node))
+			return d;
+		usleep(100000);
+	}
+	t.expect(false, "card %u: no ONLINE accel node", card);
+	return std::nullopt;
+}
+
+// A workload's run through a Pipeline, reported into the case.
+bool run_workload(ktap::Case &t, const qaic::Device &dev, const std::string &name, uint64_t n, unsigned depth)
+{
+	const wl::Example *e = wl::find(name);
+	if (!e) {
+		t.expect(false, "no workload %s", name.c_str());
+		return false;
+	}
+	qaic::Pipeline p(dev, *e, depth);
+	if (const std::string why = p.setup(); !why.empty()) {
+		t.expect(false, "%s: %s", name.c_str(), why.c_str());
+		return false;
+	}
+	const qaic::RunResult r = p.run(n);
+	t.expect(r.problem.empty(), "%s: %s", name.c_str(), r.problem.c_str());
+	t.expect(r.inferences == n, "%s: %llu of %llu inferences", name.c_str(),
+		 static_cast<unsigned long long>(r.inferences), static_cast<unsigned long long>(n));
+	t.expect(!r.mismatches, "%s: %llu wrong outputs; %s", name.c_str(), static_cast<unsigned long long>(r.mismatches),
+		 r.first_mismatch.c_str());
+	t.note("%s: %llu inferences in %.2f s on DBC %u", name.c_str(), static_cast<unsigned long long>(r.inferences),
+	       r.seconds, p.dbc());
+	return !t.failed();
+}
+
+// An activated foreign ELF: a DBC with a 16 MiB window and no program, for
+// plain data movement and for the ioctl checks.
+struct Channel {
+	qaic::Nnc nnc;
+	qaic::ActivateResult act;
+	uint32_t elf = 0;
+	explicit Channel(const qaic::Device &d) : nnc(d) {}
+	~Channel()
+	{
+		if (act.ok())
+			nnc.deactivate(act.activation_id, act.dbc_id);
+		if (elf)
+			nnc.unload_elf(elf);
+	}
+	bool open(ktap::Case &t)
+	{
+		std::vector<uint8_t> e(4096, 0);
+		const uint8_t ident[] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
+		std::memcpy(e.data(), ident, sizeof(ident));
+		e[16] = 2;   // ET_EXEC
+		e[18] = 164; // EM_QDSP6
+		auto l = nnc.load_elf(e);
+		t.expect(l.ok(), "LOAD_ELF: %s", l.describe().c_str());
+		elf = l.id;
+		act = nnc.activate(elf, 0, 64);
+		t.expect(act.ok(), "ACTIVATE: %s", act.describe().c_str());
+		return act.ok();
+	}
+};
+
+qaic_attach_slice_entry slice(uint64_t size, uint64_t dev_addr, uint64_t offset = 0)
+{
+	qaic_attach_slice_entry s{};
+	s.size = size;
+	s.dev_addr = dev_addr;
+	s.offset = offset;
+	return s;
+}
+
+void add_tests(ktap::Suite &s, const Options &o)
+{
+	s.add_isolated("round_trip", 120, [o](ktap::Case &t) {
+		auto dev = open_card(t, o.card);
+		if (!dev)
+			return;
+		Channel ch(*dev);
+		if (!ch.open(t))
+			return;
+		const uint64_t base = ch.act.ddr_base;
+		for (uint64_t n : {1ull, 4095ull, 4096ull, 65536ull, 1ull << 20, 8ull << 20}) {
+			auto in = qaic::Bo::create(*dev, n), out = qaic::Bo::create(*dev, n);
+			if (!in || !out)
+				return t.expect(false, "CREATE_BO of %llu bytes", static_cast<unsigned long long>(n));
+			for (uint64_t i = 0; i < n; i++)
+				in->data()[i] = static_cast<uint8_t>(i * 131 + n);
+			const auto si = slice(n, base), so = slice(n, base);
+			t.expect(!qaic::attach_slices(*dev, in->handle(), ch.act.dbc_id, qaic::kToDevice, std::span(&si, 1)),
+				 "attach in");
+			t.expect(!qaic::attach_slices(*dev, out->handle(), ch.act.dbc_id, qaic::kFromDevice,
+						      std::span(&so, 1)),
+				 "attach out");
+			const qaic_execute_entry e[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
+			t.expect(!qaic::execute(*dev, ch.act.dbc_id, e), "EXECUTE_BO");
+			const int r = qaic::wait(*dev, ch.act.dbc_id, out->handle(), 10000);
+			t.expect(!r, "WAIT_BO: %s", qaic::errno_name(r).c_str());
+			t.expect(std::memcmp(in->data(), out->data(), n) == 0, "%llu bytes came back different",
+				 static_cast<unsigned long long>(n));
+			qaic_perf_stats_entry ps{};
+			ps.handle = out->handle();
+			t.expect(!qaic::perf_stats(*dev, ch.act.dbc_id, std::span(&ps, 1)), "PERF_STATS_BO");
+		}
+	});
+
+	s.add_isolated("workloads", 300, [o](ktap::Case &t) {
+		auto dev = open_card(t, o.card);
+		if (!dev)
+			return;
+		for (const auto &e : wl::examples())
+			run_workload(t, *dev, e.layout.name, 50, 4);
+	});
+
+	s.add_isolated("pipelined", 600, [o](ktap::Case &t) {
+		auto dev = open_card(t, o.card);
+		if (dev)
+			run_workload(t, *dev, "vadd_f32", o.inferences, 16);
+	});
+
+	s.add_isolated("processes_16", 600, [o](ktap::Case &t) {
+		// Sixteen users at once, each with its own activation (and DBC)
+		// and a one-NSP workload, so that together they fill the card.
+		std::vector<pid_t> kids;
+		const char *names[] = {"copy", "vadd_f32"};
+		for (int k = 0; k < 16; k++) {
+			const pid_t p = fork();
+			if (p == 0) {
+				ktap::Case c;
+				auto dev = open_card(c, o.card);
+				bool ok = dev && run_workload(c, *dev, names[k % 2], 20, 2);
+				_exit(ok ? 0 : 1);
+			}
+			kids.push_back(p);
+		}
+		unsigned bad = 0;
+		for (pid_t p : kids) {
+			int st = 0;
+			waitpid(p, &st, 0);
+			bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		}
+		t.expect(bad == 0, "%u of 16 processes failed", bad);
+	});
+
+	s.add_isolated("partial_execute", 120, [o](ktap::Case &t) {
+		auto dev = open_card(t, o.card);
+		if (!dev)
+			return;
+		Channel ch(*dev);
+		if (!ch.open(t))
+			return;
+		const uint64_t n = 8192, base = ch.act.ddr_base;
+		auto in = qaic::Bo::create(*dev, n), out = qaic::Bo::create(*dev, n);
+		if (!in || !out)
+			return t.expect(false, "CREATE_BO");
+		const auto si = slice(n, base), so = slice(n, base);
+		qaic::attach_slices(*dev, in->handle(), ch.act.dbc_id, qaic::kToDevice, std::span(&si, 1));
+		qaic::attach_slices(*dev, out->handle(), ch.act.dbc_id, qaic::kFromDevice, std::span(&so, 1));
+		std::memset(in->data(), 'A', n);
+		const qaic_execute_entry full[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
+		t.expect(!qaic::execute(*dev, ch.act.dbc_id, full), "EXECUTE_BO");
+		t.expect(!qaic::wait(*dev, ch.act.dbc_id, out->handle(), 10000), "WAIT_BO");
+		// Only the first 3000 bytes of the new input go out.
+		std::memset(in->data(), 'B', n);
+		const qaic_partial_execute_entry part[2] = {{in->handle(), qaic::kToDevice, 3000},
+							    {out->handle(), qaic::kFromDevice, n}};
+		t.expect(!qaic::partial_execute(*dev, ch.act.dbc_id, part), "PARTIAL_EXECUTE_BO");
+		t.expect(!qaic::wait(*dev, ch.act.dbc_id, out->handle(), 10000), "WAIT_BO");
+		unsigned bad = 0;
+		for (uint64_t i = 0; i < n; i++)
+			bad += out->data()[i] != (i < 3000 ? 'B' : 'A');
+		t.expect(bad == 0, "%u bytes wrong after a 3000-byte partial execute", bad);
+	});
+
+	s.add_isolated("bo_ioctl_errors", 120, [o](ktap::Case &t) {
+		auto dev = open_card(t, o.card);
+		if (!dev)
+			return;
+		Channel ch(*dev);
+		if (!ch.open(t))
+			return;
+		const uint32_t dbc = ch.act.dbc_id, other = (dbc + 1) % 16;
+		auto bo = qaic::Bo::create(*dev, 8192);
+		if (!bo)
+			return t.expect(false, "CREATE_BO");
+		const uint64_t base = ch.act.ddr_base;
+		auto expect = [&t](int got, int want, const char *what) {
+			t.expect(got == want, "%s: %s, want %s", what, qaic::errno_name(got).c_str(),
+				 qaic::errno_name(want).c_str());
+		};
+		qaic_attach_slice_entry s1 = slice(4096, base);
+		qaic_attach_slice a{};
+		a.hdr = {0, dbc, bo->handle(), 1, 0};
+		a.data = reinterpret_cast<uintptr_t>(&s1);
+		expect(dev->ioctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a), -EINVAL, "ATTACH count 0");
+		a.hdr.count = 1;
+		a.hdr.dir = 3;
+		expect(dev->ioctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a), -EINVAL, "ATTACH dir 3");
+		a.hdr.dir = 1;
+		a.data = 0;
+		expect(dev->ioctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a), -EINVAL, "ATTACH data 0");
+		a.data = reinterpret_cast<uintptr_t>(&s1);
+		a.hdr.dbc_id = 16;
+		expect(dev->ioctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a), -EINVAL, "ATTACH dbc 16");
+		a.hdr.dbc_id = dbc;
+		a.hdr.handle = 0xBAD;
+		expect(dev->ioctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a), -ENOENT, "ATTACH bad handle");
+		a.hdr.handle = bo->handle();
+		qaic_attach_slice_entry bad = s1;
+		bad.db_len = 7;
+		a.data = reinterpret_cast<uintptr_t>(&bad);
+		expect(dev->ioctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a), -EINVAL, "ATTACH db_len 7");
+		bad = s1;
+		bad.sem0 = qaic::sem(7, 0, 0, false);
+		expect(dev->ioctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a), -EINVAL, "ATTACH semaphore command 7");
+		bad = s1;
+		bad.offset = 8192 - 100;
+		expect(dev->ioctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a), -EINVAL, "ATTACH slice past the BO");
+		bad = s1;
+		bad.sem0 = qaic::sem(QAIC_SEM_WAIT_EQUAL, 0, 0, true);
+		bad.sem1 = qaic::sem(QAIC_SEM_WAIT_EQUAL, 1, 0, true);
+		expect(dev->ioctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a), -EINVAL, "ATTACH two presyncs");
+		a.hdr.dbc_id = other;
+		a.data = reinterpret_cast<uintptr_t>(&s1);
+		expect(dev->ioctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a), -EINVAL, "ATTACH on a DBC not ours");
+		a.hdr.dbc_id = dbc;
+
+		qaic_execute_entry ex{bo->handle(), 1};
+		expect(qaic::execute(*dev, dbc, std::span(&ex, 0)), -EINVAL, "EXECUTE count 0");
+		expect(qaic::execute(*dev, 16, std::span(&ex, 1)), -EINVAL, "EXECUTE dbc 16");
+		expect(qaic::execute(*dev, other, std::span(&ex, 1)), -EPERM, "EXECUTE on a DBC not ours");
+		expect(qaic::execute(*dev, dbc, std::span(&ex, 1)), -EINVAL, "EXECUTE of an unsliced BO");
+		qaic_execute_entry nobo{0xBAD, 1};
+		expect(qaic::execute(*dev, dbc, std::span(&nobo, 1)), -ENOENT, "EXECUTE bad handle");
+
+		qaic_wait w{bo->handle(), 100, dbc, 1};
+		expect(dev->ioctl(DRM_IOCTL_QAIC_WAIT_BO, &w), -EINVAL, "WAIT pad");
+		expect(qaic::wait(*dev, 16, bo->handle(), 100), -EINVAL, "WAIT dbc 16");
+		expect(qaic::wait(*dev, other, bo->handle(), 100), -EPERM, "WAIT on a DBC not ours");
+		expect(qaic::wait(*dev, dbc, 0xBAD, 100), -ENOENT, "WAIT bad handle");
+		expect(qaic::wait(*dev, dbc, bo->handle(), 100), 0, "WAIT on a BO never submitted");
+
+		qaic_detach_slice d{bo->handle(), 1};
+		expect(dev->ioctl(DRM_IOCTL_QAIC_DETACH_SLICE_BO, &d), -EINVAL, "DETACH pad");
+		expect(qaic::detach_slices(*dev, 0xBAD), -ENOENT, "DETACH bad handle");
+		expect(qaic::detach_slices(*dev, bo->handle()), -EINVAL, "DETACH of an unsliced BO");
+		qaic_perf_stats_entry ps{};
+		ps.handle = bo->handle();
+		expect(qaic::perf_stats(*dev, 16, std::span(&ps, 1)), -EINVAL, "PERF_STATS dbc 16");
+
+		// A good slice, then the errors that need one.
+		expect(qaic::attach_slices(*dev, bo->handle(), dbc, qaic::kToDevice, std::span(&s1, 1)), 0, "ATTACH");
+		expect(qaic::attach_slices(*dev, bo->handle(), dbc, qaic::kToDevice, std::span(&s1, 1)), -EINVAL,
+		       "ATTACH of a sliced BO");
+		// An output that the device never answers: nothing feeds it.
+		auto out = qaic::Bo::create(*dev, 4096);
+		qaic_attach_slice_entry so = slice(4096, base);
+		so.sem0 = qaic::sem(QAIC_SEM_WAIT_GT_0, 9, 0, true);
+		expect(qaic::attach_slices(*dev, out->handle(), dbc, qaic::kFromDevice, std::span(&so, 1)), 0,
+		       "ATTACH output");
+		qaic_execute_entry eo{out->handle(), 2};
+		expect(qaic::execute(*dev, dbc, std::span(&eo, 1)), 0, "EXECUTE output");
+		expect(qaic::execute(*dev, dbc, std::span(&eo, 1)), -EINVAL, "EXECUTE of a queued BO");
+		expect(qaic::wait(*dev, dbc, out->handle(), 200), -ETIMEDOUT, "WAIT on a BO the card holds back");
+		expect(qaic::detach_slices(*dev, out->handle()), -EBUSY, "DETACH of a queued BO");
+		expect(qaic::detach_slices(*dev, bo->handle()), 0, "DETACH");
+	});
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Options o;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		const std::string k = argv[i], v = argv[i + 1];
+		if (k == "--card")
+			o.card = std::stoul(v);
+		else if (k == "--upstream")
+			o.upstream = v == "1";
+		else if (k == "--inferences")
+			o.inferences = std::stoul(v);
+		else {
+			std::fprintf(stderr, "unknown option %s\n", k.c_str());
+			return 2;
+		}
+	}
+	ktap::Suite s;
+	add_tests(s, o);
+	return s.run() ? 1 : 0;
+}
