@@ -17,6 +17,7 @@ TOP = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("AIC100_BUILD", TOP / "build"))
 GUEST_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-guest-tests"
 NNC_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-nnc-tests"
+DATA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-data-tests"
 
 
 UPSTREAM_MODULE = BUILD / "upstream" / "qaic.ko"
@@ -36,6 +37,9 @@ NNC_CASES = [
     "load_1mib", "load_big", "parallel_users", "killed_user_cleanup", "resource_groups",
     "exhaust_activations", "exhaust_memory", "errno_not_online"]
 
+# The data-path suite's cases (tests/guest/qaic_data_tests.cc), in order.
+DATA_CASES = ["round_trip", "workloads", "pipelined", "processes_16", "partial_execute", "bo_ioctl_errors"]
+
 # A guest runs the suites one after the other, each introduced by this line.
 SUITE_MARK = re.compile(r"^# suite: (\S+)$")
 
@@ -48,17 +52,20 @@ class Config:
     upstream: bool = False  # upstream Linux's qaic instead of ours
     card_opts: str = ""     # extra -device aic100 properties (vm-run --card-opts)
     nnc: bool = False       # also run the NNC suite (on card 0) after the boot suite
+    data: bool = False      # then the data-path suite (on card 0)
 
     @property
     def crc(self):
         return "crc=on" in self.card_opts.split(",")
 
     def suites(self):
-        return ["boot", "nnc"] if self.nnc else ["boot"]
+        return ["boot"] + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
 
     def expected_cases(self, suite="boot"):
         if suite == "nnc":
             return list(NNC_CASES)
+        if suite == "data":
+            return list(DATA_CASES)
         names = ["cards_enumerated", "cards_online"]
         for i in range(self.cards):
             names += [f"card{i}_{c}" for c in (
@@ -75,7 +82,7 @@ class Config:
 # driver and a card that asks for CRCs (single MSI, no IOMMU: the 256 MiB
 # load needs DMA continuations there), and with upstream's driver.
 CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True), Config("2cards-32msi", 2, 32, nnc=True),
-           Config("upstream-1card-32msi", 1, 32, upstream=True, nnc=True)]
+           Config("upstream-1card-32msi", 1, 32, upstream=True, nnc=True, data=True)]
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
 KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
@@ -143,6 +150,10 @@ def guest_run(config: Config) -> GuestRun:
     if config.nnc:
         assert NNC_TESTS.exists(), f"{NNC_TESTS} missing: run 'make' first"
         script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
+    if config.data:
+        assert DATA_TESTS.exists(), f"{DATA_TESTS} missing: run 'make' first"
+        data_args = ["--card", "0"] + (["--upstream", "1"] if config.upstream else [])
+        script += "echo '# suite: data'; " + shlex.join([str(DATA_TESTS), *data_args]) + " || rc=1; "
     script += "exit $rc"
     cmd = [str(TOP / "scripts" / "vm-run"), "--cards", str(config.cards), "--msi", str(config.msi),
            *module, "--log", str(log), "--timeout", "900", "--", "bash", "-c", script]
