@@ -9,7 +9,7 @@
 
 PYTEST := /usr/bin/python3 -m pytest
 
-.PHONY: all setup build demo test unit guest-test vm clean checkpatch
+.PHONY: all setup build demo test unit guest-test vm clean checkpatch bench
 
 all: build
 
@@ -38,6 +38,10 @@ vm: build
 # checkpatch.pl comes from the linux-source tarball (scripts/build-upstream-qaic);
 # its exit status is kept so that a script can tell clean from not. kbuild's
 # generated *.mod.c is not ours.
+# Benchmarks, with ratios against baselines from the same run (bench/run).
+bench: build
+	bench/run
+
 checkpatch:
 	scripts/build-upstream-qaic --extract-only
 	$$(. scripts/lib.sh; echo "$$AIC_CACHE")/upstream-qaic/scripts/checkpatch.pl --strict --no-tree -f \

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Data-path benchmarks, run inside a guest by bench/run. Every figure is
+// printed next to a baseline measured in the same guest in the same run:
+//  * bulk DMA to and from the card (4 KiB .. 64 MiB) vs memcpy of the same
+//    size in the guest;
+//  * small requests (4 KiB, EXECUTE_BO + WAIT_BO one at a time) on 1 and 4
+//    DBCs vs 4 KiB O_DIRECT reads from QEMU's emulated NVMe on a null
+//    backend (the same emulator's request path);
+//  * NSP matmul (the int8 and fp32 example workloads, pipelined) vs the
+//    same matmul computed by a plain loop in the guest.
+// Usage: aic100-datapath-bench [--nvme /dev/nvme0n1] [--quick]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "datapath.h"
+#include "nnc_client.h"
+#include "pipeline.h"
+#include "qaic.h"
+#include "workloads.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A DBC with a 16 MiB window and no program: pure data movement.
+struct Channel {
+	qaic::Nnc nnc;
+	qaic::ActivateResult act;
+	uint32_t elf = 0;
+	explicit Channel(const qaic::Device &d) : nnc(d)
+	{
+		std::vector<uint8_t> e(4096, 0);
+		const uint8_t ident[] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
+		std::memcpy(e.data(), ident, sizeof(ident));
+		e[16] = 2;
+		e[18] = 164;
+		elf = nnc.load_elf(e).id;
+		act = nnc.activate(elf, 0, 64);
+	}
+	~Channel()
+	{
+		if (act.ok())
+			nnc.deactivate(act.activation_id, act.dbc_id);
+		nnc.unload_elf(elf);
+	}
+};
+
+struct Xfer {
+	std::optional<qaic::Bo> bo;
+	uint32_t dbc;
+	bool make(const qaic::Device &dev, const Channel &ch, uint64_t size, qaic::Dir dir)
+	{
+		bo = qaic::Bo::create(dev, size);
+		if (!bo)
+			return false;
+		std::memset(bo->data(), 0x5A, size);
+		qaic_attach_slice_entry s{};
+		s.size = size;
+		s.dev_addr = ch.act.ddr_base;
+		dbc = ch.act.dbc_id;
+		return !qaic::attach_slices(dev, bo->handle(), dbc, dir, std::span(&s, 1));
+	}
+	bool once(const qaic::Device &dev, qaic::Dir dir)
+	{
+		const qaic_execute_entry e{bo->handle(), dir};
+		return !qaic::execute(dev, dbc, std::span(&e, 1)) && !qaic::wait(dev, dbc, bo->handle(), 30000);
+	}
+};
+
+void bulk(const qaic::Device &dev, bool quick)
+{
+	std::printf("\n== bulk DMA (one request per BO slice segment; MB/s, ratio to guest memcpy)\n");
+	std::printf("%10s %12s %12s %12s %8s %8s\n", "size", "memcpy", "to card", "from card", "to/mc", "from/mc");
+	Channel ch(dev);
+	if (!ch.act.ok()) {
+		std::printf("activation failed: %s\n", ch.act.describe().c_str());
+		return;
+	}
+	for (uint64_t size = 4096; size <= (16ull << 20); size *= 4) {
+		const double budget = quick ? 0.2 : 0.6;
+		std::vector<uint8_t> a(size, 1), b(size);
+		uint64_t n = 0;
+		auto t = Clock::now();
+		while (since(t) < budget) {
+			std::memcpy(b.data(), a.data(), size);
+			a[n % size]++;
+			n++;
+		}
+		const double mc = n * size / since(t) / 1e6;
+		double rate[2] = {};
+		for (int d = 0; d < 2; d++) {
+			const qaic::Dir dir = d ? qaic::kFromDevice : qaic::kToDevice;
+			Xfer x;
+			if (!x.make(dev, ch, size, dir)) {
+				std::printf("BO setup failed for %llu bytes\n", static_cast<unsigned long long>(size));
+				return;
+			}
+			uint64_t k = 0;
+			t = Clock::now();
+			while (since(t) < budget && x.once(dev, dir))
+				k++;
+			rate[d] = k * size / since(t) / 1e6;
+		}
+		std::printf("%10llu %12.1f %12.1f %12.1f %8.3f %8.3f\n", static_cast<unsigned long long>(size), mc, rate[0],
+			    rate[1], rate[0] / mc, rate[1] / mc);
+	}
+}
+
+double nvme_iops(const std::string &path, double budget, double *lat_us)
+{
+	const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		return 0;
+	void *buf = nullptr;
+	if (posix_memalign(&buf, 4096, 4096)) {
+		::close(fd);
+		return 0;
+	}
+	uint64_t n = 0;
+	const auto t = Clock::now();
+	while (since(t) < budget) {
+		if (pread(fd, buf, 4096, static_cast<off_t>((n % 1024) * 4096)) != 4096)
+			break;
+		n++;
+	}
+	const double s = since(t);
+	free(buf);
+	::close(fd);
+	*lat_us = n ? s / n * 1e6 : 0;
+	return n / s;
+}
+
+void small(const qaic::Device &dev, const std::string &nvme_dev, bool quick)
+{
+	const double budget = quick ? 0.5 : 2.0;
+	std::printf("\n== small requests: 4 KiB, one at a time per DBC (EXECUTE_BO + WAIT_BO)\n");
+	double nvme_lat = 0;
+	const double nvme = nvme_iops(nvme_dev, budget, &nvme_lat);
+	if (nvme > 0)
+		std::printf("baseline: emulated NVMe, null backend, 4 KiB O_DIRECT reads: %.0f req/s, %.1f us\n", nvme,
+			    nvme_lat);
+	else
+		std::printf("baseline: no NVMe at %s\n", nvme_dev.c_str());
+	for (unsigned dbcs : {1u, 4u}) {
+		std::vector<std::unique_ptr<Channel>> chs;
+		std::vector<Xfer> xs(dbcs);
+		bool ok = true;
+		for (unsigned i = 0; i < dbcs; i++) {
+			chs.push_back(std::make_unique<Channel>(dev));
+			ok = ok && chs.back()->act.ok() && xs[i].make(dev, *chs.back(), 4096, qaic::kToDevice);
+		}
+		if (!ok) {
+			std::printf("%u DBCs: setup failed\n", dbcs);
+			continue;
+		}
+		std::vector<uint64_t> counts(dbcs);
+		std::vector<std::thread> th;
+		const auto t = Clock::now();
+		for (unsigned i = 0; i < dbcs; i++)
+			th.emplace_back([&, i] {
+				while (since(t) < budget && xs[i].once(dev, qaic::kToDevice))
+					counts[i]++;
+			});
+		for (auto &x : th)
+			x.join();
+		const double s = since(t);
+		uint64_t total = 0;
+		for (auto c : counts)
+			total += c;
+		const double rate = total / s, lat = s / (total ? static_cast<double>(total) / dbcs : 1) * 1e6;
+		std::printf("%u DBC%s: %.0f req/s total, %.0f req/s and %.1f us per DBC", dbcs, dbcs > 1 ? "s" : "", rate,
+			    rate / dbcs, lat);
+		if (nvme > 0)
+			std::printf("; ratio to NVMe: rate %.3f, latency %.3f", rate / dbcs / nvme, lat / nvme_lat);
+		std::printf("\n");
+	}
+}
+
+void matmul(const qaic::Device &dev, bool quick)
+{
+	namespace wl = aic100::workloads;
+	std::printf("\n== NSP matmul (example workloads, pipelined; ratio to the same math in a guest loop)\n");
+	for (const char *name : {"matmul_i8", "matmul_f32", "mlp_f32"}) {
+		const wl::Example *e = wl::find(name);
+		qaic::Pipeline p(dev, *e, 8);
+		if (const auto why = p.setup(); !why.empty()) {
+			std::printf("%s: %s\n", name, why.c_str());
+			continue;
+		}
+		const uint64_t n = quick ? 50 : 300;
+		const qaic::RunResult r = p.run(n, false);
+		const auto in = e->make_input(1);
+		uint64_t k = 0;
+		const auto t = Clock::now();
+		while (since(t) < r.seconds && k < n) {
+			volatile auto out = e->reference(in).size();
+			(void)out;
+			k++;
+		}
+		const double card = r.inferences / r.seconds, guest = k / since(t);
+		std::printf("%-11s card %8.1f inf/s, guest loop %8.1f inf/s, ratio %.2f%s\n", name, card, guest,
+			    card / guest, r.problem.empty() ? "" : (" (" + r.problem + ")").c_str());
+	}
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::string nvme = "/dev/nvme0n1";
+	bool quick = false;
+	for (int i = 1; i < argc; i++) {
+		const std::string a = argv[i];
+		if (a == "--nvme" && i + 1 < argc)
+			nvme = argv[++i];
+		else if (a == "--quick")
+			quick = true;
+	}
+	auto cards = qaic::find_cards();
+	std::optional<qaic::Device> dev;
+	for (int i = 0; i < 600 && !cards.empty() && cards[0].accel_minor && !dev; i++) {
+		dev = qaic::Device::open(cards[0].accel_node());
+		if (!dev)
+			usleep(100000);
+	}
+	if (!dev) {
+		std::fprintf(stderr, "no ONLINE card\n");
+		return 1;
+	}
+	bulk(*dev, quick);
+	small(*dev, nvme, quick);
+	matmul(*dev, quick);
+	return 0;
+}
