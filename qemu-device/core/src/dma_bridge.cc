@@ -15,6 +15,7 @@ namespace {
 constexpr uint8_t kCmdForceMsi = 1u << 7;
 constexpr uint8_t kCmdResponse = 1u << 4;
 constexpr uint8_t kCmdTransferMask = 3;
+constexpr uint8_t kCmdBulk = 1u << 3;
 constexpr uint8_t kDbEnable = 1u << 7;
 constexpr uint32_t kSemEnable = 1u << 31;
 constexpr uint32_t kSemPresync = 1u << 22;
@@ -35,6 +36,16 @@ struct __attribute__((packed)) Request {
 	uint32_t sem[4];
 };
 static_assert(sizeof(Request) == 64);
+
+// One element of a linked-list transfer, in host memory.
+struct __attribute__((packed)) LinkedDescriptor {
+	uint64_t host; // host bus address
+	uint64_t dev;  // device address
+	uint32_t len;
+	uint32_t reserved;
+	uint64_t next; // host bus address of the next descriptor, 0 at the end
+};
+static_assert(sizeof(LinkedDescriptor) == 32);
 
 } // namespace
 
@@ -77,6 +88,27 @@ void DmaBridge::deactivate(unsigned i)
 	active_.at(i) = false;
 	pending_.fetch_and(~(1u << i));
 	sems_.at(i)->wake_all();
+}
+
+uint16_t DmaBridge::move(unsigned i, bool to_device, uint64_t host, uint64_t dev, uint64_t len)
+{
+	if (!in_window(i, dev, len))
+		return kOutsideWindow;
+	if (!len)
+		return kOk;
+	uint8_t *p = ddr_.span(dev, len);
+	if (!p)
+		return kOutsideWindow;
+	if (to_device) {
+		if (host_.dma_read(host, p, len) != DmaStatus::Ok)
+			return kHostDmaFault;
+		stats_[i].bytes_in += len;
+	} else {
+		if (host_.dma_write(host, p, len) != DmaStatus::Ok)
+			return kHostDmaFault;
+		stats_[i].bytes_out += len;
+	}
+	return kOk;
 }
 
 bool DmaBridge::in_window(unsigned i, uint64_t addr, uint64_t len) const
@@ -197,34 +229,28 @@ uint16_t DmaBridge::execute(unsigned i, const uint8_t *raw, bool &blocked)
 	// The transfer. DMA fences (sem bits 29/30) need no waiting here: each
 	// transfer is complete before the next request starts.
 	uint16_t status = kOk;
-	switch (r.cmd & kCmdTransferMask) {
-	case 0:
-		break;
-	case 1: // host to device
-		if (!in_window(i, r.dest, r.len)) {
-			status = kOutsideWindow;
-		} else if (r.len) {
-			uint8_t *p = ddr_.span(r.dest, r.len);
-			if (!p || host_.dma_read(r.src, p, r.len) != DmaStatus::Ok)
-				status = kHostDmaFault;
-			else
-				stats_[i].bytes_in += r.len;
-		}
-		break;
-	case 2: // device to host
-		if (!in_window(i, r.src, r.len)) {
-			status = kOutsideWindow;
-		} else if (r.len) {
-			uint8_t *p = ddr_.span(r.src, r.len);
-			if (!p || host_.dma_write(r.dest, p, r.len) != DmaStatus::Ok)
-				status = kHostDmaFault;
-			else
-				stats_[i].bytes_out += r.len;
-		}
-		break;
-	default:
+	const unsigned type = r.cmd & kCmdTransferMask;
+	if (type == 3) {
 		status = kIllegalTransfer;
-		break;
+	} else if (type && (r.cmd & kCmdBulk)) {
+		status = move(i, type == 1, type == 1 ? r.src : r.dest, type == 1 ? r.dest : r.src, r.len);
+	} else if (type) {
+		// Linked list (docs/dma-bridge.md): the host address field points at
+		// the first descriptor; len bounds how many are followed.
+		uint64_t at = type == 1 ? r.src : r.dest;
+		for (uint32_t n = 0; at && status == kOk; n++) {
+			LinkedDescriptor d;
+			if (n >= r.len || n >= kMaxLinked) {
+				status = kBadList;
+				break;
+			}
+			if (host_.dma_read(at, &d, sizeof(d)) != DmaStatus::Ok) {
+				status = kHostDmaFault;
+				break;
+			}
+			status = move(i, type == 1, d.host, d.dev, d.len);
+			at = d.next;
+		}
 	}
 
 	// Postsync semaphores, then the doorbell, even after a failed transfer:

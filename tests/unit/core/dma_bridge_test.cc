@@ -195,11 +195,56 @@ TEST_F(DbcEngineTest, BadRequestsGetAnErrorResponse)
 	EXPECT_EQ(host.msis.size(), 1u) << "one interrupt for the FIFO going non-empty";
 }
 
+TEST_F(DbcEngineTest, LinkedListTransfersFollowTheirDescriptors)
+{
+	struct Desc {
+		uint64_t host, dev;
+		uint32_t len, reserved;
+		uint64_t next;
+	};
+	constexpr uint64_t kList = 0x60000;
+	// Three pieces gathered from scattered host buffers into one place.
+	const Desc d[3] = {{kHostBuf, kWinLo, 4, 0, kList + 32},
+			   {kHostBuf + 0x100, kWinLo + 4, 4, 0, kList + 64},
+			   {kHostBuf + 0x200, kWinLo + 8, 4, 0, 0}};
+	host.dma_write(kList, d, sizeof(d));
+	host.dma_write(kHostBuf, "abcd", 4);
+	host.dma_write(kHostBuf + 0x100, "efgh", 4);
+	host.dma_write(kHostBuf + 0x200, "ijkl", 4);
+	Req r;
+	r.req_id = 9;
+	r.cmd = 0x10 | 1; // to device, bulk bit clear: linked list
+	r.src = kList;
+	r.len = 16;       // at most 16 descriptors
+	submit({r});
+	char got[13] = {};
+	ddr.read(kWinLo, std::span(reinterpret_cast<uint8_t *>(got), 12));
+	EXPECT_STREQ(got, "abcdefghijkl");
+	EXPECT_EQ(responses(), (std::vector<std::pair<uint16_t, uint16_t>>{{9, 0}}));
+
+	// A list that loops forever is cut off with an error; one that leaves
+	// the window fails like a bulk transfer would.
+	const Desc loop{kHostBuf, kWinLo, 4, 0, kList + 0x100};
+	host.dma_write(kList + 0x100, &loop, sizeof(loop));
+	Req lr = r;
+	lr.req_id = 10;
+	lr.src = kList + 0x100;
+	lr.len = 1000;
+	const Desc out{kHostBuf, kWinHi, 4, 0, 0};
+	host.dma_write(kList + 0x200, &out, sizeof(out));
+	Req orr = r;
+	orr.req_id = 11;
+	orr.src = kList + 0x200;
+	submit({lr, orr});
+	EXPECT_EQ(responses(), (std::vector<std::pair<uint16_t, uint16_t>>{{10, DmaBridge::kBadList},
+									     {11, DmaBridge::kOutsideWindow}}));
+}
+
 TEST_F(DbcEngineTest, DoorbellsOfEachWidth)
 {
 	Req r8, r16, r32;
 	for (Req *r : {&r8, &r16, &r32})
-		r->cmd = 0x10;
+		r->cmd = 0x10 | 0x08;
 	r8.db_len = 0x82;
 	r8.db_addr = kWinLo + 1;
 	r8.db_data = 0x1AB;

@@ -64,7 +64,10 @@ public:
 		kOutsideWindow = 4,   // device address outside the workload's DDR
 		kTwoPresyncs = 5,
 		kBadSemaphore = 6,    // a wait as postsync, or an unknown command
+		kBadList = 7,         // a linked list longer than allowed (or a loop)
 	};
+	// Longest linked list one request may follow.
+	static constexpr uint32_t kMaxLinked = 65536;
 
 	struct Stats {
 		uint64_t requests = 0, bytes_in = 0, bytes_out = 0, responses = 0, errors = 0;
@@ -80,6 +83,7 @@ private:
 	bool run(unsigned i, uint64_t &budget);
 	uint16_t execute(unsigned i, const uint8_t *req, bool &blocked);
 	bool in_window(unsigned i, uint64_t addr, uint64_t len) const;
+	uint16_t move(unsigned i, bool to_device, uint64_t host, uint64_t dev, uint64_t len);
 	void raise(unsigned i);
 
 	HostInterface &host_;
