@@ -37,6 +37,7 @@ struct Options {
 	unsigned cycles = 10;
 	bool upstream = false;
 	std::string firmware = "/lib/firmware/qcom/aic100";
+	std::string module_args; // " p=v ..." for insmod, or empty
 };
 
 constexpr double kOnlineTimeout = 60; // seconds; TCG guests are slow
@@ -596,7 +597,7 @@ void add_tests(ktap::Suite &s, const Options &o)
 				spit(path, bad);
 			}
 			const size_t mark = dmesg().size();
-			t.expect(run("insmod " + o.module) == 0, "%s: insmod failed", sc.what);
+			t.expect(run("insmod " + o.module + o.module_args) == 0, "%s: insmod failed", sc.what);
 			std::string seen;
 			const bool told = wait_for([&] {
 				auto c = card_at(bdf);
@@ -613,7 +614,7 @@ void add_tests(ktap::Suite &s, const Options &o)
 			t.expect(run("rmmod qaic") == 0, "%s: rmmod failed", sc.what);
 			spit(path, orig);
 			t.expect(write_attr(cards[0].sysfs + "/reset", "1"), "%s: PCI reset failed", sc.what);
-			t.expect(run("insmod " + o.module) == 0, "%s: insmod failed after restoring", sc.what);
+			t.expect(run("insmod " + o.module + o.module_args) == 0, "%s: insmod failed after restoring", sc.what);
 			t.expect(wait_online(bdf), "%s: not ONLINE with the firmware restored", sc.what);
 		}
 	});
@@ -630,7 +631,7 @@ void add_tests(ktap::Suite &s, const Options &o)
 				bound += !c.driver.empty() || c.accel_minor.has_value();
 			t.expect(bound == 0, "cycle %u: %u cards still bound after rmmod", k, bound);
 			t.expect(count_entries("/dev/accel") == 0, "cycle %u: accel nodes left after rmmod", k);
-			t.expect(run("insmod " + o.module) == 0, "cycle %u: insmod failed", k);
+			t.expect(run("insmod " + o.module + o.module_args) == 0, "cycle %u: insmod failed", k);
 			unsigned ready = 0;
 			for (const auto &c : qaic::find_cards())
 				ready += c.driver == "qaic" && c.accel_minor.has_value() && wait_online(c.bdf);
@@ -668,6 +669,12 @@ int main(int argc, char **argv)
 	Options o;
 	if (const char *m = std::getenv("aic_module"); m && std::strcmp(m, "none"))
 		o.module = m;
+	// Reloads keep the parameters vm-run loaded the driver with.
+	if (const char *r = std::getenv("aic_run")) {
+		const std::string args = slurp(std::string(r) + "/module-args");
+		if (args.find_first_not_of(" \n") != std::string::npos)
+			o.module_args = " " + args.substr(0, args.find_last_not_of(" \n") + 1);
+	}
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const std::string k = argv[i], v = argv[i + 1];
 		if (k == "--cards")

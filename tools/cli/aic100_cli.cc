@@ -97,7 +97,7 @@ void print_status(const StatusResp &s)
 	std::printf("serial            %.*s (board %.*s)\n", (int)field(d.serial).size(), d.serial,
 		    (int)field(d.board_serial).size(), d.board_serial);
 	std::printf("SKU               %u (%s)\n", d.sku_type, qaic::sku_name(d.sku_type));
-	std::printf("NSPs present      mask 0x%" PRIx64 "\n", d.nsp_pgmask);
+	std::printf("defective NSPs    mask 0x%" PRIx64 " (power-gated)\n", d.nsp_pgmask);
 	std::printf("networks          %u loaded, %u active\n", d.num_loaded_nws, d.num_active_nws);
 	std::printf("constants         %u loaded, %u in use\n", d.num_loaded_consts, d.num_consts_in_use);
 	std::printf("host time offset  %" PRIu64 " us\n", d.qts_time_offset_usecs);
