@@ -53,6 +53,7 @@ class Config:
     card_opts: str = ""     # extra -device aic100 properties (vm-run --card-opts)
     nnc: bool = False       # also run the NNC suite (on card 0) after the boot suite
     data: bool = False      # then the data-path suite (on card 0)
+    module_args: str = ""   # driver parameters (vm-run --module-args)
 
     @property
     def crc(self):
@@ -81,8 +82,12 @@ class Config:
 # The NNC suite runs with our driver without CRC (IOMMU, 32 MSIs), with our
 # driver and a card that asks for CRCs (single MSI, no IOMMU: the 256 MiB
 # load needs DMA continuations there), and with upstream's driver.
-CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True), Config("2cards-32msi", 2, 32, nnc=True),
-           Config("upstream-1card-32msi", 1, 32, upstream=True, nnc=True, data=True)]
+# The data-path suite runs in every configuration, and once more with the
+# driver polling for responses instead of taking interrupts.
+CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=True),
+           Config("2cards-32msi", 2, 32, nnc=True, data=True),
+           Config("upstream-1card-32msi", 1, 32, upstream=True, nnc=True, data=True),
+           Config("1card-1msi-polling", 1, 1, data=True, module_args="datapath_polling=1")]
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
 KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
@@ -144,6 +149,8 @@ def guest_run(config: Config) -> GuestRun:
         nnc_args += ["--upstream", "1"]
     if config.card_opts:
         module += ["--card-opts", config.card_opts]
+    if config.module_args:
+        module += ["--module-args", config.module_args]
     # The boot suite first: its "online" note times the boot, and its
     # reload and reset cases leave the card ONLINE again.
     script = "echo '# suite: boot'; " + shlex.join([str(GUEST_TESTS), *guest_args]) + "; rc=$?; "

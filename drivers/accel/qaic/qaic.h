@@ -10,12 +10,14 @@
 #include <drm/drm_gem.h>
 #include <linux/atomic.h>
 #include <linux/completion.h>
+#include <linux/dma-direction.h>
 #include <linux/list.h>
 #include <linux/mhi.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
+#include <linux/srcu.h>
 #include <linux/types.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -109,6 +111,34 @@ struct qaic_dbc {
 	void			*rsp_q;		/* fifo.cpu + size - 4 * nelem */
 	/* Woken when the DBC is released or the card is reset. */
 	wait_queue_head_t	release_wq;
+
+	/*
+	 * The data path (qaic_data.c). Ioctls, the interrupt thread and the
+	 * polling work use the DBC's FIFOs and BOs only inside an SRCU read
+	 * section of @srcu, having seen @active; a release clears @active and
+	 * @usr and waits for them before it completes the queued BOs, detaches
+	 * the sliced ones and frees the FIFOs.
+	 */
+	struct srcu_struct	srcu;
+	/* The FIFOs are valid and the card serves them (set last, cleared first). */
+	bool			active;
+	/* Serialises submitters; protects next_req_id. */
+	struct mutex		req_lock;
+	u16			next_req_id;
+	/* Protects xfer_list, bos and the queue state of the BOs on them. */
+	spinlock_t		xfer_lock;
+	/* BOs submitted to the card and not complete yet, oldest first. */
+	struct list_head	xfer_list;
+	/* BOs sliced for this DBC. */
+	struct list_head	bos;
+	/* Releases so far, under qdev->dbc_lock: a waiter notices one. */
+	unsigned int		releases;
+	/* The DBC's interrupt: vector id + 1, or vector 0 on a single MSI. */
+	int			irq;
+	/* Polls the response FIFO while BOs are queued (datapath_polling). */
+	struct work_struct	poll_work;
+	/* dbcNNN in the accel device's debugfs directory. */
+	struct dentry		*dentry;
 };
 
 /*
@@ -124,14 +154,50 @@ struct qaic_user {
 	struct list_head	dbcs;
 };
 
+/* Host timestamps of a BO's last submission, for DRM_IOCTL_QAIC_PERF_STATS_BO. */
+struct qaic_bo_perf {
+	u64			received_ns;	/* the execute ioctl was entered */
+	u64			submit_ns;	/* REQTP was written */
+	u64			processed_ns;	/* the last response came in */
+	u32			queue_level_before;
+};
+
 /* A buffer object: zeroed pages, mappable by the user. */
 struct qaic_bo {
 	struct drm_gem_object	base;
 	/* Order-0 pages (split from larger chunks where possible). */
 	struct page		**pages;
 	unsigned long		nr_pages;
-	/* The same pages, physically contiguous runs merged. */
+	/* The same pages, physically contiguous runs merged; DMA-mapped while sliced. */
 	struct sg_table		*sgt;
+
+	/* Serialises the data-path ioctls on the BO; protects the slicing state. */
+	struct mutex		lock;
+	/* Slicing state: the BO is mapped for @dir and bound to @dbc. */
+	bool			sliced;
+	enum dma_data_direction	dir;
+	struct qaic_dbc		*dbc;
+	struct list_head	slices;
+	u32			nr_slice;
+	/* Requests of all slices. */
+	u32			total_slice_nents;
+	/* In dbc->bos while sliced. */
+	struct list_head	bo_node;
+
+	/*
+	 * Queue state, under dbc->xfer_lock: on dbc->xfer_list (or on a
+	 * submitter's private list) while queued.
+	 */
+	struct list_head	xfer_node;
+	u16			req_id;
+	u32			nr_slice_done;
+	/* The last submission was cut short by a release of its DBC. */
+	bool			aborted;
+	/* Non-zero response statuses of the last submission, and the last one. */
+	u32			nr_failed;
+	u16			last_status;
+	struct completion	xfer_done;
+	struct qaic_bo_perf	perf;
 };
 
 /* Lines the card printed on QAIC_LOGGING while in SBL, see qaic_bootlog.c. */
@@ -189,6 +255,8 @@ struct qaic_device {
 	/* Bumped when the card is reset: older replies must not touch DBCs. */
 	unsigned int		dbc_gen;
 	struct qaic_dbc		dbc[QAIC_NUM_DBC];
+	/* <bdf> in the driver's own debugfs directory ("qaic"). */
+	struct dentry		*dbc_debugfs;
 };
 
 static inline struct qaic_device *to_qaic_device(struct drm_device *drm)
@@ -247,6 +315,23 @@ void qaic_dbc_release_all(struct qaic_device *qdev);
 /* qaic_gem.c */
 int qaic_create_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int qaic_mmap_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+
+/* qaic_data.c */
+int qaic_attach_slice_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int qaic_execute_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int qaic_partial_execute_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int qaic_wait_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int qaic_perf_stats_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int qaic_detach_slice_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+void qaic_data_init_bo(struct qaic_bo *bo);
+int qaic_data_init_dbc(struct qaic_device *qdev, struct qaic_dbc *dbc);
+int qaic_data_request_irqs(struct qaic_device *qdev);
+void qaic_data_release_dbc(struct qaic_dbc *dbc);
+void qaic_data_fini(struct qaic_device *qdev);
+void qaic_data_debugfs_root_init(void);
+void qaic_data_debugfs_root_fini(void);
+void qaic_data_debugfs_init(struct qaic_device *qdev);
+void qaic_data_debugfs_fini(struct qaic_device *qdev);
 
 /* qaic_sahara.c */
 extern struct mhi_driver qaic_sahara_driver;

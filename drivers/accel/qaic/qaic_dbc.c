@@ -43,6 +43,9 @@ int qaic_dbc_init(struct qaic_device *qdev)
 		dbc->regs = qdev->bar_dbc + QAIC_DBC_BASE + i * QAIC_DBC_SIZE;
 		INIT_LIST_HEAD(&dbc->holder_node);
 		init_waitqueue_head(&dbc->release_wq);
+		ret = qaic_data_init_dbc(qdev, dbc);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -88,16 +91,25 @@ void qaic_dbc_fifo_free(struct qaic_device *qdev, struct qaic_dbc_fifo *fifo)
 	fifo->cpu = NULL;
 }
 
-/* Forget everything about @dbc and free its FIFOs. Called with dbc_lock held. */
+/*
+ * Forget everything about @dbc and free its FIFOs. Called with dbc_lock held.
+ * The data path lets go first: once no ioctl, interrupt thread or polling
+ * work can see the DBC any more, its queued BOs complete (their waiters
+ * wake) and its sliced BOs are unmapped and detached.
+ */
 static void qaic_dbc_release_locked(struct qaic_dbc *dbc)
 {
 	lockdep_assert_held(&dbc->qdev->dbc_lock);
 
 	if (!dbc->in_use)
 		return;
+	WRITE_ONCE(dbc->usr, NULL);
+	WRITE_ONCE(dbc->active, false);
+	synchronize_srcu(&dbc->srcu);
+	qaic_data_release_dbc(dbc);
+
 	list_del_init(&dbc->holder_node);
 	dbc->holder = NULL;
-	dbc->usr = NULL;
 	dbc->req_q = NULL;
 	dbc->rsp_q = NULL;
 	qaic_dbc_fifo_free(dbc->qdev, &dbc->fifo);
@@ -148,9 +160,11 @@ int qaic_dbc_bind(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
 	dbc->req_q = fifo->cpu;
 	dbc->rsp_q = fifo->cpu + fifo->size - fifo->nelem * QAIC_DBC_RSP_ELEM_SIZE;
 	dbc->holder = usr;
-	dbc->usr = usr;
+	WRITE_ONCE(dbc->usr, usr);
 	list_add_tail(&dbc->holder_node, &usr->dbcs);
 	WRITE_ONCE(dbc->in_use, true);
+	/* The data path may use the FIFOs from here on. */
+	smp_store_release(&dbc->active, true);
 	fifo->cpu = NULL;
 out:
 	mutex_unlock(&qdev->dbc_lock);
@@ -159,7 +173,9 @@ out:
 
 /*
  * DEACTIVATE_FROM_USR: @usr stops using DBC @dbc_id, which stays in use
- * until the card confirms. -EPERM unless @usr is the DBC's user.
+ * until the card confirms. -EPERM unless @usr is the DBC's user. When this
+ * returns, no data-path ioctl of the user is still working on the DBC;
+ * what it queued completes when the card answers or the DBC is released.
  */
 int qaic_dbc_detach(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id)
 {
@@ -167,10 +183,12 @@ int qaic_dbc_detach(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id)
 	int ret = 0;
 
 	mutex_lock(&qdev->dbc_lock);
-	if (!dbc->in_use || dbc->usr != usr)
+	if (!dbc->in_use || dbc->usr != usr) {
 		ret = -EPERM;
-	else
-		dbc->usr = NULL;
+	} else {
+		WRITE_ONCE(dbc->usr, NULL);
+		synchronize_srcu(&dbc->srcu);
+	}
 	mutex_unlock(&qdev->dbc_lock);
 	return ret;
 }
@@ -186,7 +204,7 @@ void qaic_dbc_reattach(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_
 
 	mutex_lock(&qdev->dbc_lock);
 	if (qdev->dbc_gen == gen && dbc->in_use && dbc->holder == usr && !dbc->usr)
-		dbc->usr = usr;
+		WRITE_ONCE(dbc->usr, usr);
 	mutex_unlock(&qdev->dbc_lock);
 }
 

@@ -77,22 +77,16 @@ static void qaic_postclose(struct drm_device *drm, struct drm_file *file)
 	kfree(usr);
 }
 
-/* The data path (slices, execution, waits) is not implemented yet. */
-static int qaic_data_path_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
-{
-	return -EOPNOTSUPP;
-}
-
 static const struct drm_ioctl_desc qaic_drm_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(QAIC_MANAGE, qaic_manage_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(QAIC_CREATE_BO, qaic_create_bo_ioctl, 0),
 	DRM_IOCTL_DEF_DRV(QAIC_MMAP_BO, qaic_mmap_bo_ioctl, 0),
-	DRM_IOCTL_DEF_DRV(QAIC_ATTACH_SLICE_BO, qaic_data_path_ioctl, 0),
-	DRM_IOCTL_DEF_DRV(QAIC_EXECUTE_BO, qaic_data_path_ioctl, 0),
-	DRM_IOCTL_DEF_DRV(QAIC_PARTIAL_EXECUTE_BO, qaic_data_path_ioctl, 0),
-	DRM_IOCTL_DEF_DRV(QAIC_WAIT_BO, qaic_data_path_ioctl, 0),
-	DRM_IOCTL_DEF_DRV(QAIC_PERF_STATS_BO, qaic_data_path_ioctl, 0),
-	DRM_IOCTL_DEF_DRV(QAIC_DETACH_SLICE_BO, qaic_data_path_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_ATTACH_SLICE_BO, qaic_attach_slice_bo_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_EXECUTE_BO, qaic_execute_bo_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_PARTIAL_EXECUTE_BO, qaic_partial_execute_bo_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_WAIT_BO, qaic_wait_bo_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_PERF_STATS_BO, qaic_perf_stats_bo_ioctl, 0),
+	DRM_IOCTL_DEF_DRV(QAIC_DETACH_SLICE_BO, qaic_detach_slice_bo_ioctl, 0),
 };
 
 DEFINE_DRM_ACCEL_FOPS(qaic_accel_fops);
@@ -221,10 +215,12 @@ static void qaic_debugfs_init(struct qaic_device *qdev)
 {
 	qaic_bootlog_debugfs_init(qdev);
 	qaic_loopback_debugfs_init(qdev);
+	qaic_data_debugfs_init(qdev);
 }
 
 static void qaic_debugfs_fini(struct qaic_device *qdev)
 {
+	qaic_data_debugfs_fini(qdev);
 	qaic_loopback_debugfs_fini(qdev);
 	qaic_bootlog_debugfs_fini(qdev);
 }
@@ -255,6 +251,10 @@ static int qaic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	ret = devm_add_action_or_reset(&pdev->dev, qaic_free_irq_vectors, pdev);
+	if (ret)
+		return ret;
+	/* Before MHI's, which share vector 0 with them on a single MSI. */
+	ret = qaic_data_request_irqs(qdev);
 	if (ret)
 		return ret;
 
@@ -288,8 +288,9 @@ static void qaic_pci_remove(struct pci_dev *pdev)
 	qaic_dev_set_offline(qdev, true);
 	/* Leave the card in MHI RESET unless it is gone from the bus. */
 	qaic_mhi_fini(qdev, pci_device_is_present(pdev));
-	/* Users may keep their fds; the DBCs' memory goes now. */
+	/* Users may keep their fds; the DBCs' memory and BO mappings go now. */
 	qaic_dbc_release_all(qdev);
+	qaic_data_fini(qdev);
 	qaic_debugfs_fini(qdev);
 	drm_dev_unplug(&qdev->drm);
 }
@@ -302,6 +303,7 @@ static void qaic_pci_shutdown(struct pci_dev *pdev)
 	qaic_dev_set_offline(qdev, true);
 	qaic_mhi_power_down(qdev, true);
 	qaic_dbc_release_all(qdev);
+	qaic_data_fini(qdev);
 }
 
 static pci_ers_result_t qaic_pci_error_detected(struct pci_dev *pdev,
@@ -371,6 +373,7 @@ static int __init qaic_init(void)
 	unsigned int i;
 	int ret;
 
+	qaic_data_debugfs_root_init();
 	for (i = 0; i < ARRAY_SIZE(qaic_mhi_drivers); i++) {
 		ret = mhi_driver_register(qaic_mhi_drivers[i]);
 		if (ret) {
@@ -389,6 +392,7 @@ static int __init qaic_init(void)
 
 err_unregister:
 	qaic_unregister_mhi_drivers(i);
+	qaic_data_debugfs_root_fini();
 	return ret;
 }
 
@@ -397,6 +401,7 @@ static void __exit qaic_exit(void)
 	/* Removing the cards powers MHI down, which detaches every client. */
 	pci_unregister_driver(&qaic_pci_driver);
 	qaic_unregister_mhi_drivers(ARRAY_SIZE(qaic_mhi_drivers));
+	qaic_data_debugfs_root_fini();
 }
 
 module_init(qaic_init);

@@ -78,6 +78,10 @@ static void qaic_gem_free(struct drm_gem_object *obj)
 {
 	struct qaic_bo *bo = to_qaic_bo(obj);
 
+	/* Slicing holds a reference: a sliced BO cannot get here. */
+	WARN_ON(bo->sliced);
+	mutex_destroy(&bo->lock);
+
 	if (bo->sgt) {
 		sg_free_table(bo->sgt);
 		kfree(bo->sgt);
@@ -153,6 +157,7 @@ int qaic_create_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 		return -ENOMEM;
 	drm_gem_private_object_init(drm, &bo->base, size);
 	bo->base.funcs = &qaic_gem_funcs;
+	qaic_data_init_bo(bo);
 
 	/* From here on the last reference frees whatever was set up. */
 	ret = qaic_bo_alloc_pages(bo, size >> PAGE_SHIFT);
