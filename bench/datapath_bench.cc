@@ -31,19 +31,22 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// A DBC with a 16 MiB window and no program: pure data movement.
+// A DBC whose workload only halts: pure data movement in a window of
+// `window` bytes.
 struct Channel {
 	qaic::Nnc nnc;
 	qaic::ActivateResult act;
 	uint32_t elf = 0;
-	explicit Channel(const qaic::Device &d) : nnc(d)
+	explicit Channel(const qaic::Device &d, uint64_t window = 16ull << 20) : nnc(d)
 	{
-		std::vector<uint8_t> e(4096, 0);
-		const uint8_t ident[] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
-		std::memcpy(e.data(), ident, sizeof(ident));
-		e[16] = 2;
-		e[18] = 164;
-		elf = nnc.load_elf(e).id;
+		namespace wl = aic100::workloads;
+		wl::Example e = *wl::find("copy");
+		e.source = ".io_size " + std::to_string(window) + "\n.name dma-bench\n HALT\n";
+		std::string err;
+		const auto image = wl::build(e, err);
+		if (!image)
+			return;
+		elf = nnc.load_elf(*image).id;
 		act = nnc.activate(elf, 0, 64);
 	}
 	~Channel()
@@ -80,12 +83,12 @@ void bulk(const qaic::Device &dev, bool quick)
 {
 	std::printf("\n== bulk DMA (one request per BO slice segment; MB/s, ratio to guest memcpy)\n");
 	std::printf("%10s %12s %12s %12s %8s %8s\n", "size", "memcpy", "to card", "from card", "to/mc", "from/mc");
-	Channel ch(dev);
+	Channel ch(dev, 64ull << 20);
 	if (!ch.act.ok()) {
 		std::printf("activation failed: %s\n", ch.act.describe().c_str());
 		return;
 	}
-	for (uint64_t size = 4096; size <= (16ull << 20); size *= 4) {
+	for (uint64_t size = 4096; size <= (64ull << 20); size *= 4) {
 		const double budget = quick ? 0.2 : 0.6;
 		std::vector<uint8_t> a(size, 1), b(size);
 		uint64_t n = 0;
