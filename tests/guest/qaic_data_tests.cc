@@ -215,6 +215,30 @@ void add_tests(ktap::Suite &s, const Options &o)
 		t.expect(bad == 0, "%u bytes wrong after a 3000-byte partial execute", bad);
 	});
 
+	s.add_isolated("dbc_debugfs", 60, [o](ktap::Case &t) {
+		// Per-DBC fifo_size and queued: where upstream puts them and, for
+		// our driver, also where the open UMD looks.
+		const auto cards = qaic::find_cards();
+		if (o.card >= cards.size())
+			return t.expect(false, "no card %u", o.card);
+		auto dev = open_card(t, o.card);
+		if (!dev)
+			return;
+		Channel ch(*dev);
+		if (!ch.open(t))
+			return;
+		char dbc[16];
+		std::snprintf(dbc, sizeof(dbc), "dbc%03u", ch.act.dbc_id);
+		std::vector<std::string> dirs = {"/sys/kernel/debug/accel/" + cards[o.card].bdf + "/" + dbc};
+		if (!o.upstream)
+			dirs.push_back("/sys/kernel/debug/qaic/" + cards[o.card].bdf + "/" + dbc);
+		for (const auto &d : dirs) {
+			const std::string size = qaic::read_attr(d + "/fifo_size"), queued = qaic::read_attr(d + "/queued");
+			t.expect(size == "64", "%s/fifo_size '%s', want 64", d.c_str(), size.c_str());
+			t.expect(queued == "0", "%s/queued '%s', want 0", d.c_str(), queued.c_str());
+		}
+	});
+
 	s.add_isolated("bo_ioctl_errors", 120, [o](ktap::Case &t) {
 		auto dev = open_card(t, o.card);
 		if (!dev)

@@ -38,7 +38,8 @@ NNC_CASES = [
     "exhaust_activations", "exhaust_memory", "errno_not_online"]
 
 # The data-path suite's cases (tests/guest/qaic_data_tests.cc), in order.
-DATA_CASES = ["round_trip", "workloads", "pipelined", "processes_16", "partial_execute", "bo_ioctl_errors"]
+DATA_CASES = ["round_trip", "workloads", "pipelined", "processes_16", "partial_execute", "dbc_debugfs",
+              "bo_ioctl_errors"]
 
 # A guest runs the suites one after the other, each introduced by this line.
 SUITE_MARK = re.compile(r"^# suite: (\S+)$")
