@@ -5,9 +5,26 @@
 #include <cstring>
 
 #include <drm.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 namespace qaic {
+
+namespace {
+
+// The data-path ioctls return EAGAIN (FIFO full) and ETIMEDOUT to the caller:
+// libdrm's drmIoctl() would retry EAGAIN forever, so call ioctl() directly,
+// retrying only interruptions.
+int raw_ioctl(const Device &dev, unsigned long request, void *arg)
+{
+	int r;
+	do {
+		r = ::ioctl(dev.fd(), request, arg);
+	} while (r == -1 && errno == EINTR);
+	return r ? -errno : 0;
+}
+
+} // namespace
 
 std::optional<Bo> Bo::create(const Device &dev, uint64_t size, int *err)
 {
@@ -92,14 +109,14 @@ int attach_slices(const Device &dev, uint32_t handle, uint32_t dbc, Dir dir,
 	a.hdr.handle = handle;
 	a.hdr.dir = dir;
 	a.data = reinterpret_cast<uintptr_t>(slices.data());
-	return dev.ioctl(DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a);
+	return raw_ioctl(dev, DRM_IOCTL_QAIC_ATTACH_SLICE_BO, &a);
 }
 
 int detach_slices(const Device &dev, uint32_t handle)
 {
 	qaic_detach_slice d{};
 	d.handle = handle;
-	return dev.ioctl(DRM_IOCTL_QAIC_DETACH_SLICE_BO, &d);
+	return raw_ioctl(dev, DRM_IOCTL_QAIC_DETACH_SLICE_BO, &d);
 }
 
 int execute(const Device &dev, uint32_t dbc, std::span<const qaic_execute_entry> bos)
@@ -108,7 +125,7 @@ int execute(const Device &dev, uint32_t dbc, std::span<const qaic_execute_entry>
 	e.hdr.count = static_cast<uint32_t>(bos.size());
 	e.hdr.dbc_id = dbc;
 	e.data = reinterpret_cast<uintptr_t>(bos.data());
-	return dev.ioctl(DRM_IOCTL_QAIC_EXECUTE_BO, &e);
+	return raw_ioctl(dev, DRM_IOCTL_QAIC_EXECUTE_BO, &e);
 }
 
 int partial_execute(const Device &dev, uint32_t dbc, std::span<const qaic_partial_execute_entry> bos)
@@ -117,7 +134,7 @@ int partial_execute(const Device &dev, uint32_t dbc, std::span<const qaic_partia
 	e.hdr.count = static_cast<uint32_t>(bos.size());
 	e.hdr.dbc_id = dbc;
 	e.data = reinterpret_cast<uintptr_t>(bos.data());
-	return dev.ioctl(DRM_IOCTL_QAIC_PARTIAL_EXECUTE_BO, &e);
+	return raw_ioctl(dev, DRM_IOCTL_QAIC_PARTIAL_EXECUTE_BO, &e);
 }
 
 int wait(const Device &dev, uint32_t dbc, uint32_t handle, uint32_t timeout_ms)
@@ -126,7 +143,7 @@ int wait(const Device &dev, uint32_t dbc, uint32_t handle, uint32_t timeout_ms)
 	w.handle = handle;
 	w.timeout = timeout_ms;
 	w.dbc_id = dbc;
-	return dev.ioctl(DRM_IOCTL_QAIC_WAIT_BO, &w);
+	return raw_ioctl(dev, DRM_IOCTL_QAIC_WAIT_BO, &w);
 }
 
 int perf_stats(const Device &dev, uint32_t dbc, std::span<qaic_perf_stats_entry> entries)
@@ -135,7 +152,7 @@ int perf_stats(const Device &dev, uint32_t dbc, std::span<qaic_perf_stats_entry>
 	p.hdr.count = static_cast<uint16_t>(entries.size());
 	p.hdr.dbc_id = dbc;
 	p.data = reinterpret_cast<uintptr_t>(entries.data());
-	return dev.ioctl(DRM_IOCTL_QAIC_PERF_STATS_BO, &p);
+	return raw_ioctl(dev, DRM_IOCTL_QAIC_PERF_STATS_BO, &p);
 }
 
 } // namespace qaic

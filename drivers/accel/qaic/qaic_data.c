@@ -916,14 +916,15 @@ static int qaic_execute(struct drm_device *drm, void *data, struct drm_file *fil
 	esize = partial ? sizeof(*pe) : sizeof(*fe);
 	if (!args->hdr.count || check_mul_overflow((size_t)args->hdr.count, esize, &size))
 		return -EINVAL;
-	buf = kvmalloc(size, GFP_KERNEL | __GFP_NOWARN);
+	/* At most what kmalloc gives (as upstream): a huge count must not eat memory. */
+	buf = kmalloc(size, GFP_KERNEL | __GFP_NOWARN);
 	if (!buf)
 		return -ENOMEM;
 	if (copy_from_user(buf, u64_to_user_ptr(args->data), size)) {
 		ret = -EFAULT;
 		goto out_buf;
 	}
-	ents = kvmalloc_array(args->hdr.count, sizeof(*ents), GFP_KERNEL | __GFP_NOWARN);
+	ents = kmalloc_array(args->hdr.count, sizeof(*ents), GFP_KERNEL | __GFP_NOWARN);
 	if (!ents) {
 		ret = -ENOMEM;
 		goto out_buf;
@@ -957,9 +958,9 @@ out_srcu:
 out_exit:
 	drm_dev_exit(idx);
 out_ents:
-	kvfree(ents);
+	kfree(ents);
 out_buf:
-	kvfree(buf);
+	kfree(buf);
 	return ret;
 }
 
