@@ -31,36 +31,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// A DBC whose workload only halts: pure data movement in a window of
-// `window` bytes.
-struct Channel {
-	qaic::Nnc nnc;
-	qaic::ActivateResult act;
-	uint32_t elf = 0;
-	explicit Channel(const qaic::Device &d, uint64_t window = 16ull << 20) : nnc(d)
-	{
-		namespace wl = aic100::workloads;
-		wl::Example e = *wl::find("copy");
-		e.source = ".io_size " + std::to_string(window) + "\n.name dma-bench\n HALT\n";
-		std::string err;
-		const auto image = wl::build(e, err);
-		if (!image)
-			return;
-		elf = nnc.load_elf(*image).id;
-		act = nnc.activate(elf, 0, 64);
-	}
-	~Channel()
-	{
-		if (act.ok())
-			nnc.deactivate(act.activation_id, act.dbc_id);
-		nnc.unload_elf(elf);
-	}
-};
-
 struct Xfer {
 	std::optional<qaic::Bo> bo;
 	uint32_t dbc;
-	bool make(const qaic::Device &dev, const Channel &ch, uint64_t size, qaic::Dir dir)
+	bool make(const qaic::Device &dev, const qaic::DataChannel &ch, uint64_t size, qaic::Dir dir)
 	{
 		bo = qaic::Bo::create(dev, size);
 		if (!bo)
@@ -68,8 +42,8 @@ struct Xfer {
 		std::memset(bo->data(), 0x5A, size);
 		qaic_attach_slice_entry s{};
 		s.size = size;
-		s.dev_addr = ch.act.ddr_base;
-		dbc = ch.act.dbc_id;
+		s.dev_addr = ch.ddr_base();
+		dbc = ch.dbc();
 		return !qaic::attach_slices(dev, bo->handle(), dbc, dir, std::span(&s, 1));
 	}
 	bool once(const qaic::Device &dev, qaic::Dir dir)
@@ -83,9 +57,9 @@ void bulk(const qaic::Device &dev, bool quick)
 {
 	std::printf("\n== bulk DMA (one request per BO slice segment; MB/s, ratio to guest memcpy)\n");
 	std::printf("%10s %12s %12s %12s %8s %8s\n", "size", "memcpy", "to card", "from card", "to/mc", "from/mc");
-	Channel ch(dev, 64ull << 20);
-	if (!ch.act.ok()) {
-		std::printf("activation failed: %s\n", ch.act.describe().c_str());
+	qaic::DataChannel ch(dev, 64ull << 20);
+	if (!ch.problem().empty()) {
+		std::printf("%s\n", ch.problem().c_str());
 		return;
 	}
 	for (uint64_t size = 4096; size <= (64ull << 20); size *= 4) {
@@ -154,12 +128,12 @@ void small(const qaic::Device &dev, const std::string &nvme_dev, bool quick)
 	else
 		std::printf("baseline: no NVMe at %s\n", nvme_dev.c_str());
 	for (unsigned dbcs : {1u, 4u}) {
-		std::vector<std::unique_ptr<Channel>> chs;
+		std::vector<std::unique_ptr<qaic::DataChannel>> chs;
 		std::vector<Xfer> xs(dbcs);
 		bool ok = true;
 		for (unsigned i = 0; i < dbcs; i++) {
-			chs.push_back(std::make_unique<Channel>(dev));
-			ok = ok && chs.back()->act.ok() && xs[i].make(dev, *chs.back(), 4096, qaic::kToDevice);
+			chs.push_back(std::make_unique<qaic::DataChannel>(dev));
+			ok = ok && chs.back()->problem().empty() && xs[i].make(dev, *chs.back(), 4096, qaic::kToDevice);
 		}
 		if (!ok) {
 			std::printf("%u DBCs: setup failed\n", dbcs);

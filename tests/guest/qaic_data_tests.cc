@@ -74,35 +74,12 @@ bool run_workload(ktap::Case &t, const qaic::Device &dev, const std::string &nam
 	return !t.failed();
 }
 
-// An activated foreign ELF: a DBC with a 16 MiB window and no program, for
-// plain data movement and for the ioctl checks.
-struct Channel {
-	qaic::Nnc nnc;
-	qaic::ActivateResult act;
-	uint32_t elf = 0;
-	explicit Channel(const qaic::Device &d) : nnc(d) {}
-	~Channel()
-	{
-		if (act.ok())
-			nnc.deactivate(act.activation_id, act.dbc_id);
-		if (elf)
-			nnc.unload_elf(elf);
-	}
-	bool open(ktap::Case &t)
-	{
-		std::vector<uint8_t> e(4096, 0);
-		const uint8_t ident[] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
-		std::memcpy(e.data(), ident, sizeof(ident));
-		e[16] = 2;   // ET_EXEC
-		e[18] = 164; // EM_QDSP6
-		auto l = nnc.load_elf(e);
-		t.expect(l.ok(), "LOAD_ELF: %s", l.describe().c_str());
-		elf = l.id;
-		act = nnc.activate(elf, 0, 64);
-		t.expect(act.ok(), "ACTIVATE: %s", act.describe().c_str());
-		return act.ok();
-	}
-};
+// A DBC with a 16 MiB window and no program, reported into the case.
+bool open_channel(ktap::Case &t, const qaic::DataChannel &ch)
+{
+	t.expect(ch.problem().empty(), "%s", ch.problem().c_str());
+	return ch.problem().empty();
+}
 
 qaic_attach_slice_entry slice(uint64_t size, uint64_t dev_addr, uint64_t offset = 0)
 {
@@ -119,10 +96,10 @@ void add_tests(ktap::Suite &s, const Options &o)
 		auto dev = open_card(t, o.card);
 		if (!dev)
 			return;
-		Channel ch(*dev);
-		if (!ch.open(t))
+		qaic::DataChannel ch(*dev);
+		if (!open_channel(t, ch))
 			return;
-		const uint64_t base = ch.act.ddr_base;
+		const uint64_t base = ch.ddr_base();
 		for (uint64_t n : {1ull, 4095ull, 4096ull, 65536ull, 1ull << 20, 8ull << 20}) {
 			auto in = qaic::Bo::create(*dev, n), out = qaic::Bo::create(*dev, n);
 			if (!in || !out)
@@ -130,20 +107,20 @@ void add_tests(ktap::Suite &s, const Options &o)
 			for (uint64_t i = 0; i < n; i++)
 				in->data()[i] = static_cast<uint8_t>(i * 131 + n);
 			const auto si = slice(n, base), so = slice(n, base);
-			t.expect(!qaic::attach_slices(*dev, in->handle(), ch.act.dbc_id, qaic::kToDevice, std::span(&si, 1)),
+			t.expect(!qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&si, 1)),
 				 "attach in");
-			t.expect(!qaic::attach_slices(*dev, out->handle(), ch.act.dbc_id, qaic::kFromDevice,
+			t.expect(!qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice,
 						      std::span(&so, 1)),
 				 "attach out");
 			const qaic_execute_entry e[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
-			t.expect(!qaic::execute(*dev, ch.act.dbc_id, e), "EXECUTE_BO");
-			const int r = qaic::wait(*dev, ch.act.dbc_id, out->handle(), 10000);
+			t.expect(!qaic::execute(*dev, ch.dbc(), e), "EXECUTE_BO");
+			const int r = qaic::wait(*dev, ch.dbc(), out->handle(), 10000);
 			t.expect(!r, "WAIT_BO: %s", qaic::errno_name(r).c_str());
 			t.expect(std::memcmp(in->data(), out->data(), n) == 0, "%llu bytes came back different",
 				 static_cast<unsigned long long>(n));
 			qaic_perf_stats_entry ps{};
 			ps.handle = out->handle();
-			t.expect(!qaic::perf_stats(*dev, ch.act.dbc_id, std::span(&ps, 1)), "PERF_STATS_BO");
+			t.expect(!qaic::perf_stats(*dev, ch.dbc(), std::span(&ps, 1)), "PERF_STATS_BO");
 		}
 	});
 
@@ -189,26 +166,26 @@ void add_tests(ktap::Suite &s, const Options &o)
 		auto dev = open_card(t, o.card);
 		if (!dev)
 			return;
-		Channel ch(*dev);
-		if (!ch.open(t))
+		qaic::DataChannel ch(*dev);
+		if (!open_channel(t, ch))
 			return;
-		const uint64_t n = 8192, base = ch.act.ddr_base;
+		const uint64_t n = 8192, base = ch.ddr_base();
 		auto in = qaic::Bo::create(*dev, n), out = qaic::Bo::create(*dev, n);
 		if (!in || !out)
 			return t.expect(false, "CREATE_BO");
 		const auto si = slice(n, base), so = slice(n, base);
-		qaic::attach_slices(*dev, in->handle(), ch.act.dbc_id, qaic::kToDevice, std::span(&si, 1));
-		qaic::attach_slices(*dev, out->handle(), ch.act.dbc_id, qaic::kFromDevice, std::span(&so, 1));
+		qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&si, 1));
+		qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice, std::span(&so, 1));
 		std::memset(in->data(), 'A', n);
 		const qaic_execute_entry full[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
-		t.expect(!qaic::execute(*dev, ch.act.dbc_id, full), "EXECUTE_BO");
-		t.expect(!qaic::wait(*dev, ch.act.dbc_id, out->handle(), 10000), "WAIT_BO");
+		t.expect(!qaic::execute(*dev, ch.dbc(), full), "EXECUTE_BO");
+		t.expect(!qaic::wait(*dev, ch.dbc(), out->handle(), 10000), "WAIT_BO");
 		// Only the first 3000 bytes of the new input go out.
 		std::memset(in->data(), 'B', n);
 		const qaic_partial_execute_entry part[2] = {{in->handle(), qaic::kToDevice, 3000},
 							    {out->handle(), qaic::kFromDevice, n}};
-		t.expect(!qaic::partial_execute(*dev, ch.act.dbc_id, part), "PARTIAL_EXECUTE_BO");
-		t.expect(!qaic::wait(*dev, ch.act.dbc_id, out->handle(), 10000), "WAIT_BO");
+		t.expect(!qaic::partial_execute(*dev, ch.dbc(), part), "PARTIAL_EXECUTE_BO");
+		t.expect(!qaic::wait(*dev, ch.dbc(), out->handle(), 10000), "WAIT_BO");
 		unsigned bad = 0;
 		for (uint64_t i = 0; i < n; i++)
 			bad += out->data()[i] != (i < 3000 ? 'B' : 'A');
@@ -224,11 +201,11 @@ void add_tests(ktap::Suite &s, const Options &o)
 		auto dev = open_card(t, o.card);
 		if (!dev)
 			return;
-		Channel ch(*dev);
-		if (!ch.open(t))
+		qaic::DataChannel ch(*dev);
+		if (!open_channel(t, ch))
 			return;
 		char dbc[16];
-		std::snprintf(dbc, sizeof(dbc), "dbc%03u", ch.act.dbc_id);
+		std::snprintf(dbc, sizeof(dbc), "dbc%03u", ch.dbc());
 		std::vector<std::string> dirs = {"/sys/kernel/debug/accel/" + cards[o.card].bdf + "/" + dbc};
 		if (!o.upstream)
 			dirs.push_back("/sys/kernel/debug/qaic/" + cards[o.card].bdf + "/" + dbc);
@@ -243,14 +220,14 @@ void add_tests(ktap::Suite &s, const Options &o)
 		auto dev = open_card(t, o.card);
 		if (!dev)
 			return;
-		Channel ch(*dev);
-		if (!ch.open(t))
+		qaic::DataChannel ch(*dev);
+		if (!open_channel(t, ch))
 			return;
-		const uint32_t dbc = ch.act.dbc_id, other = (dbc + 1) % 16;
+		const uint32_t dbc = ch.dbc(), other = (dbc + 1) % 16;
 		auto bo = qaic::Bo::create(*dev, 8192);
 		if (!bo)
 			return t.expect(false, "CREATE_BO");
-		const uint64_t base = ch.act.ddr_base;
+		const uint64_t base = ch.ddr_base();
 		auto expect = [&t](int got, int want, const char *what) {
 			t.expect(got == want, "%s: %s, want %s", what, qaic::errno_name(got).c_str(),
 				 qaic::errno_name(want).c_str());

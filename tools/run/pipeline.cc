@@ -10,6 +10,35 @@ namespace qaic {
 
 namespace wl = aic100::workloads;
 
+DataChannel::DataChannel(const Device &dev, uint64_t window, uint32_t queue) : nnc_(dev)
+{
+	wl::Example e = *wl::find("copy");
+	e.source = ".io_size " + std::to_string(window) + "\n.name data-channel\n HALT\n";
+	std::string err;
+	const auto image = wl::build(e, err);
+	if (!image) {
+		problem_ = "building the workload: " + err;
+		return;
+	}
+	const LoadResult l = nnc_.load_elf(*image);
+	if (!l.ok()) {
+		problem_ = "LOAD_ELF: " + l.describe();
+		return;
+	}
+	elf_ = l.id;
+	act_ = nnc_.activate(elf_, 0, queue);
+	if (!act_.ok())
+		problem_ = "ACTIVATE: " + act_.describe();
+}
+
+DataChannel::~DataChannel()
+{
+	if (act_.ok())
+		nnc_.deactivate(act_.activation_id, act_.dbc_id);
+	if (elf_)
+		nnc_.unload_elf(elf_);
+}
+
 Pipeline::Pipeline(const Device &dev, const wl::Example &e, unsigned depth)
 	: dev_(dev), e_(e), depth_(depth ? depth : 1), nnc_(dev)
 {

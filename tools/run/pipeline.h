@@ -24,6 +24,29 @@ struct RunResult {
 	double seconds = 0;
 };
 
+// An activation whose workload only halts: a DBC with a window of DDR and no
+// program, for moving data (tests, benchmarks). Deactivated and unloaded on
+// destruction.
+class DataChannel {
+public:
+	explicit DataChannel(const Device &dev, uint64_t window = 16ull << 20, uint32_t queue = 64);
+	~DataChannel();
+	DataChannel(const DataChannel &) = delete;
+	DataChannel &operator=(const DataChannel &) = delete;
+
+	// Empty when the activation worked, else what failed.
+	const std::string &problem() const { return problem_; }
+	const ActivateResult &activation() const { return act_; }
+	uint32_t dbc() const { return act_.dbc_id; }
+	uint64_t ddr_base() const { return act_.ddr_base; }
+
+private:
+	Nnc nnc_;
+	uint32_t elf_ = 0;
+	ActivateResult act_;
+	std::string problem_;
+};
+
 class Pipeline {
 public:
 	Pipeline(const Device &dev, const aic100::workloads::Example &e, unsigned depth = 8);

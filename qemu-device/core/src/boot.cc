@@ -113,8 +113,6 @@ void Boot::mhi_m0()
 {
 	if (mhi_.exec_env() == ExecEnv::Sbl)
 		sbl_.mhi_m0();
-	else if (mhi_.exec_env() == ExecEnv::Amss)
-		qsm_.mhi_m0();
 }
 
 void Boot::mhi_reset()
@@ -139,18 +137,15 @@ void Boot::mhi_reset()
 
 void Boot::channel_started(unsigned ch)
 {
+	// AMSS's services answer whatever arrives; only the SBL starts talking.
 	if (mhi_.exec_env() == ExecEnv::Sbl)
 		sbl_.channel_started(ch);
-	else if (mhi_.exec_env() == ExecEnv::Amss)
-		qsm_.channel_started(ch);
 }
 
 void Boot::channel_stopped(unsigned ch)
 {
 	if (mhi_.exec_env() == ExecEnv::Sbl)
 		sbl_.channel_stopped(ch);
-	else if (mhi_.exec_env() == ExecEnv::Amss)
-		qsm_.channel_stopped(ch);
 }
 
 void Boot::ul_message(unsigned ch, std::span<const uint8_t> data)

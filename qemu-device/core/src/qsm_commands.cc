@@ -36,7 +36,6 @@ void copy_str(char *dst, size_t n, const std::string &s)
 }
 
 constexpr unsigned kVcs = regs::kNumDbc;
-constexpr uint32_t kElfMachineQdsp6 = 164;
 constexpr uint32_t kHwVersion = 0x00020000; // major 2
 constexpr uint8_t kSkuPcieProfessional = 3; // the UMD's "PCIe Pro"
 // Where the card shows activations' multicast (VTCM) windows to the UMD.
@@ -444,7 +443,7 @@ int32_t Qsm::load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id)
 			return kErrDma;
 		const uint8_t *e = data->data();
 		const uint16_t machine = static_cast<uint16_t>(e[18] | e[19] << 8);
-		if (std::memcmp(e, "\x7f" "ELF", 4) != 0 || e[4] != 2 || e[5] != 1 || machine != kElfMachineQdsp6)
+		if (std::memcmp(e, "\x7f" "ELF", 4) != 0 || e[4] != 2 || e[5] != 1 || machine != nsp::kMachine)
 			return kErrParameter; // not an ELF64 LE image for the NSP
 		// Our workloads carry .aic.meta and must then be sound; an ELF
 		// with no sections, or none named .aic.meta, is someone else's

@@ -41,10 +41,7 @@ public:
 	void stop();
 	bool running() const { return running_; }
 
-	void mhi_m0() {}
 	void mhi_reset();
-	void channel_started(unsigned ch) { (void)ch; }
-	void channel_stopped(unsigned ch) { (void)ch; }
 	void ul_message(unsigned ch, std::span<const uint8_t> data);
 
 	// Host time minus card time (µs), from the last periodic timesync.
