@@ -41,7 +41,7 @@ struct Aic100State {
 
     MemoryRegion bar0; /* MHI */
     MemoryRegion bar2; /* DMA Bridge */
-    MemoryRegion bar4; /* no function, present for the BAR layout */
+    MemoryRegion bar4; /* no function (or the test mailbox), for the BAR layout */
 
     Aic100Core *core;
     QEMUBH *work_bh;   /* runs the work register writes queued */
@@ -55,6 +55,8 @@ struct Aic100State {
     uint32_t serial;
     char *boot;
     bool crc;
+    bool test_mailbox;
+    int64_t soc_temp, board_temp, ddr_temp, board_power;
 };
 
 /* ---- host interface for the core ---------------------------------------- */
@@ -288,6 +290,11 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     cfg.nnc_crc = s->crc;
+    cfg.test_mailbox = s->test_mailbox;
+    cfg.soc_temp_mc = s->soc_temp;
+    cfg.board_temp_mc = s->board_temp;
+    cfg.ddr_temp_mc = s->ddr_temp;
+    cfg.board_power_uw = s->board_power;
     if (s->serial) {
         cfg.serial_number = s->serial;
     } else {
@@ -370,6 +377,13 @@ static const Property aic100_props[] = {
     DEFINE_PROP_STRING("boot", Aic100State, boot),
     /* The QSM asks the host to protect NNC messages with CRC-32. */
     DEFINE_PROP_BOOL("crc", Aic100State, crc, false),
+    /* A fault-injection mailbox in BAR4 for guest-side tests. */
+    DEFINE_PROP_BOOL("test-mailbox", Aic100State, test_mailbox, false),
+    /* Sensors pinned from power-on, in m°C and µW; 0: modelled. */
+    DEFINE_PROP_INT64("soc-temp", Aic100State, soc_temp, 0),
+    DEFINE_PROP_INT64("board-temp", Aic100State, board_temp, 0),
+    DEFINE_PROP_INT64("ddr-temp", Aic100State, ddr_temp, 0),
+    DEFINE_PROP_INT64("board-power", Aic100State, board_power, 0),
 };
 
 static const VMStateDescription aic100_vmstate = {
@@ -397,7 +411,9 @@ static void aic100_class_init(ObjectClass *klass, void *data)
     device_class_set_props(dc, aic100_props);
     object_class_property_add_str(klass, "inject", NULL, aic100_set_inject);
     object_class_property_set_description(klass, "inject",
-        "write a fault name to inject it: syserr");
+        "write a fault to inject it: syserr; crash dbc=N|nsp=N [reason=TEXT]; "
+        "ras ce|ue|ue_nf source=S [addr=A] [nsp=N] [temp=MC] [threshold=T]; "
+        "sensor NAME=VALUE|auto (docs/health.md)");
     object_class_property_add_str(klass, "state", aic100_get_state, NULL);
     object_class_property_set_description(klass, "state",
         "execution environment, MHI state and firmware stage");

@@ -63,6 +63,11 @@ aic100::DeviceConfig to_cpp(const Aic100Config &c)
 	d.serial_number = c.serial_number;
 	d.boot_amss = c.boot_amss;
 	d.nnc_crc = c.nnc_crc;
+	d.test_mailbox = c.test_mailbox;
+	d.soc_temp_mc = c.soc_temp_mc;
+	d.board_temp_mc = c.board_temp_mc;
+	d.ddr_temp_mc = c.ddr_temp_mc;
+	d.board_power_uw = c.board_power_uw;
 	return d;
 }
 
@@ -80,6 +85,11 @@ void aic100_core_default_config(Aic100Config *cfg)
 	cfg->serial_number = d.serial_number;
 	cfg->boot_amss = d.boot_amss;
 	cfg->nnc_crc = d.nnc_crc;
+	cfg->test_mailbox = d.test_mailbox;
+	cfg->soc_temp_mc = d.soc_temp_mc;
+	cfg->board_temp_mc = d.board_temp_mc;
+	cfg->ddr_temp_mc = d.ddr_temp_mc;
+	cfg->board_power_uw = d.board_power_uw;
 }
 
 Aic100Core *aic100_core_new(const Aic100Config *cfg, const Aic100HostOps *ops, void *opaque, char *err,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "aic100/boot.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -40,11 +41,13 @@ const char *Boot::stage() const
 void Boot::poll()
 {
 	sbl_.poll();
+	if (mhi_.exec_env() == ExecEnv::Amss)
+		qsm_.poll();
 }
 
 uint64_t Boot::next_deadline() const
 {
-	return sbl_.next_deadline();
+	return std::min(sbl_.next_deadline(), qsm_.next_deadline());
 }
 
 void Boot::inject_sys_err()
@@ -146,6 +149,8 @@ void Boot::channel_stopped(unsigned ch)
 {
 	if (mhi_.exec_env() == ExecEnv::Sbl)
 		sbl_.channel_stopped(ch);
+	else if (mhi_.exec_env() == ExecEnv::Amss)
+		qsm_.channel_stopped(ch);
 }
 
 void Boot::ul_message(unsigned ch, std::span<const uint8_t> data)

@@ -30,6 +30,15 @@ std::string DeviceConfig::validate() const
 	}
 	if (serial_number == 0xFFFFFFFF)
 		return "serial=0xffffffff reads as a dead link to the host";
+	for (int64_t t : {soc_temp_mc, board_temp_mc, ddr_temp_mc}) {
+		if (t < -40000 || t > 200000) {
+			std::snprintf(buf, sizeof(buf), "temperature %lld m°C: must be -40000..200000 (0: modelled)",
+				      static_cast<long long>(t));
+			return buf;
+		}
+	}
+	if (board_power_uw < 0 || board_power_uw > 500'000'000)
+		return "board-power: must be 0..500000000 uW (0: modelled)";
 	return {};
 }
 
@@ -60,6 +69,14 @@ Device::Device(HostInterface &host, const DeviceConfig &cfg)
 	  boot_(host, mhi_, dbr_, ddr_, qsm_config(cfg))
 {
 	boot_.reset();
+	using telemetry::Sensor;
+	const std::pair<Sensor, int64_t> pins[] = {{Sensor::SocTemp, cfg.soc_temp_mc},
+						    {Sensor::BoardTemp, cfg.board_temp_mc},
+						    {Sensor::DdrTemp, cfg.ddr_temp_mc},
+						    {Sensor::BoardPower, cfg.board_power_uw}};
+	for (const auto &[sensor, value] : pins)
+		if (value)
+			boot_.qsm().telemetry().set_sensor(sensor, value);
 }
 
 void Device::reset()
@@ -75,16 +92,9 @@ void Device::process()
 	mhi_.process();
 	dbr_.process();
 	boot_.poll();
+	if (!mbox_.pending.empty())
+		mailbox_run();
 	host_.arm_timer(std::min(mhi_.next_deadline(), boot_.next_deadline()));
-}
-
-std::string Device::inject(const std::string &fault)
-{
-	if (fault == "syserr") {
-		boot_.inject_sys_err();
-		return {};
-	}
-	return "unknown fault '" + fault + "' (known: syserr)";
 }
 
 std::string Device::describe() const
@@ -107,8 +117,9 @@ uint64_t Device::bar_read(unsigned bar, uint64_t offset, unsigned size)
 	case 2:
 		return offset < regs::kBar2Size ? dbr_.read(static_cast<uint32_t>(offset), size) : 0;
 	default:
-		// BAR4 has no function on AIC100; it reads as zero.
-		return 0;
+		// BAR4 has no function on AIC100; it reads as zero unless the
+		// test mailbox is there.
+		return cfg_.test_mailbox ? mailbox_read(offset, size) : 0;
 	}
 }
 
@@ -124,6 +135,8 @@ void Device::bar_write(unsigned bar, uint64_t offset, uint64_t value, unsigned s
 			dbr_.write(static_cast<uint32_t>(offset), value, size);
 		return;
 	default:
+		if (cfg_.test_mailbox)
+			mailbox_write(offset, value, size);
 		return;
 	}
 }

@@ -74,6 +74,8 @@ Core::Result Core::fail(const Instr &in, const std::string &why)
 		std::snprintf(what, sizeof(what), "opcode 0x%02x", in.op);
 	state_ = State::Fault;
 	fault_ = "instruction " + std::to_string(pc_) + " (" + what + "): " + why;
+	if (!fault_addr_set_)
+		fault_addr_ = pc_ * sizeof(Instr);
 	return Result::Fault;
 }
 
@@ -94,6 +96,8 @@ uint8_t *Core::range(const Instr &in, const char *what, uint64_t off, uint64_t c
 	}
 	const uint64_t size = window_.size();
 	if (off > size || len > size - off) {
+		fault_addr_ = off;
+		fault_addr_set_ = true;
 		fail(in, std::string(what) + " [" + hex(off) + ", +" + hex(len) + ") outside the window of " +
 				 hex(size) + " bytes");
 		return nullptr;
@@ -443,6 +447,22 @@ bool Core::step()
 
 // ---- Workers ----------------------------------------------------------------
 
+CoreState Core::snapshot(unsigned index) const
+{
+	CoreState s;
+	s.index = index;
+	s.state = state_ == State::Halted  ? CoreState::State::Halted
+		  : state_ == State::Fault ? CoreState::State::Fault
+					   : CoreState::State::Stopped;
+	s.pc = pc_;
+	s.executed = executed_;
+	s.fault_addr = state_ == State::Fault ? fault_addr_ : pc_ * sizeof(Instr);
+	if (pc_ < program_.size())
+		s.instr = program_[pc_];
+	s.regs = r_;
+	return s;
+}
+
 Workers::~Workers()
 {
 	stop();
@@ -464,6 +484,10 @@ bool Workers::start(const Workload &w, std::span<uint8_t> window, Semaphores &se
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		fault_.clear();
+		states_.assign(n_, CoreState{});
+		for (unsigned k = 0; k < n_; k++)
+			states_[k].index = k;
+		inject_k_ = ~0u;
 	}
 	stop_ = false;
 	stopped_by_owner_ = false;
@@ -484,17 +508,39 @@ void Workers::body(unsigned k)
 {
 	Core core(program_, entry_, window_, *sems_, *counters_, k, n_);
 	const std::function<bool()> stop = [this] { return stop_.load(std::memory_order_relaxed); };
-	if (core.run(stop) == Core::Exit::Fault) {
-		{
-			std::lock_guard<std::mutex> g(mu_);
+	const Core::Exit exit = core.run(stop);
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		CoreState s = core.snapshot(k);
+		if (exit == Core::Exit::Stopped && inject_k_ == k) {
+			s.state = CoreState::State::Fault;
 			if (fault_.empty())
-				fault_ = "nsp " + std::to_string(k) + ": " + core.fault();
+				fault_ = "nsp " + std::to_string(k) + ": injected fault: " + inject_why_ +
+					 " at instruction " + std::to_string(core.pc());
+		} else if (exit == Core::Exit::Fault && fault_.empty()) {
+			fault_ = "nsp " + std::to_string(k) + ": " + core.fault();
 		}
+		states_.at(k) = s;
+	}
+	if (exit == Core::Exit::Fault) {
 		// The workload stops as a whole.
 		stop_ = true;
 		sems_->wake_all();
 	}
-	if (live_.fetch_sub(1) == 1 && !stopped_by_owner_ && on_end_)
+	if (live_.fetch_sub(1) != 1)
+		return;
+	{
+		// The injected core had ended by itself before the injection: it
+		// fails where it stood.
+		std::lock_guard<std::mutex> g(mu_);
+		if (inject_k_ < states_.size() && fault_.empty()) {
+			CoreState &s = states_[inject_k_];
+			s.state = CoreState::State::Fault;
+			fault_ = "nsp " + std::to_string(inject_k_) + ": injected fault: " + inject_why_ +
+				 " at instruction " + std::to_string(s.pc);
+		}
+	}
+	if (!stopped_by_owner_ && on_end_)
 		on_end_();
 }
 
@@ -526,6 +572,28 @@ std::string Workers::fault() const
 {
 	std::lock_guard<std::mutex> g(mu_);
 	return fault_;
+}
+
+bool Workers::inject_fault(unsigned k, const std::string &why)
+{
+	if (!running() || k >= n_ || stopped_by_owner_)
+		return false;
+	{
+		std::lock_guard<std::mutex> g(mu_);
+		if (inject_k_ != ~0u || !fault_.empty())
+			return false; // already failing
+		inject_k_ = k;
+		inject_why_ = why;
+	}
+	stop_ = true;
+	sems_->wake_all();
+	return true;
+}
+
+std::vector<CoreState> Workers::states() const
+{
+	std::lock_guard<std::mutex> g(mu_);
+	return states_;
 }
 
 } // namespace aic100::nsp

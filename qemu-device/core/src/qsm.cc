@@ -54,7 +54,8 @@ enum MessageError : uint32_t {
 } // namespace
 
 Qsm::Qsm(HostInterface &host, Mhi &mhi, DmaBridge &dbr, Ddr &ddr, const QsmConfig &cfg)
-	: host_(host), mhi_(mhi), dbr_(dbr), cfg_(cfg), ddr_(ddr)
+	: host_(host), mhi_(mhi), dbr_(dbr), cfg_(cfg), ddr_(ddr), ssr_(host, mhi, *this), ras_(host, mhi),
+	  telemetry_(host, mhi, ras_, [this] { return nsp_stats(); })
 {
 }
 
@@ -69,6 +70,9 @@ void Qsm::start(std::vector<LoadedImage> images)
 {
 	release_all();
 	images_ = std::move(images);
+	retired_busy_ns_ = retired_iterations_ = faults_ = 0;
+	ras_.reset();
+	telemetry_.reset();
 	running_ = true;
 	host_.trace("QSM: running");
 }
@@ -101,9 +105,24 @@ void Qsm::ul_message(unsigned ch, std::span<const uint8_t> data)
 	case chan::kTimesyncPeriodicUl:
 		timesync(data);
 		return;
+	case ssr::kUl:
+		ssr_.ul_message(data);
+		return;
+	case ras::kUl:
+		ras_.ul_message(data);
+		return;
+	case telemetry::kUl:
+		telemetry_.ul_message(data);
+		return;
 	default:
 		return; // channels AMSS does not serve swallow their data
 	}
+}
+
+void Qsm::channel_stopped(unsigned ch)
+{
+	if (running_ && (ch == ssr::kUl || ch == ssr::kDl))
+		ssr_.channel_stopped();
 }
 
 void Qsm::timesync(std::span<const uint8_t> msg)

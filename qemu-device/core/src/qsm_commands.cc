@@ -598,10 +598,14 @@ int32_t Qsm::activate(Ctx &c, std::span<const uint8_t> req, ActivateResp &resp)
 					     window + window_size});
 
 	Activation a{next_act_id_++, c.handle, group, r.elf_id, r.constants_id, dbc, mask, r.initial_state,
-		     window, window_size, std::make_unique<nsp::Counters>(), std::make_unique<nsp::Workers>()};
+		     window, window_size, std::make_unique<nsp::Counters>(), std::make_unique<nsp::Workers>(), {}, false};
 	if (next_act_id_ == 0)
 		next_act_id_ = 1;
-	if (work && !a.workers->start(*work, win, dbr_.semaphores(dbc), *a.counters, nsps)) {
+	if (work)
+		a.name = work->meta.name;
+	// A program that ends by itself (HALT or a fault) wakes the event
+	// loop: poll() looks for crashes.
+	if (work && !a.workers->start(*work, win, dbr_.semaphores(dbc), *a.counters, nsps, [this] { host_.kick(); })) {
 		dbr_.deactivate(dbc);
 		vc_busy_ &= ~(1u << dbc);
 		nsp_busy_ &= ~mask;
@@ -663,6 +667,7 @@ int32_t Qsm::deactivate(Ctx &c, std::span<const uint8_t> req, unsigned &dbc)
 	acts_.erase(it);
 	dbc = a.dbc;
 	stop_activation(a);
+	retire_counters(a);
 	ddr_.release(a.window);
 	vc_busy_ &= ~(1u << a.dbc);
 	nsp_busy_ &= ~a.nsp_mask;
@@ -788,6 +793,8 @@ void Qsm::terminate(uint32_t handle)
 
 void Qsm::release_all()
 {
+	ssr_.reset();
+	recovering_.clear();
 	for (auto &[id, a] : acts_) {
 		stop_activation(a);
 		ddr_.release(a.window);

@@ -42,6 +42,10 @@ typedef struct Aic100Config {
     bool boot_amss;
     /* The QSM asks the host for CRC-32 on NNC messages. */
     bool nnc_crc;
+    /* The fault-injection mailbox in BAR4, for guest-side tests. */
+    bool test_mailbox;
+    /* Sensors pinned from power-on (m°C, µW); 0 leaves them modelled. */
+    int64_t soc_temp_mc, board_temp_mc, ddr_temp_mc, board_power_uw;
 } Aic100Config;
 
 /* Fills `cfg` with the card's defaults. */
@@ -63,7 +67,10 @@ void aic100_core_bar_write(Aic100Core *core, unsigned bar, uint64_t offset, uint
 /* Does the work queued by register accesses and expired timers. */
 void aic100_core_process(Aic100Core *core);
 
-/* Injects a fault ("syserr"). Returns 0, or -1 with a reason in `err`. */
+/*
+ * Injects a fault: "syserr", "crash dbc=N", "ras ce source=ddr", "sensor
+ * soc_temp=90000"... (docs/health.md). Returns 0, or -1 with a reason in `err`.
+ */
 int aic100_core_inject(Aic100Core *core, const char *fault, char *err,
                        size_t err_len);
 

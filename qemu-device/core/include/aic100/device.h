@@ -3,6 +3,7 @@
 // a HostInterface. QEMU-free; the C API in aic100_core.h wraps it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -23,6 +24,11 @@ struct DeviceConfig {
 	bool boot_amss = false;
 	// The QSM asks the host for CRC-32 on every NNC message.
 	bool nnc_crc = false;
+	// A fault-injection mailbox in BAR4 for guest-side tests
+	// (docs/health.md); off, BAR4 reads as zero as on the real card.
+	bool test_mailbox = false;
+	// Sensors pinned from power-on (m°C, µW); 0 leaves them to the model.
+	int64_t soc_temp_mc = 0, board_temp_mc = 0, ddr_temp_mc = 0, board_power_uw = 0;
 
 	// Empty when the configuration is usable, else why not.
 	std::string validate() const;
@@ -45,9 +51,11 @@ public:
 	// host calls it after kick() or when the armed timer fires.
 	void process();
 
-	// Fault injection by name (QEMU monitor/QMP and tests): "syserr".
-	// Empty when done, else why not.
-	std::string inject(const std::string &fault);
+	// Fault injection (QEMU monitor/QMP, the test mailbox, tests): the
+	// grammar of docs/health.md, e.g. "syserr", "crash dbc=3",
+	// "ras ce source=ddr addr=0x1000", "sensor soc_temp=97000".
+	// Empty when done, else why not; a refused command changes nothing.
+	std::string inject(const std::string &command);
 	// One line on where the card is: "ee=amss state=M0 stage=amss".
 	std::string describe() const;
 
@@ -60,6 +68,17 @@ public:
 private:
 	static MhiConfig mhi_config(const DeviceConfig &cfg);
 	static QsmConfig qsm_config(const DeviceConfig &cfg);
+	uint64_t mailbox_read(uint64_t offset, unsigned size) const;
+	void mailbox_write(uint64_t offset, uint64_t value, unsigned size);
+	void mailbox_run();
+
+	// The BAR4 test mailbox (test_mailbox).
+	struct Mailbox {
+		std::array<uint8_t, 256> command{};
+		std::array<uint8_t, 256> message{};
+		uint32_t status = 0; // 0 done, 1 refused, 2 pending
+		std::string pending;
+	};
 
 	HostInterface &host_;
 	DeviceConfig cfg_;
@@ -67,6 +86,7 @@ private:
 	Ddr ddr_;
 	DmaBridge dbr_;
 	Boot boot_;
+	Mailbox mbox_;
 };
 
 } // namespace aic100

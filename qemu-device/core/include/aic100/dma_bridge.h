@@ -51,6 +51,7 @@ public:
 	bool active(unsigned i) const { return active_.at(i); }
 	const Queues &queues(unsigned i) const { return queues_.at(i); }
 	Semaphores &semaphores(unsigned i) { return *sems_.at(i); }
+	const Semaphores &semaphores(unsigned i) const { return *sems_.at(i); }
 
 	// Works the requests the host queued; runs from the host's event loop.
 	void process();

@@ -178,6 +178,20 @@ struct Counters {
 	std::atomic<uint64_t> iterations{0}; // MARK instructions
 };
 
+// What one core of an activation was doing when it ended, for crash dumps.
+struct CoreState {
+	enum class State : uint32_t { Running = 0, Halted = 1, Fault = 2, Stopped = 3 };
+	unsigned index = 0; // k of n
+	State state = State::Running;
+	uint64_t pc = 0;
+	uint64_t executed = 0;
+	// The window offset a faulting access wanted, else the address of the
+	// instruction at pc (pc * 16).
+	uint64_t fault_addr = 0;
+	std::optional<Instr> instr; // the instruction at pc, if pc is in the program
+	std::array<uint64_t, kNumRegs> regs{};
+};
+
 // One NSP running one instance of a program over a workload window.
 class Core {
 public:
@@ -205,6 +219,7 @@ public:
 	bool halted() const { return state_ == State::Halted; }
 	bool faulted() const { return state_ == State::Fault; }
 	const std::string &fault() const { return fault_; }
+	uint64_t fault_addr() const { return fault_addr_; }
 	uint64_t pc() const { return pc_; }
 	uint64_t reg(unsigned i) const { return i < kNumRegs ? r_[i] : 0; }
 	void set_reg(unsigned i, uint64_t v)
@@ -213,6 +228,7 @@ public:
 			r_[i] = v;
 	}
 	uint64_t executed() const { return executed_; } // instructions completed
+	CoreState snapshot(unsigned index) const;
 
 private:
 	enum class State { Running, Halted, Fault };
@@ -236,6 +252,8 @@ private:
 	uint64_t executed_ = 0;
 	State state_ = State::Running;
 	std::string fault_;
+	uint64_t fault_addr_ = 0;
+	bool fault_addr_set_ = false;
 	bool stop_requested_ = false; // a backward branch or a GEMM saw stop()
 	int64_t busy_since_ = -1;      // steady-clock ns, -1 outside run()
 	std::unique_ptr<kernels::Scratch> scratch_;
@@ -266,6 +284,12 @@ public:
 	// ("nsp K: ...") until the next start().
 	bool faulted() const;
 	std::string fault() const;
+	// Makes core k fault between instructions, as if its hardware failed:
+	// the fault reads "nsp K: injected fault: <why> at instruction <pc>" and
+	// the other cores stop. False when no core k is running.
+	bool inject_fault(unsigned k, const std::string &why);
+	// Each core's state when it last ended (empty before the first end).
+	std::vector<CoreState> states() const;
 
 private:
 	void body(unsigned k);
@@ -284,6 +308,9 @@ private:
 	std::atomic<unsigned> live_{0};
 	mutable std::mutex mu_;
 	std::string fault_;
+	std::vector<CoreState> states_;
+	unsigned inject_k_ = ~0u; // under mu_
+	std::string inject_why_;
 };
 
 } // namespace aic100::nsp

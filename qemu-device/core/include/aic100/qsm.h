@@ -4,7 +4,9 @@
 // command protocol 17.0 inside passthroughs, docs/qsm.md), the echo service
 // on QAIC_LOOPBACK and the host's periodic time on QAIC_TIMESYNC_PERIODIC.
 // The QSM owns the card's resources: DDR, NSPs, DBCs (virtual channels),
-// semaphores and resource groups, accounted per user handle.
+// semaphores and resource groups, accounted per user handle. When a workload
+// crashes it stops that workload alone and recovers its DBC through SSR; it
+// reports errors through RAS and answers telemetry (docs/health.md).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +22,10 @@
 #include "aic100/mhi.h"
 #include "aic100/nnc.h"
 #include "aic100/nsp.h"
+#include "aic100/ras.h"
 #include "aic100/sahara.h"
+#include "aic100/ssr.h"
+#include "aic100/telemetry.h"
 
 namespace aic100 {
 
@@ -31,7 +36,7 @@ struct QsmConfig {
 	bool crc = false; // ask the host for CRC-32 on every message
 };
 
-class Qsm {
+class Qsm final : public Ssr::Owner {
 public:
 	Qsm(HostInterface &host, Mhi &mhi, DmaBridge &dbr, Ddr &ddr, const QsmConfig &cfg);
 
@@ -43,6 +48,22 @@ public:
 
 	void mhi_reset();
 	void ul_message(unsigned ch, std::span<const uint8_t> data);
+	void channel_stopped(unsigned ch);
+	// Workloads that crashed, SSR timeouts; runs from the event loop.
+	void poll();
+	uint64_t next_deadline() const;
+
+	// Fault injection: the workload on `dbc`, or the one running on
+	// physical NSP `nsp`, crashes as if that NSP failed. Empty when done,
+	// else why not.
+	std::string crash_dbc(unsigned dbc, const std::string &reason);
+	std::string crash_nsp(unsigned nsp, const std::string &reason);
+
+	Ssr &ssr() { return ssr_; }
+	Ras &ras() { return ras_; }
+	Telemetry &telemetry() { return telemetry_; }
+	// NSP counters since AMSS started, for telemetry.
+	Telemetry::NspStats nsp_stats() const;
 
 	// Host time minus card time (µs), from the last periodic timesync.
 	int64_t host_time_offset_us() const { return host_offset_us_; }
@@ -151,8 +172,25 @@ private:
 		uint64_t window = 0, window_size = 0; // DDR of the workload
 		std::unique_ptr<nsp::Counters> counters;
 		std::unique_ptr<nsp::Workers> workers;
+		std::string name;     // the workload's, for crash dumps
+		bool injected = false; // a crash was injected into it
 	};
 	void stop_activation(Activation &a);
+	void retire_counters(const Activation &a);
+
+	// ---- crashes (qsm_crash.cc) ---------------------------------------------
+	// What a DBC under recovery still holds until SSR is over.
+	struct Recovering {
+		uint32_t nsp_mask;
+		int32_t group;
+		uint64_t window_size;
+	};
+	std::string inject_crash(uint32_t act, unsigned core, const std::string &reason);
+	// Tears the activation down but for its DBC and NSPs, and starts SSR.
+	void crash(uint32_t act, const std::string &injected_fault = {});
+	std::vector<Ssr::Region> crash_dump(const Activation &a, const std::string &fault,
+					    const std::vector<nsp::CoreState> &cores) const;
+	void ssr_done(unsigned dbc) override;
 
 public:
 	// Window size of an activation whose ELF is not one of our workloads.
@@ -201,6 +239,13 @@ private:
 	Counts device_used_;                  // outside any group
 	uint32_t next_object_id_ = 1, next_act_id_ = 1;
 	int32_t next_group_id_ = 1;
+
+	std::map<unsigned, Recovering> recovering_; // by DBC
+	// Counters of activations that are gone, and crashes, since start().
+	uint64_t retired_busy_ns_ = 0, retired_iterations_ = 0, faults_ = 0;
+	Ssr ssr_;
+	Ras ras_;
+	Telemetry telemetry_;
 };
 
 } // namespace aic100

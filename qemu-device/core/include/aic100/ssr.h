@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Subsystem restart (SSR) on QAIC_SSR: after a workload crashed, the QSM's
+// exchange with the host that recovers its DBC (BEFORE/AFTER_SHUTDOWN,
+// BEFORE/AFTER_POWER_UP) and hands over the crash dump through
+// DEBUG_TRANSFER_INFO and MEMORY_READ (docs/health.md, "SSR"). One DBC at a
+// time; later crashes wait their turn. What goes in the dump is the QSM's.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "aic100/host.h"
+#include "aic100/mhi.h"
+
+namespace aic100 {
+
+namespace ssr {
+inline constexpr unsigned kUl = 6, kDl = 7;
+
+enum Cmd : uint32_t {
+	kDebugTransferInfo = 0x001,
+	kDebugTransferInfoRsp = 0x002,
+	kMemoryRead = 0x004,
+	kMemoryReadRsp = 0x008,
+	kDebugTransferDone = 0x010,
+	kDebugTransferDoneRsp = 0x020,
+	kEvent = 0x100,
+	kEventRsp = 0x200,
+};
+enum Event : uint32_t {
+	kNack = 1,
+	kBeforeShutdown = 2,
+	kAfterShutdown = 4,
+	kBeforePowerUp = 8,
+	kAfterPowerUp = 16,
+};
+
+struct Header {
+	uint32_t cmd, len, dbc_id;
+};
+static_assert(sizeof(Header) == 12);
+
+inline constexpr size_t kTableEntrySize = 64;
+inline constexpr size_t kDescSize = 20, kFileNameSize = 20;
+// Where the dump's table and regions sit in the card's address space.
+inline constexpr uint64_t kDebugBase = 0x0000D00000000000ull;
+// Longest MEMORY_READ the card serves.
+inline constexpr uint64_t kMaxRead = 64 * 1024;
+// How long the card waits for each of the host's answers (virtual time).
+inline constexpr uint64_t kTimeoutNs = 10'000'000'000ull;
+} // namespace ssr
+
+class Ssr {
+public:
+	class Owner {
+	public:
+		virtual ~Owner() = default;
+		// The DBC's recovery is over (with or without the host): its
+		// NSPs and the DBC itself may be given out again.
+		virtual void ssr_done(unsigned dbc) = 0;
+	};
+
+	struct Region {
+		std::string desc, filename; // at most 19 characters each are kept
+		std::vector<uint8_t> data;  // not empty
+	};
+
+	Ssr(HostInterface &host, Mhi &mhi, Owner &owner);
+
+	// A workload on `dbc` crashed; `dump` is what the host may download.
+	void crash(unsigned dbc, std::vector<Region> dump);
+	// A message on QAIC_SSR's host-to-card channel.
+	void ul_message(std::span<const uint8_t> msg);
+	// The host stopped one of the channels: a recovery under way carries on
+	// without it.
+	void channel_stopped();
+	// Expired waits; runs from the event loop.
+	void poll();
+	uint64_t next_deadline() const;
+	// AMSS stops or MHI resets: every recovery is dropped without calling
+	// the owner (which releases everything itself).
+	void reset();
+
+	bool busy() const { return job_.has_value(); }
+	// The DBC under recovery or waiting for it.
+	bool recovering(unsigned dbc) const;
+	uint64_t recoveries() const { return recoveries_; }
+	// Recoveries the host did not see through (timeout, channel stopped).
+	uint64_t abandoned() const { return abandoned_; }
+
+private:
+	enum class Stage { BeforeShutdown, AfterShutdown, BeforePowerUp, TransferInfo, Transfer, AfterPowerUp };
+	struct Job {
+		unsigned dbc;
+		std::vector<uint8_t> area; // table, then the regions
+		uint64_t table_len;
+	};
+
+	bool host_listens() const;
+	void start_next();
+	void enter(Stage s);
+	bool send(uint32_t cmd, std::span<const uint8_t> body);
+	void memory_read(const ssr::Header &h, std::span<const uint8_t> msg);
+	void finish(bool with_host);
+	void refuse(const char *why);
+
+	HostInterface &host_;
+	Mhi &mhi_;
+	Owner &owner_;
+	std::deque<Job> queue_;
+	std::optional<Job> job_;
+	Stage stage_ = Stage::BeforeShutdown;
+	uint64_t deadline_ = HostInterface::kNoDeadline;
+	uint64_t recoveries_ = 0, abandoned_ = 0;
+	bool starting_ = false; // start_next() is running
+};
+
+} // namespace aic100

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Fault injection: the command grammar shared by the QEMU monitor, QMP and
+// the BAR4 test mailbox (docs/health.md, "Fault injection").
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "aic100/device.h"
+
+namespace aic100 {
+
+namespace {
+
+constexpr char kUsage[] = "known: syserr; crash dbc=N|nsp=N [reason=TEXT]; "
+			  "ras ce|ue|ue_nf source=S [addr=A] [nsp=N] [temp=MC] [threshold=T]; "
+			  "sensor soc_temp|board_temp|ddr_temp|board_power=VALUE|auto";
+
+std::optional<int64_t> number(const std::string &s, int64_t lo, int64_t hi)
+{
+	if (s.empty())
+		return std::nullopt;
+	errno = 0;
+	char *end = nullptr;
+	const long long v = std::strtoll(s.c_str(), &end, 0);
+	if (errno || *end || v < lo || v > hi)
+		return std::nullopt;
+	return v;
+}
+
+std::optional<uint64_t> address(const std::string &s)
+{
+	if (s.empty() || s[0] == '-')
+		return std::nullopt;
+	errno = 0;
+	char *end = nullptr;
+	const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+	if (errno || *end)
+		return std::nullopt;
+	return v;
+}
+
+// "key=value" words after the verb; `reason=` takes the rest of the line.
+bool arguments(std::istringstream &in, std::map<std::string, std::string> &out, std::string &err)
+{
+	std::string word;
+	while (in >> word) {
+		const size_t eq = word.find('=');
+		if (eq == std::string::npos || eq == 0) {
+			err = "'" + word + "' is not key=value";
+			return false;
+		}
+		std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+		if (key == "reason") {
+			std::string rest;
+			std::getline(in, rest);
+			value += rest;
+		}
+		if (out.count(key)) {
+			err = key + "= given twice";
+			return false;
+		}
+		out[key] = value;
+	}
+	return true;
+}
+
+} // namespace
+
+std::string Device::inject(const std::string &command)
+{
+	std::istringstream in(command);
+	std::string verb;
+	in >> verb;
+	if (verb == "syserr") {
+		std::string extra;
+		if (in >> extra)
+			return "syserr takes no arguments";
+		boot_.inject_sys_err();
+		return {};
+	}
+	Qsm &qsm = boot_.qsm();
+	if (verb == "crash") {
+		std::map<std::string, std::string> a;
+		std::string err;
+		if (!arguments(in, a, err))
+			return "crash: " + err;
+		const std::string reason = a.count("reason") ? a["reason"] : "no reason given";
+		a.erase("reason");
+		if (a.size() != 1 || !(a.count("dbc") || a.count("nsp")))
+			return "crash: give dbc=N or nsp=N";
+		if (a.count("dbc")) {
+			const auto n = number(a["dbc"], 0, 255);
+			return n ? qsm.crash_dbc(unsigned(*n), reason) : "crash: dbc=" + a["dbc"] + " is not a number";
+		}
+		const auto n = number(a["nsp"], 0, 255);
+		return n ? qsm.crash_nsp(unsigned(*n), reason) : "crash: nsp=" + a["nsp"] + " is not a number";
+	}
+	if (verb == "ras") {
+		std::string type;
+		in >> type;
+		const auto t = ras::type_named(type);
+		if (!t)
+			return "ras: the error type '" + type + "' is not ce, ue or ue_nf";
+		std::map<std::string, std::string> a;
+		std::string err;
+		if (!arguments(in, a, err))
+			return "ras: " + err;
+		Ras::Event e;
+		e.type = *t;
+		const auto src = ras::source_named(a["source"]);
+		if (!src)
+			return "ras: source=" + a["source"] +
+			       " (soc_mem, pcie, ddr, sys_bus1, sys_bus2, nsp_mem or tsens)";
+		e.source = *src;
+		a.erase("source");
+		for (const auto &[key, value] : a) {
+			if (key == "addr") {
+				const auto v = address(value);
+				if (!v)
+					return "ras: addr=" + value + " is not an address";
+				e.addr = *v;
+			} else if (key == "nsp") {
+				const auto v = number(value, 0, kMaxNsps - 1);
+				if (!v)
+					return "ras: nsp=" + value + " (0..15)";
+				e.nsp = unsigned(*v);
+			} else if (key == "temp") {
+				const auto v = number(value, -40000, 200000);
+				if (!v)
+					return "ras: temp=" + value + " (m°C, -40000..200000)";
+				e.temp_mc = int32_t(*v);
+			} else if (key == "threshold") {
+				const auto v = ras::threshold_named(value);
+				if (!v)
+					return "ras: threshold=" + value + " (lower, upper or critical)";
+				e.threshold = *v;
+			} else {
+				return "ras: unknown argument " + key + "=";
+			}
+		}
+		if (!qsm.running())
+			return "ras: RAS reports come from the QSM, and AMSS is not running";
+		qsm.ras().raise(e);
+		return {};
+	}
+	if (verb == "sensor") {
+		std::map<std::string, std::string> a;
+		std::string err;
+		if (!arguments(in, a, err))
+			return "sensor: " + err;
+		if (a.empty())
+			return "sensor: give NAME=VALUE|auto";
+		std::vector<std::pair<telemetry::Sensor, std::optional<int64_t>>> sets;
+		for (const auto &[key, value] : a) {
+			const auto s = telemetry::sensor_named(key);
+			if (!s)
+				return "sensor: unknown sensor " + key + " (soc_temp, board_temp, ddr_temp, board_power)";
+			const bool power = *s == telemetry::Sensor::BoardPower;
+			if (value == "auto") {
+				sets.emplace_back(*s, std::nullopt);
+				continue;
+			}
+			const auto v = power ? number(value, 0, 500'000'000) : number(value, -40000, 200000);
+			if (!v)
+				return "sensor: " + key + "=" + value +
+				       (power ? " (uW, 0..500000000, or auto)" : " (m°C, -40000..200000, or auto)");
+			sets.emplace_back(*s, *v);
+		}
+		for (const auto &[s, v] : sets)
+			qsm.telemetry().set_sensor(s, v);
+		return {};
+	}
+	return "unknown fault '" + command + "' (" + kUsage + ")";
+}
+
+// ---- the BAR4 test mailbox ---------------------------------------------------
+
+namespace mailbox {
+constexpr uint64_t kCommand = 0x000, kLength = 0x100, kStatus = 0x104, kMagic = 0x108, kMessage = 0x200;
+constexpr uint32_t kMagicValue = 0x584F424D; // "MBOX"
+} // namespace mailbox
+
+uint64_t Device::mailbox_read(uint64_t offset, unsigned size) const
+{
+	using namespace mailbox;
+	uint64_t v = 0;
+	if (offset + size <= kCommand + 256)
+		std::memcpy(&v, mbox_.command.data() + offset, size);
+	else if (offset == kStatus && size == 4)
+		v = mbox_.status;
+	else if (offset == kMagic && size == 4)
+		v = kMagicValue;
+	else if (offset >= kMessage && offset + size <= kMessage + 256)
+		std::memcpy(&v, mbox_.message.data() + (offset - kMessage), size);
+	return v;
+}
+
+void Device::mailbox_write(uint64_t offset, uint64_t value, unsigned size)
+{
+	using namespace mailbox;
+	if (offset + size <= kCommand + 256) {
+		std::memcpy(mbox_.command.data() + offset, &value, size);
+		return;
+	}
+	if (offset != kLength || size != 4) {
+		host_.guest_error("aic100 test mailbox: write outside the command buffer and length register");
+		return;
+	}
+	if (mbox_.status == 2) {
+		host_.guest_error("aic100 test mailbox: a command is still pending");
+		return;
+	}
+	if (value == 0 || value > 255) {
+		mbox_.status = 1;
+		mbox_.message = {};
+		std::strcpy(reinterpret_cast<char *>(mbox_.message.data()), "length must be 1..255");
+		return;
+	}
+	// Run from the event loop rather than inside the register write.
+	mbox_.pending.assign(reinterpret_cast<const char *>(mbox_.command.data()), value);
+	mbox_.status = 2;
+	host_.kick();
+}
+
+void Device::mailbox_run()
+{
+	const std::string cmd = std::move(mbox_.pending);
+	mbox_.pending.clear();
+	const std::string err = inject(cmd.c_str()); // stops at a NUL
+	mbox_.message = {};
+	std::memcpy(mbox_.message.data(), err.data(), std::min<size_t>(err.size(), mbox_.message.size() - 1));
+	mbox_.status = err.empty() ? 0 : 1;
+}
+
+} // namespace aic100
