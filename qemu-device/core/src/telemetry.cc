@@ -46,7 +46,7 @@ void Telemetry::reset()
 	tdp_uw_ = kPowerMaxUw;
 	power_state_ = 1;
 	sampled_ = false;
-	demand_uw_ = power_uw_ = kIdlePowerUw;
+	model_uw_ = demand_uw_ = power_uw_ = kIdlePowerUw;
 	max_soc_mc_ = max_board_mc_ = 0;
 	throttled_ns_ = 0;
 }
@@ -71,13 +71,17 @@ void Telemetry::sample()
 		// NSPs busy on average over the window; the NSP threads run on
 		// host time, so keep it within what is assigned.
 		const double nsps = std::min<double>(double(busy) / double(dt), s.active);
-		demand_uw_ = kIdlePowerUw + int64_t(nsps * double(kNspPowerUw));
+		model_uw_ = kIdlePowerUw + int64_t(nsps * double(kNspPowerUw));
 		if (demand_uw_ > cap_uw())
 			throttled_ns_ += dt;
 		last_ns_ = now;
 		last_busy_ns_ = s.busy_ns;
 	}
-	power_uw_ = pinned_[size_t(Sensor::BoardPower)].value_or(std::min(demand_uw_, cap_uw()));
+	// A pinned reading is what the board draws; the model's draw is held
+	// to the limit by throttling.
+	const auto &pinned = pinned_[size_t(Sensor::BoardPower)];
+	demand_uw_ = pinned.value_or(model_uw_);
+	power_uw_ = pinned.value_or(std::min(model_uw_, cap_uw()));
 	max_soc_mc_ = std::max(max_soc_mc_, temperature(Sensor::SocTemp));
 	max_board_mc_ = std::max(max_board_mc_, temperature(Sensor::BoardTemp));
 }

@@ -1077,6 +1077,37 @@ TEST(NspWorkers, AFaultStopsTheWholeWorkload)
 	EXPECT_EQ(ended.load(), 2);
 }
 
+TEST(NspWorkers, AnInjectedFaultStopsTheWorkloadAndKeepsEachCoresState)
+{
+	std::vector<uint8_t> win(1 << 16);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk;
+	std::atomic<int> ended{0};
+	const auto w = workload({Li(5, 0x55), I(Op::SemWait, 0, uint8_t(Cond::Gt0)), I(Op::Halt)}, 2);
+	ASSERT_TRUE(wk.start(w, win, sems, ctr, 0, [&] { ended++; }));
+	std::this_thread::sleep_for(20ms);
+	EXPECT_FALSE(wk.inject_fault(2, "no such core"));
+	ASSERT_TRUE(wk.inject_fault(1, "bit flip"));
+	EXPECT_FALSE(wk.inject_fault(0, "twice")) << "one fault at a time";
+	for (int i = 0; i < 200 && wk.running(); i++)
+		std::this_thread::sleep_for(5ms);
+	EXPECT_FALSE(wk.running());
+	EXPECT_EQ(wk.fault(), "nsp 1: injected fault: bit flip at instruction 1");
+	EXPECT_EQ(ended.load(), 1) << "the owner hears that the workload ended";
+	const auto st = wk.states();
+	ASSERT_EQ(st.size(), 2u);
+	EXPECT_EQ(st[0].state, CoreState::State::Stopped);
+	EXPECT_EQ(st[1].state, CoreState::State::Fault);
+	EXPECT_EQ(st[1].pc, 1u);
+	EXPECT_EQ(st[1].fault_addr, 16u) << "the instruction's address";
+	ASSERT_TRUE(st[1].instr);
+	EXPECT_EQ(st[1].instr->op, uint8_t(Op::SemWait));
+	EXPECT_EQ(st[1].regs[5], 0x55u);
+	EXPECT_EQ(st[1].regs[1], 1u) << "r1 = k";
+	wk.stop();
+}
+
 TEST(NspWorkers, NoEndCallbackAfterStop)
 {
 	std::vector<uint8_t> win(1 << 16);

@@ -43,6 +43,7 @@ protected:
 	struct Activation {
 		ActivateResp resp;
 		uint64_t req, rsp;
+		uint32_t elf_id;
 	};
 	Activation activate_workload(const std::vector<uint8_t> &elf)
 	{
@@ -52,17 +53,22 @@ protected:
 		req.data_length = elf.size();
 		const auto lr = as<LoadElfResp>(cmd(raw(req), 5, {dma(kTagElf, elf)}));
 		EXPECT_EQ(lr.status, kOk);
+		return activate_loaded(lr.elf_id);
+	}
+	// Activates an ELF already loaded, with fresh FIFOs.
+	Activation activate_loaded(uint32_t elf_id)
+	{
 		const uint32_t buf = (68 * kN + 256 + 4095) & ~4095u;
 		const uint64_t fifo = mhi->alloc(buf, 4096);
 		ActivateReq a{};
 		a.type = kActivate;
-		a.elf_id = lr.elf_id;
+		a.elf_id = elf_id;
 		a.resource_res_id = -1;
 		a.vc_res_id = -1;
 		a.initial_state = 1;
 		const NncTrans to{kActivateToDev,
 				  raw(ActivateToDev{{kActivateToDev, 40}, fifo, fifo + buf - 4 * kN, kN, kN, buf, 0})};
-		return {as<ActivateResp>(cmd(raw(a), 5, {to})), fifo, fifo + buf - 4 * kN};
+		return {as<ActivateResp>(cmd(raw(a), 5, {to})), fifo, fifo + buf - 4 * kN, elf_id};
 	}
 
 	// Runs `count` inferences of `e` through the card; returns the outputs.
@@ -159,29 +165,123 @@ TEST_F(DatapathTest, EveryExampleWorkloadComputesItsReference)
 	}
 }
 
-TEST_F(DatapathTest, AFaultingWorkloadStopsWithARecordedError)
+// Runs the device's event loop until `done` or 10 s.
+template <typename F> bool spin(Device &dev, F done)
 {
+	const auto deadline = std::chrono::steady_clock::now() + 10s;
+	while (!done()) {
+		if (std::chrono::steady_clock::now() > deadline)
+			return false;
+		dev.process();
+		std::this_thread::sleep_for(200us);
+	}
+	return true;
+}
+
+TEST_F(DatapathTest, AFaultingWorkloadIsRecoveredWithADumpThatNamesTheFault)
+{
+	ASSERT_TRUE(mhi->start(ssr::kUl));
+	ASSERT_TRUE(mhi->start(ssr::kDl));
+	mhi->queue_dl(ssr::kDl, 65000, 2);
 	// A program that stores outside its window.
 	workloads::Example e = *workloads::find("copy");
-	e.source = ".io_size 4096\n.name oob\n LI r3, 0x10000000000\n ST r3, r3, 0\n HALT\n";
+	e.source = ".io_size 4096\n.name oob\n LI r3, 0x10000000000\n NOP\n ST r3, r3, 0\n HALT\n";
 	std::string err;
 	auto elf = workloads::build(e, err);
 	ASSERT_TRUE(elf) << err;
 	const Activation act = activate_workload(*elf);
 	ASSERT_EQ(act.resp.status, kOk);
-	const auto deadline = std::chrono::steady_clock::now() + 5s;
-	std::optional<Qsm::ActivationInfo> info;
-	while (std::chrono::steady_clock::now() < deadline) {
-		auto i = dev->boot().qsm().activation_on(act.resp.virtual_channel_id);
-		if (i && i->faulted) {
-			info = i;
-			break;
-		}
-		std::this_thread::sleep_for(1ms);
+	const unsigned dbc = act.resp.virtual_channel_id;
+	ASSERT_TRUE(spin(*dev, [&] {
+		mhi->drain_events();
+		return !mhi->rx[ssr::kDl].empty();
+	})) << "the card never announced the crash";
+	EXPECT_FALSE(dev->boot().qsm().activation_on(dbc)) << "the crashed activation is gone";
+	EXPECT_FALSE(dev->dma_bridge().active(dbc));
+	auto answer = [&](uint32_t cmd, std::vector<uint8_t> body) {
+		std::vector<uint8_t> m = raw(ssr::Header{cmd, static_cast<uint32_t>(12 + body.size()), dbc});
+		m.insert(m.end(), body.begin(), body.end());
+		mhi->send(ssr::kUl, m);
+	};
+	for (uint32_t ev : {ssr::kBeforeShutdown, ssr::kAfterShutdown, ssr::kBeforePowerUp}) {
+		const auto m = mhi->pop(ssr::kDl);
+		ASSERT_EQ(as<uint32_t>(m, 12), ev);
+		answer(ssr::kEventRsp, raw(ev));
 	}
-	ASSERT_TRUE(info) << "the fault was not recorded";
-	EXPECT_NE(info->fault.find("ST"), std::string::npos) << info->fault;
-	EXPECT_FALSE(info->running);
+	const auto info = mhi->pop(ssr::kDl);
+	ASSERT_EQ(as<uint32_t>(info, 0), ssr::kDebugTransferInfo);
+	answer(ssr::kDebugTransferInfoRsp, raw(uint32_t{0}));
+	auto read = [&](uint64_t addr, uint64_t len) {
+		std::vector<uint8_t> b(20, 0);
+		std::memcpy(b.data() + 4, &addr, 8);
+		std::memcpy(b.data() + 12, &len, 8);
+		answer(ssr::kMemoryRead, b);
+		const auto r = mhi->pop(ssr::kDl);
+		return std::vector<uint8_t>(r.begin() + 16, r.end());
+	};
+	const auto table = read(as<uint64_t>(info, 16), as<uint64_t>(info, 24));
+	std::string summary;
+	std::vector<uint8_t> nsp_bin;
+	for (size_t off = 0; off + 64 <= table.size(); off += 64) {
+		const std::string name(reinterpret_cast<const char *>(table.data() + off + 44));
+		const auto data = read(as<uint64_t>(table, off + 8), as<uint64_t>(table, off + 16));
+		if (name == "summary.txt")
+			summary.assign(data.begin(), data.end());
+		if (name == "nsp.bin")
+			nsp_bin = data;
+	}
+	EXPECT_NE(summary.find("cause: nsp fault"), std::string::npos) << summary;
+	EXPECT_NE(summary.find("workload: oob"), std::string::npos) << summary;
+	EXPECT_NE(summary.find("instruction: ST r3, r3, 0"), std::string::npos) << summary;
+	EXPECT_NE(summary.find("address: 0x10000000000"), std::string::npos) << summary;
+	EXPECT_NE(summary.find("pc: 2"), std::string::npos) << summary;
+	ASSERT_EQ(nsp_bin.size(), 304u);
+	EXPECT_EQ(as<uint32_t>(nsp_bin, 4), 2u) << "fault";
+	EXPECT_EQ(as<uint64_t>(nsp_bin, 8), 2u) << "pc";
+	EXPECT_EQ(as<uint64_t>(nsp_bin, 48 + 3 * 8), 0x10000000000u) << "r3";
+	answer(ssr::kDebugTransferDone, raw(uint32_t{0}));
+	EXPECT_EQ(as<uint32_t>(mhi->pop(ssr::kDl), 0), ssr::kDebugTransferDoneRsp);
+	const auto up = mhi->pop(ssr::kDl);
+	ASSERT_EQ(as<uint32_t>(up, 12), ssr::kAfterPowerUp);
+	answer(ssr::kEventRsp, raw(uint32_t{ssr::kAfterPowerUp}));
+	EXPECT_FALSE(dev->boot().qsm().ssr().busy());
+	telemetry::Status st;
+	EXPECT_EQ(dev->boot().qsm().telemetry().read(telemetry::kNspFaults, st), 1);
+}
+
+TEST_F(DatapathTest, ACrashedWorkloadLeavesTheOtherOneComputing)
+{
+	const workloads::Example &e = *workloads::find("vadd_f32");
+	std::string err;
+	auto elf = workloads::build(e, err);
+	ASSERT_TRUE(elf) << err;
+	// A is idle, waiting for input on its semaphore, when it is crashed.
+	Activation a = activate_workload(*elf);
+	ASSERT_EQ(a.resp.status, kOk);
+	for (unsigned round = 1; round <= 3; round++) {
+		const unsigned dbc_a = a.resp.virtual_channel_id;
+		ASSERT_EQ(dev->inject("crash dbc=" + std::to_string(dbc_a) + " reason=round " + std::to_string(round)), "");
+		// Without an SSR client the card recovers on its own.
+		ASSERT_TRUE(spin(*dev, [&] { return dev->boot().qsm().ssr().recoveries() == round; }));
+		EXPECT_FALSE(dev->dma_bridge().active(dbc_a));
+		// B, activated next, runs every inference correctly.
+		std::vector<std::vector<uint8_t>> inputs;
+		for (uint64_t seed = 1; seed <= 4; seed++)
+			inputs.push_back(e.make_input(seed + round));
+		const auto outs = infer(e, inputs);
+		for (size_t i = 0; i < inputs.size(); i++) {
+			std::string why;
+			EXPECT_TRUE(workloads::matches(e, outs[i], e.reference(inputs[i]), why)) << why;
+		}
+		EXPECT_EQ(as<StatusOnlyResp>(cmd(raw(DeactivateReq{kDeactivate, last_act, 1, 0}))).status, kOk);
+		// A's ELF is still loaded: it activates again for the next round.
+		a = activate_loaded(a.elf_id);
+		ASSERT_EQ(a.resp.status, kOk) << "the crashed workload's ELF activates again";
+		const auto info = dev->boot().qsm().activation_on(a.resp.virtual_channel_id);
+		ASSERT_TRUE(info && info->running);
+	}
+	telemetry::Status st;
+	EXPECT_EQ(dev->boot().qsm().telemetry().read(telemetry::kNspFaults, st), 3);
 }
 
 } // namespace

@@ -101,7 +101,9 @@ private:
 	// The model, as of the last sample.
 	bool sampled_ = false;
 	uint64_t last_ns_ = 0, last_busy_ns_ = 0;
-	int64_t demand_uw_ = telemetry::kIdlePowerUw, power_uw_ = telemetry::kIdlePowerUw;
+	int64_t model_uw_ = telemetry::kIdlePowerUw;  // what the NSPs' work would draw
+	int64_t demand_uw_ = telemetry::kIdlePowerUw; // that, or the pinned reading
+	int64_t power_uw_ = telemetry::kIdlePowerUw;  // what the board draws
 	int64_t max_soc_mc_ = 0, max_board_mc_ = 0;
 	uint64_t throttled_ns_ = 0;
 };
