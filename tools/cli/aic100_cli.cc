@@ -2,12 +2,14 @@
 // aic100-cli: asks an AIC100 card about itself and drives the NNC model
 // lifecycle by hand, through libqaic.
 //   aic100-cli [-d /dev/accel/accelN] status | resources [--group N] | perf
+//   aic100-cli [-d /dev/accel/accelN] health  (sensors, RAS counts, DBC states)
 //   aic100-cli [-d /dev/accel/accelN] shell   (commands on stdin, one a line)
 // The shell keeps the device open: closing it makes the driver TERMINATE
 // everything this user loaded or activated.
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -27,9 +29,11 @@ using qaic::cmd::StatusResp;
 
 void usage(FILE *f)
 {
-	std::fprintf(f, "Usage: aic100-cli [-d /dev/accel/accelN] status | resources [--group N] | perf | shell\n"
+	std::fprintf(f, "Usage: aic100-cli [-d /dev/accel/accelN] status | resources [--group N] | perf | health | shell\n"
 			"\n"
 			"status, resources, perf: ask the card once and print the answer.\n"
+			"health: temperatures, power and its limit (hwmon), NSP counters, RAS error\n"
+			"  counts and the state of each DBC, from the driver's sysfs files.\n"
 			"shell: read commands from stdin, one a line, with the device kept open:\n"
 			"  load-elf FILE                  load-constants FILE\n"
 			"  activate ELF_ID [CONST_ID] [QUEUE]\n"
@@ -226,6 +230,60 @@ private:
 	qaic::Nnc nnc_;
 };
 
+// Prints what the driver exposes about the card's health (docs/health.md).
+// Reads sysfs only: it works while the card recovers, too.
+int health(const qaic::Card &card)
+{
+	auto show = [](const char *label, const std::string &path, double scale, const char *unit) {
+		const std::string v = qaic::read_attr(path);
+		if (v.empty())
+			std::printf("%-22s -\n", label);
+		else if (scale == 1)
+			std::printf("%-22s %s%s\n", label, v.c_str(), unit);
+		else
+			std::printf("%-22s %.1f %s\n", label, std::strtod(v.c_str(), nullptr) / scale, unit);
+	};
+	std::string hwmon;
+	for (int i = 0; i < 64 && hwmon.empty(); i++) {
+		const std::string dir = card.sysfs + "/hwmon/hwmon" + std::to_string(i);
+		if (qaic::read_attr(dir + "/name") == "qaic")
+			hwmon = dir;
+	}
+	std::printf("card                   %s\n", card.bdf.c_str());
+	if (hwmon.empty()) {
+		std::printf("hwmon                  - (no telemetry: driver without it, or card not ONLINE)\n");
+	} else {
+		show("SoC temperature", hwmon + "/temp2_input", 1000, "°C");
+		show("SoC highest", hwmon + "/temp2_highest", 1000, "°C");
+		show("board temperature", hwmon + "/temp1_input", 1000, "°C");
+		show("DDR temperature", hwmon + "/temp3_input", 1000, "°C");
+		show("board power", hwmon + "/power1_input", 1e6, "W");
+		show("power limit", hwmon + "/power1_max", 1e6, "W");
+	}
+	const std::string t = card.sysfs + "/telemetry/";
+	show("NSP busy", t + "nsp_busy_ns", 1e9, "s");
+	show("inferences", t + "nsp_inferences", 1, "");
+	show("workload crashes", t + "nsp_faults", 1, "");
+	show("throttling", t + "throttle_percent", 1, " %");
+	show("RAS correctable", card.sysfs + "/ce_count", 1, "");
+	show("RAS uncorrectable", card.sysfs + "/ue_count", 1, "");
+	show("RAS non-fatal UE", card.sysfs + "/ue_nonfatal_count", 1, "");
+	if (card.accel_minor) {
+		static const char *const names[] = {"idle", "assigned", "before shutdown", "after shutdown",
+						    "before power-up", "after power-up"};
+		const std::string accel = "/sys/class/accel/accel" + std::to_string(*card.accel_minor);
+		for (int d = 0; d < 16; d++) {
+			const std::string v = qaic::read_attr(accel + "/dbc" + std::to_string(d) + "_state");
+			if (v.empty())
+				continue;
+			const long st = std::strtol(v.c_str(), nullptr, 10);
+			if (st)
+				std::printf("DBC %-2d                 %s\n", d, st >= 0 && st < 6 ? names[st] : v.c_str());
+		}
+	}
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -258,6 +316,13 @@ int main(int argc, char **argv)
 			std::fprintf(stderr, "aic100-cli: no AIC100 card with an accel node\n");
 			return 1;
 		}
+	}
+	if (args[0] == "health" && args.size() == 1) {
+		for (const auto &c : qaic::find_cards())
+			if (c.accel_minor && c.accel_node() == node)
+				return health(c);
+		std::fprintf(stderr, "aic100-cli: %s is not an AIC100 card's node\n", node.c_str());
+		return 1;
 	}
 	int err = 0;
 	auto dev = qaic::Device::open(node, &err);
