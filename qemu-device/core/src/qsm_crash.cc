@@ -102,14 +102,16 @@ std::string Qsm::crash_nsp(unsigned nsp, const std::string &reason)
 std::string Qsm::inject_crash(uint32_t id, unsigned core, const std::string &reason)
 {
 	Activation &a = acts_.at(id);
-	if (a.injected)
+	if (a.injected || (a.workers && a.workers->faulted()))
 		return "the workload on DBC " + std::to_string(a.dbc) + " is crashing already";
 	a.injected = true;
 	// A running program fails between two instructions; poll() sees it end.
 	if (a.workers && a.workers->inject_fault(core, reason))
 		return {};
-	if (a.workers && a.workers->faulted())
-		return {}; // it failed by itself meanwhile: poll() takes it
+	if (a.workers && a.workers->faulted()) {
+		a.injected = false; // it failed by itself meanwhile: poll() takes it
+		return {};
+	}
 	crash(id, "nsp " + std::to_string(core) + ": injected fault: " + reason + " (the program was not running)");
 	return {};
 }
