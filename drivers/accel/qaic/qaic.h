@@ -81,6 +81,21 @@ struct qaic_control {
 #define QAIC_DBC_FIFO_ALIGN	SZ_4K
 
 /*
+ * What user space sees of a DBC (dbcN_state, DBC_STATE= uevents): free,
+ * held by an activation, or one of the four stages of its subsystem
+ * restart (SSR), see qaic_ssr.c. From BEFORE_SHUTDOWN on the DBC is under
+ * SSR until it goes back to IDLE.
+ */
+enum qaic_dbc_state {
+	QAIC_DBC_STATE_IDLE		= 0,
+	QAIC_DBC_STATE_ASSIGNED		= 1,
+	QAIC_DBC_STATE_BEFORE_SHUTDOWN	= 2,
+	QAIC_DBC_STATE_AFTER_SHUTDOWN	= 3,
+	QAIC_DBC_STATE_BEFORE_POWER_UP	= 4,
+	QAIC_DBC_STATE_AFTER_POWER_UP	= 5,
+};
+
+/*
  * One coherent allocation holding both FIFOs of a DBC: nelem request
  * elements at offset 0, nelem response elements in the last bytes.
  */
@@ -111,6 +126,11 @@ struct qaic_dbc {
 	void			*rsp_q;		/* fifo.cpu + size - 4 * nelem */
 	/* Woken when the DBC is released or the card is reset. */
 	wait_queue_head_t	release_wq;
+	/*
+	 * enum qaic_dbc_state, changed under qdev->dbc_lock (see
+	 * qaic_dbc_set_state()); the data path reads it without the lock.
+	 */
+	unsigned int		state;
 
 	/*
 	 * The data path (qaic_data.c). Ioctls, the interrupt thread and the
@@ -193,6 +213,11 @@ struct qaic_bo {
 	u32			nr_slice_done;
 	/* The last submission was cut short by a release of its DBC. */
 	bool			aborted;
+	/*
+	 * The last submission was dropped by an SSR of its DBC: WAIT_BO
+	 * fails with -EPIPE until the BO is queued again.
+	 */
+	bool			ssr_aborted;
 	/* Non-zero response statuses of the last submission, and the last one. */
 	u32			nr_failed;
 	u16			last_status;
@@ -227,6 +252,32 @@ struct qaic_loopback {
 	struct dentry		*dentry;
 };
 
+/*
+ * Requests on QAIC_TELEMETRY, see qaic_telemetry.c: one at a time, each
+ * answered by a response that echoes its sequence number.
+ */
+struct qaic_telemetry {
+	/* Serialises requests; protects ch and next_seq. */
+	struct mutex		lock;
+	struct mhi_device	*ch;
+	u32			next_seq;
+	/* Protects what follows; taken in the MHI completion path. */
+	spinlock_t		rx_lock;
+	/* The channel is up: requests may wait for responses. */
+	bool			alive;
+	/* The request waiting for its response, and what came back. */
+	bool			waiting;
+	u32			seq;
+	u8			cmd;
+	u8			cmd_type;
+	int			result;
+	s64			val;
+	struct completion	done;
+	/* The receive buffer, posted while the channel is up. */
+	void			*rx_buf;
+	struct device		*hwmon;
+};
+
 struct qaic_device {
 	struct drm_device	drm;
 	struct pci_dev		*pdev;
@@ -249,6 +300,12 @@ struct qaic_device {
 	struct qaic_control	cntl;
 	struct qaic_bootlog	bootlog;
 	struct qaic_loopback	lb;
+	struct qaic_telemetry	tele;
+
+	/* RAS events the card reported since probe, saturating (qaic_ras.c). */
+	u32			ce_count;
+	u32			ue_count;
+	u32			ue_nf_count;
 
 	/* Protects the bookkeeping of every DBC and the users' DBC lists. */
 	struct mutex		dbc_lock;
@@ -257,6 +314,12 @@ struct qaic_device {
 	struct qaic_dbc		dbc[QAIC_NUM_DBC];
 	/* <bdf> in the driver's own debugfs directory ("qaic"). */
 	struct dentry		*dbc_debugfs;
+	/*
+	 * The dbcN_state files exist and DBC state changes are announced,
+	 * also on @class_dev (see qaic_sysfs.c). Under dbc_lock.
+	 */
+	bool			dbc_uevents;
+	struct device		*class_dev;
 };
 
 static inline struct qaic_device *to_qaic_device(struct drm_device *drm)
@@ -311,6 +374,8 @@ void qaic_dbc_reattach(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_
 void qaic_dbc_release(struct qaic_device *qdev, u32 dbc_id, unsigned int gen);
 void qaic_dbc_release_user(struct qaic_device *qdev, struct qaic_user *usr);
 void qaic_dbc_release_all(struct qaic_device *qdev);
+void qaic_dbc_enter_ssr(struct qaic_device *qdev, u32 dbc_id);
+bool qaic_dbc_ssr_state(struct qaic_device *qdev, u32 dbc_id, unsigned int state);
 
 /* qaic_gem.c */
 int qaic_create_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
@@ -326,7 +391,7 @@ int qaic_detach_slice_bo_ioctl(struct drm_device *drm, void *data, struct drm_fi
 void qaic_data_init_bo(struct qaic_bo *bo);
 int qaic_data_init_dbc(struct qaic_device *qdev, struct qaic_dbc *dbc);
 int qaic_data_request_irqs(struct qaic_device *qdev);
-void qaic_data_release_dbc(struct qaic_dbc *dbc);
+void qaic_data_release_dbc(struct qaic_dbc *dbc, bool ssr);
 void qaic_data_fini(struct qaic_device *qdev);
 void qaic_data_debugfs_root_init(void);
 void qaic_data_debugfs_root_fini(void);
@@ -345,6 +410,25 @@ void qaic_bootlog_debugfs_fini(struct qaic_device *qdev);
 /* qaic_timesync.c */
 extern struct mhi_driver qaic_timesync_driver;
 extern struct mhi_driver qaic_timesync_periodic_driver;
+
+/* qaic_sysfs.c */
+int qaic_sysfs_register(void);
+void qaic_sysfs_unregister(void);
+int qaic_sysfs_init(struct qaic_device *qdev);
+void qaic_sysfs_fini(struct qaic_device *qdev);
+void qaic_dbc_set_state(struct qaic_dbc *dbc, unsigned int state);
+
+/* qaic_ssr.c */
+extern struct mhi_driver qaic_ssr_driver;
+
+/* qaic_ras.c */
+extern struct mhi_driver qaic_ras_driver;
+extern const struct attribute_group qaic_ras_group;
+
+/* qaic_telemetry.c */
+extern struct mhi_driver qaic_telemetry_driver;
+extern const struct attribute_group qaic_telemetry_group;
+int qaic_telemetry_init(struct qaic_device *qdev);
 
 /* qaic_loopback.c */
 extern struct mhi_driver qaic_loopback_driver;

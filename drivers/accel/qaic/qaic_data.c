@@ -29,6 +29,11 @@
  * then calls qaic_data_release_dbc(), which completes what was queued and
  * detaches what was sliced.
  *
+ * While the card recovers a DBC from a crash (SSR, qaic_ssr.c), ATTACH,
+ * EXECUTE, PARTIAL_EXECUTE and WAIT on it fail with -EPIPE. The SSR
+ * releases the DBC; the BOs it had queued complete marked as dropped, and
+ * WAIT_BO fails with -EPIPE for them until they are queued again.
+ *
  * Locking order: qdev->dbc_lock, then bo->lock, then dbc->xfer_lock; SRCU
  * read sections never take dbc_lock. dbc->req_lock comes before bo->lock.
  */
@@ -185,6 +190,27 @@ static bool qaic_dbc_is_active(struct qaic_dbc *dbc)
 static bool qaic_dbc_owned(struct qaic_dbc *dbc, struct qaic_user *usr)
 {
 	return qaic_dbc_is_active(dbc) && READ_ONCE(dbc->usr) == usr;
+}
+
+/* Is the card recovering @dbc from a crash? */
+static bool qaic_dbc_in_ssr(struct qaic_dbc *dbc)
+{
+	return READ_ONCE(dbc->state) >= QAIC_DBC_STATE_BEFORE_SHUTDOWN;
+}
+
+/*
+ * In an SRCU read section of @dbc: 0 if @usr may drive it, -EPIPE while it
+ * is under SSR, else @not_owned.
+ */
+static int qaic_dbc_check(struct qaic_dbc *dbc, struct qaic_user *usr, int not_owned)
+{
+	if (qaic_dbc_in_ssr(dbc))
+		return -EPIPE;
+	if (qaic_dbc_owned(dbc, usr))
+		return 0;
+	/* An SSR sets the state before it drops the user: see qaic_dbc_enter_ssr(). */
+	smp_rmb();
+	return qaic_dbc_in_ssr(dbc) ? -EPIPE : not_owned;
 }
 
 /* The card must be there and ONLINE; on success the caller must drm_dev_exit(). */
@@ -629,9 +655,8 @@ int qaic_attach_slice_bo_ioctl(struct drm_device *drm, void *data, struct drm_fi
 		goto out_unlock;
 	}
 	srcu = srcu_read_lock(&dbc->srcu);
-	if (!qaic_dbc_owned(dbc, usr))
-		ret = -EINVAL;
-	else
+	ret = qaic_dbc_check(dbc, usr, -EINVAL);
+	if (!ret)
 		ret = qaic_bo_slice(qdev, bo, dbc, hdr, ents);
 	srcu_read_unlock(&dbc->srcu, srcu);
 	/* A sliced BO keeps the reference of the lookup until it is detached. */
@@ -876,6 +901,7 @@ static int qaic_submit(struct qaic_device *qdev, struct drm_file *file, struct q
 		bo->nr_slice_done = 0;
 		bo->nr_failed = 0;
 		bo->last_status = 0;
+		WRITE_ONCE(bo->ssr_aborted, false);
 		bo->perf.received_ns = received;
 		bo->perf.submit_ns = submit;
 		bo->perf.processed_ns = 0;
@@ -944,10 +970,9 @@ static int qaic_execute(struct drm_device *drm, void *data, struct drm_file *fil
 	dbc = &qdev->dbc[args->hdr.dbc_id];
 
 	srcu = srcu_read_lock(&dbc->srcu);
-	if (!qaic_dbc_owned(dbc, usr)) {
-		ret = -EPERM;
+	ret = qaic_dbc_check(dbc, usr, -EPERM);
+	if (ret)
 		goto out_srcu;
-	}
 	ret = mutex_lock_interruptible(&dbc->req_lock);
 	if (ret)
 		goto out_srcu;
@@ -1181,9 +1206,10 @@ void qaic_data_fini(struct qaic_device *qdev)
 /*
  * @dbc is being released and nothing uses it any more (see
  * qaic_dbc_release_locked()): every queued BO completes, which wakes its
- * waiters, and every sliced BO is unmapped and detached.
+ * waiters, and every sliced BO is unmapped and detached. With @ssr the
+ * queued BOs are marked as dropped by an SSR.
  */
-void qaic_data_release_dbc(struct qaic_dbc *dbc)
+void qaic_data_release_dbc(struct qaic_dbc *dbc, bool ssr)
 {
 	struct device *dev = &dbc->qdev->pdev->dev;
 	struct qaic_bo *bo;
@@ -1194,6 +1220,8 @@ void qaic_data_release_dbc(struct qaic_dbc *dbc)
 	while ((bo = list_first_entry_or_null(&dbc->xfer_list, struct qaic_bo, xfer_node))) {
 		list_del_init(&bo->xfer_node);
 		bo->nr_slice_done = 0;
+		if (ssr)
+			WRITE_ONCE(bo->ssr_aborted, true);
 		memset(&bo->perf, 0, sizeof(bo->perf));
 		dma_sync_sgtable_for_cpu(dev, bo->sgt, bo->dir);
 		complete_all(&bo->xfer_done);
@@ -1241,21 +1269,25 @@ int qaic_wait_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file
 	dbc = &qdev->dbc[args->dbc_id];
 
 	srcu = srcu_read_lock(&dbc->srcu);
-	if (!qaic_dbc_owned(dbc, usr)) {
-		ret = -EPERM;
-		obj = NULL;
-	} else {
-		/* A release after this point is seen below. */
-		releases = READ_ONCE(dbc->releases);
+	/* A release after this point is seen below. */
+	releases = READ_ONCE(dbc->releases);
+	ret = qaic_dbc_check(dbc, usr, -EPERM);
+	obj = NULL;
+	if (ret != -EPIPE) {
 		obj = drm_gem_object_lookup(file, args->handle);
-		if (!obj)
+		/* Dropped by an SSR: so it stays, even once the DBC is free again. */
+		if (obj && READ_ONCE(to_qaic_bo(obj)->ssr_aborted))
+			ret = -EPIPE;
+		else if (!ret && !obj)
 			ret = -ENOENT;
 	}
 	srcu_read_unlock(&dbc->srcu, srcu);
 	/* Nothing is held while sleeping: a release or an unplug need not wait. */
 	drm_dev_exit(idx);
-	if (ret)
+	if (ret) {
+		drm_gem_object_put(obj);
 		return ret;
+	}
 
 	ms = args->timeout ? args->timeout : READ_ONCE(wait_exec_default_timeout_ms);
 	left = wait_for_completion_interruptible_timeout(&to_qaic_bo(obj)->xfer_done,
@@ -1265,7 +1297,9 @@ int qaic_wait_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file
 	} else {
 		ret = left < 0 ? left : 0;
 		/* The BO completed (or the wait ended) because the DBC went away. */
-		if (READ_ONCE(dbc->releases) != releases || !qaic_dbc_owned(dbc, usr))
+		if (READ_ONCE(to_qaic_bo(obj)->ssr_aborted) || qaic_dbc_in_ssr(dbc))
+			ret = -EPIPE;
+		else if (READ_ONCE(dbc->releases) != releases || !qaic_dbc_owned(dbc, usr))
 			ret = -EPERM;
 	}
 	drm_gem_object_put(obj);

@@ -12,6 +12,11 @@
  * A change that a reply asks for carries the reset generation read before
  * its request went out. Once the card has been reset in between, the
  * change is refused: the card that sent the reply is gone.
+ *
+ * Each DBC also has the state user space sees (enum qaic_dbc_state):
+ * ASSIGNED while bound, IDLE once released, and the SSR stages while the
+ * card recovers it after a crash (qaic_ssr.c). An SSR releases the DBC at
+ * its start, so that its user must activate again afterwards.
  */
 
 #include <drm/drm_managed.h>
@@ -95,9 +100,11 @@ void qaic_dbc_fifo_free(struct qaic_device *qdev, struct qaic_dbc_fifo *fifo)
  * Forget everything about @dbc and free its FIFOs. Called with dbc_lock held.
  * The data path lets go first: once no ioctl, interrupt thread or polling
  * work can see the DBC any more, its queued BOs complete (their waiters
- * wake) and its sliced BOs are unmapped and detached.
+ * wake) and its sliced BOs are unmapped and detached. With @ssr the
+ * queued BOs are marked as dropped by an SSR, and the DBC keeps its
+ * state; otherwise an ASSIGNED DBC becomes IDLE.
  */
-static void qaic_dbc_release_locked(struct qaic_dbc *dbc)
+static void qaic_dbc_release_locked(struct qaic_dbc *dbc, bool ssr)
 {
 	lockdep_assert_held(&dbc->qdev->dbc_lock);
 
@@ -106,7 +113,7 @@ static void qaic_dbc_release_locked(struct qaic_dbc *dbc)
 	WRITE_ONCE(dbc->usr, NULL);
 	WRITE_ONCE(dbc->active, false);
 	synchronize_srcu(&dbc->srcu);
-	qaic_data_release_dbc(dbc);
+	qaic_data_release_dbc(dbc, ssr);
 
 	list_del_init(&dbc->holder_node);
 	dbc->holder = NULL;
@@ -115,6 +122,8 @@ static void qaic_dbc_release_locked(struct qaic_dbc *dbc)
 	qaic_dbc_fifo_free(dbc->qdev, &dbc->fifo);
 	WRITE_ONCE(dbc->in_use, false);
 	wake_up_all(&dbc->release_wq);
+	if (dbc->state == QAIC_DBC_STATE_ASSIGNED)
+		qaic_dbc_set_state(dbc, QAIC_DBC_STATE_IDLE);
 }
 
 static bool qaic_dbc_bind_ready(struct qaic_dbc *dbc, unsigned int gen)
@@ -130,8 +139,9 @@ static bool qaic_dbc_bind_ready(struct qaic_dbc *dbc, unsigned int gen)
  * still runs) and is dropped. The DBC then owns the FIFO memory and
  * fifo->cpu is cleared.
  *
- * Returns 0, or -EIO if the card was reset since generation @gen; the
- * caller then still owns the FIFO memory.
+ * Returns 0, -EIO if the card was reset since generation @gen, or -EPIPE
+ * if the card is recovering the DBC from a crash (the reply predates it,
+ * the activation is gone); the caller then still owns the FIFO memory.
  */
 int qaic_dbc_bind(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
 		  struct qaic_dbc_fifo *fifo, unsigned int gen)
@@ -150,10 +160,14 @@ int qaic_dbc_bind(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
 		ret = -EIO;
 		goto out;
 	}
+	if (dbc->state >= QAIC_DBC_STATE_BEFORE_SHUTDOWN) {
+		ret = -EPIPE;
+		goto out;
+	}
 	if (dbc->in_use) {
 		pci_warn(qdev->pdev, "card reassigned DBC %u, still in use on the host; dropping that\n",
 			 dbc_id);
-		qaic_dbc_release_locked(dbc);
+		qaic_dbc_release_locked(dbc, false);
 	}
 
 	dbc->fifo = *fifo;
@@ -166,6 +180,7 @@ int qaic_dbc_bind(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
 	/* The data path may use the FIFOs from here on. */
 	smp_store_release(&dbc->active, true);
 	fifo->cpu = NULL;
+	qaic_dbc_set_state(dbc, QAIC_DBC_STATE_ASSIGNED);
 out:
 	mutex_unlock(&qdev->dbc_lock);
 	return ret;
@@ -213,7 +228,7 @@ void qaic_dbc_release(struct qaic_device *qdev, u32 dbc_id, unsigned int gen)
 {
 	mutex_lock(&qdev->dbc_lock);
 	if (qdev->dbc_gen == gen)
-		qaic_dbc_release_locked(&qdev->dbc[dbc_id]);
+		qaic_dbc_release_locked(&qdev->dbc[dbc_id], false);
 	mutex_unlock(&qdev->dbc_lock);
 }
 
@@ -224,13 +239,13 @@ void qaic_dbc_release_user(struct qaic_device *qdev, struct qaic_user *usr)
 
 	mutex_lock(&qdev->dbc_lock);
 	list_for_each_entry_safe(dbc, tmp, &usr->dbcs, holder_node)
-		qaic_dbc_release_locked(dbc);
+		qaic_dbc_release_locked(dbc, false);
 	mutex_unlock(&qdev->dbc_lock);
 }
 
 /*
  * The card was reset (or is going away) and has forgotten its DBCs:
- * release all of them and turn away replies from before.
+ * release all of them, end any SSR and turn away replies from before.
  */
 void qaic_dbc_release_all(struct qaic_device *qdev)
 {
@@ -239,9 +254,49 @@ void qaic_dbc_release_all(struct qaic_device *qdev)
 	mutex_lock(&qdev->dbc_lock);
 	WRITE_ONCE(qdev->dbc_gen, qdev->dbc_gen + 1);
 	for (i = 0; i < QAIC_NUM_DBC; i++) {
-		qaic_dbc_release_locked(&qdev->dbc[i]);
+		qaic_dbc_release_locked(&qdev->dbc[i], false);
+		qaic_dbc_set_state(&qdev->dbc[i], QAIC_DBC_STATE_IDLE);
 		/* Binders wait for the generation too. */
 		wake_up_all(&qdev->dbc[i].release_wq);
 	}
 	mutex_unlock(&qdev->dbc_lock);
+}
+
+/*
+ * The card starts an SSR of DBC @dbc_id (BEFORE_SHUTDOWN): from now on the
+ * data path refuses the DBC with -EPIPE, and the DBC is released, its
+ * queued BOs completing as dropped. The user must activate again once the
+ * card has recovered it.
+ */
+void qaic_dbc_enter_ssr(struct qaic_device *qdev, u32 dbc_id)
+{
+	struct qaic_dbc *dbc = &qdev->dbc[dbc_id];
+
+	mutex_lock(&qdev->dbc_lock);
+	qaic_dbc_set_state(dbc, QAIC_DBC_STATE_BEFORE_SHUTDOWN);
+	/*
+	 * The data path reads the state after finding the DBC not owned:
+	 * the state goes out before the release clears dbc->usr.
+	 */
+	smp_wmb();
+	qaic_dbc_release_locked(dbc, true);
+	mutex_unlock(&qdev->dbc_lock);
+}
+
+/*
+ * Move DBC @dbc_id, under SSR, to @state (a later SSR stage, or IDLE at the
+ * end). A DBC no longer under SSR (the card was reset meanwhile) is left
+ * alone and false returned.
+ */
+bool qaic_dbc_ssr_state(struct qaic_device *qdev, u32 dbc_id, unsigned int state)
+{
+	struct qaic_dbc *dbc = &qdev->dbc[dbc_id];
+	bool in_ssr;
+
+	mutex_lock(&qdev->dbc_lock);
+	in_ssr = dbc->state >= QAIC_DBC_STATE_BEFORE_SHUTDOWN;
+	if (in_ssr)
+		qaic_dbc_set_state(dbc, state);
+	mutex_unlock(&qdev->dbc_lock);
+	return in_ssr;
 }

@@ -2,6 +2,11 @@
 /*
  * qaic: PCI probe and removal, MSI set-up, DRM accel registration, the
  * card's ONLINE/OFFLINE state and module set-up.
+ *
+ * Besides the accel device, a bound card has sysfs attributes of its own:
+ * the RAS counters and the telemetry directory on the PCI device, the DBC
+ * states on the accel device (qaic_sysfs.c) and a hwmon device while the
+ * telemetry channel is up.
  */
 
 #include <drm/drm_accel.h>
@@ -208,6 +213,9 @@ static int qaic_init_state(struct qaic_device *qdev)
 	ret = qaic_bootlog_init(qdev);
 	if (ret)
 		return ret;
+	ret = qaic_telemetry_init(qdev);
+	if (ret)
+		return ret;
 	return qaic_loopback_init(qdev);
 }
 
@@ -263,6 +271,12 @@ static int qaic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		pci_err(pdev, "DRM registration failed: %d\n", ret);
 		return ret;
 	}
+	ret = qaic_sysfs_init(qdev);
+	if (ret) {
+		pci_err(pdev, "cannot create the DBC state attributes: %d\n", ret);
+		drm_dev_unregister(&qdev->drm);
+		return ret;
+	}
 	qaic_debugfs_init(qdev);
 
 	pci_info(pdev, "%s card, %u MSI vector%s\n",
@@ -277,6 +291,7 @@ static int qaic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 err_unregister:
 	qaic_debugfs_fini(qdev);
+	qaic_sysfs_fini(qdev);
 	drm_dev_unregister(&qdev->drm);
 	return ret;
 }
@@ -292,6 +307,8 @@ static void qaic_pci_remove(struct pci_dev *pdev)
 	qaic_dbc_release_all(qdev);
 	qaic_data_fini(qdev);
 	qaic_debugfs_fini(qdev);
+	/* After the last DBC state change. */
+	qaic_sysfs_fini(qdev);
 	drm_dev_unplug(&qdev->drm);
 }
 
@@ -337,6 +354,13 @@ static const struct pci_device_id qaic_ids[] = {
 };
 MODULE_DEVICE_TABLE(pci, qaic_ids);
 
+/* On the PCI device while bound: created after probe, removed before remove. */
+static const struct attribute_group *qaic_pci_groups[] = {
+	&qaic_ras_group,
+	&qaic_telemetry_group,
+	NULL
+};
+
 static const struct pci_error_handlers qaic_pci_err_handlers = {
 	.error_detected	= qaic_pci_error_detected,
 	.reset_prepare	= qaic_pci_reset_prepare,
@@ -350,6 +374,7 @@ static struct pci_driver qaic_pci_driver = {
 	.remove		= qaic_pci_remove,
 	.shutdown	= qaic_pci_shutdown,
 	.err_handler	= &qaic_pci_err_handlers,
+	.dev_groups	= qaic_pci_groups,
 };
 
 /* Clients of the card's MHI channels, registered before any card probes. */
@@ -360,6 +385,9 @@ static struct mhi_driver * const qaic_mhi_drivers[] = {
 	&qaic_timesync_periodic_driver,
 	&qaic_control_driver,
 	&qaic_loopback_driver,
+	&qaic_ssr_driver,
+	&qaic_ras_driver,
+	&qaic_telemetry_driver,
 };
 
 static void qaic_unregister_mhi_drivers(unsigned int count)
@@ -374,6 +402,11 @@ static int __init qaic_init(void)
 	int ret;
 
 	qaic_data_debugfs_root_init();
+	ret = qaic_sysfs_register();
+	if (ret) {
+		pr_err("qaic: cannot register the device class: %d\n", ret);
+		goto err_debugfs;
+	}
 	for (i = 0; i < ARRAY_SIZE(qaic_mhi_drivers); i++) {
 		ret = mhi_driver_register(qaic_mhi_drivers[i]);
 		if (ret) {
@@ -392,6 +425,8 @@ static int __init qaic_init(void)
 
 err_unregister:
 	qaic_unregister_mhi_drivers(i);
+	qaic_sysfs_unregister();
+err_debugfs:
 	qaic_data_debugfs_root_fini();
 	return ret;
 }
@@ -401,6 +436,7 @@ static void __exit qaic_exit(void)
 	/* Removing the cards powers MHI down, which detaches every client. */
 	pci_unregister_driver(&qaic_pci_driver);
 	qaic_unregister_mhi_drivers(ARRAY_SIZE(qaic_mhi_drivers));
+	qaic_sysfs_unregister();
 	qaic_data_debugfs_root_fini();
 }
 
