@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Boots one guest per configuration (through scripts/vm-run), runs the
-in-guest KTAP suites in it once (the boot suite, then the NNC suite where the
-configuration asks for it), and hands the parsed results to the tests."""
+in-guest KTAP suites in it once (the boot suite, then the NNC, data-path and
+health suites where the configuration asks for them), and hands the parsed
+results to the tests."""
 
 import dataclasses
 import os
@@ -18,6 +19,7 @@ BUILD = Path(os.environ.get("AIC100_BUILD", TOP / "build"))
 GUEST_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-guest-tests"
 NNC_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-nnc-tests"
 DATA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-data-tests"
+HEALTH_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-health-tests"
 
 
 UPSTREAM_MODULE = BUILD / "upstream" / "qaic.ko"
@@ -41,6 +43,15 @@ NNC_CASES = [
 DATA_CASES = ["round_trip", "workloads", "pipelined", "processes_16", "partial_execute", "dbc_debugfs",
               "bo_ioctl_errors"]
 
+# The health suite's cases (tests/guest/qaic_health_tests.cc), in order: with
+# our driver, and with upstream's (which binds none of the health channels).
+HEALTH_CASES = ["mailbox_present", "hwmon_sensors_follow_injections", "hwmon_power_limit",
+                "telemetry_nsp_counters", "bad_injections_refused", "ssr_errno_epipe", "ssr_devcoredump",
+                "ssr_crash_loop", "ssr_kill_during_recovery", "ras_ce_ue_nf_counted",
+                "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
+HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
+                         "upstream_ras_sensor_injections_ignored", "upstream_ue_syserr_recovery"]
+
 # A guest runs the suites one after the other, each introduced by this line.
 SUITE_MARK = re.compile(r"^# suite: (\S+)$")
 
@@ -54,6 +65,7 @@ class Config:
     card_opts: str = ""     # extra -device aic100 properties (vm-run --card-opts)
     nnc: bool = False       # also run the NNC suite (on card 0) after the boot suite
     data: bool = False      # then the data-path suite (on card 0)
+    health: bool = False    # then the health suite (on the last card; needs test-mailbox=on)
     module_args: str = ""   # driver parameters (vm-run --module-args)
 
     @property
@@ -61,13 +73,16 @@ class Config:
         return "crc=on" in self.card_opts.split(",")
 
     def suites(self):
-        return ["boot"] + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
+        return (["boot"] + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
+                + (["health"] if self.health else []))
 
     def expected_cases(self, suite="boot"):
         if suite == "nnc":
             return list(NNC_CASES)
         if suite == "data":
             return list(DATA_CASES)
+        if suite == "health":
+            return list(HEALTH_UPSTREAM_CASES if self.upstream else HEALTH_CASES)
         names = ["cards_enumerated", "cards_online"]
         for i in range(self.cards):
             names += [f"card{i}_{c}" for c in (
@@ -85,9 +100,13 @@ class Config:
 # load needs DMA continuations there), and with upstream's driver.
 # The data-path suite runs in every configuration, and once more with the
 # driver polling for responses instead of taking interrupts.
+# The health suite (SSR, RAS, telemetry, through the cards' BAR4 test
+# mailbox) runs with our driver on 32 MSIs behind the IOMMU, on the second
+# card, and with upstream's driver, which must tolerate what it does not bind.
 CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=True),
-           Config("2cards-32msi", 2, 32, nnc=True, data=True),
-           Config("upstream-1card-32msi", 1, 32, upstream=True, nnc=True, data=True),
+           Config("2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True),
+           Config("upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True, data=True,
+                  health=True),
            Config("1card-1msi-polling", 1, 1, data=True, module_args="datapath_polling=1")]
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
@@ -162,6 +181,10 @@ def guest_run(config: Config) -> GuestRun:
         assert DATA_TESTS.exists(), f"{DATA_TESTS} missing: run 'make' first"
         data_args = ["--card", "0"] + (["--upstream", "1"] if config.upstream else [])
         script += "echo '# suite: data'; " + shlex.join([str(DATA_TESTS), *data_args]) + " || rc=1; "
+    if config.health:
+        assert HEALTH_TESTS.exists(), f"{HEALTH_TESTS} missing: run 'make' first"
+        health_args = ["--card", str(config.cards - 1)] + (["--upstream", "1"] if config.upstream else [])
+        script += "echo '# suite: health'; " + shlex.join([str(HEALTH_TESTS), *health_args]) + " || rc=1; "
     script += "exit $rc"
     cmd = [str(TOP / "scripts" / "vm-run"), "--cards", str(config.cards), "--msi", str(config.msi),
            *module, "--log", str(log), "--timeout", "900", "--", "bash", "-c", script]

@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Fault injection from the QEMU monitor: SYS_ERR through QMP (qom-set of the
-card's 'inject' property) while the guest waits for the card to recover."""
+card's 'inject' property) while the guest waits for the card to recover; a
+RAS event and a sensor value through QMP as the guest sees them in sysfs."""
 
 import json
+import re
 import socket
 import subprocess
 import time
@@ -67,3 +69,48 @@ def test_syserr_injected_over_qmp_recovers(tmp_path):
     assert proc.returncode == 0, text[-3000:]
     assert all(f"recovered {k}" in text for k in range(1, ROUNDS + 1)), text[-3000:]
     assert states and all(s == "ee=AMSS state=M0 stage=amss" for s in states), states
+
+
+SOC_TEMP = 81234  # m°C: below the 95 °C warning threshold, so no TSENS event of its own
+
+
+def test_ras_and_sensor_injected_over_qmp_reach_the_guest(tmp_path):
+    sock = tmp_path / "qmp.sock"
+    cmd = [str(TOP / "scripts" / "vm-run"), "--qmp", str(sock), "--log",
+           str(BUILD / "vm" / "serial-qmp-health.log"), "--timeout", "600", "--",
+           str(TOP / "tests" / "guest" / "await-health"), str(SOC_TEMP)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    card = "/machine/peripheral/aic0"
+    qmp = None
+    out = []
+    ce0 = None
+    try:
+        for line in proc.stdout:
+            out.append(line)
+            if m := re.match(r"ready ce_count=(\d+)", line):
+                ce0 = int(m.group(1))
+                qmp = Qmp(sock)
+                for value in ("ras ce source=ddr addr=0x1234000", f"sensor soc_temp={SOC_TEMP}"):
+                    r = qmp.cmd("qom-set", path=card, property="inject", value=value)
+                    assert "error" not in r, (value, r)
+                # Refused, with the card's reason, and nothing changes.
+                bad = qmp.cmd("qom-set", path=card, property="inject", value="sensor soc_temp=999999")
+                assert "-40000..200000" in bad["error"]["desc"], bad
+                bad = qmp.cmd("qom-set", path=card, property="inject", value="ras ce source=nowhere")
+                assert "source=nowhere" in bad["error"]["desc"], bad
+            elif line.startswith("temp2_input "):
+                r = qmp.cmd("qom-set", path=card, property="inject", value="sensor soc_temp=auto")
+                assert "error" not in r, r
+    finally:
+        if qmp:
+            qmp.close()
+        proc.wait(timeout=60)
+    text = "".join(out)
+    assert proc.returncode == 0, text[-3000:]
+    assert ce0 is not None, text[-3000:]
+    # Exactly the one CE, logged with its source and address.
+    assert f"ce_count {ce0 + 1}\n" in text, text[-3000:]
+    assert re.search(r"ras: qaic \S+: RAS event \d+: corrected error in DDR .*address 0x1234000", text), text[-3000:]
+    assert f"temp2_input {SOC_TEMP}\n" in text, text[-3000:]
+    model = re.search(r"model temp2_input (-?\d+)", text)
+    assert model and int(model.group(1)) != SOC_TEMP, text[-3000:]

@@ -3,6 +3,7 @@
 // lifecycle by hand, through libqaic.
 //   aic100-cli [-d /dev/accel/accelN] status | resources [--group N] | perf
 //   aic100-cli [-d /dev/accel/accelN] health  (sensors, RAS counts, DBC states)
+//   aic100-cli [-d /dev/accel/accelN] inject COMMAND...  (virtual card's test mailbox)
 //   aic100-cli [-d /dev/accel/accelN] shell   (commands on stdin, one a line)
 // The shell keeps the device open: closing it makes the driver TERMINATE
 // everything this user loaded or activated.
@@ -20,6 +21,7 @@
 
 #include <unistd.h>
 
+#include "mailbox.h"
 #include "nnc_client.h"
 #include "qaic.h"
 
@@ -34,6 +36,9 @@ void usage(FILE *f)
 			"status, resources, perf: ask the card once and print the answer.\n"
 			"health: temperatures, power and its limit (hwmon), NSP counters, RAS error\n"
 			"  counts and the state of each DBC, from the driver's sysfs files.\n"
+			"inject COMMAND...: a fault through the virtual card's test mailbox\n"
+			"  (-device aic100,test-mailbox=on), e.g. inject crash dbc=0 reason=demo;\n"
+			"  inject ras ce source=ddr; inject sensor soc_temp=97000 (docs/health.md).\n"
 			"shell: read commands from stdin, one a line, with the device kept open:\n"
 			"  load-elf FILE                  load-constants FILE\n"
 			"  activate ELF_ID [CONST_ID] [QUEUE]\n"
@@ -316,6 +321,25 @@ int main(int argc, char **argv)
 			std::fprintf(stderr, "aic100-cli: no AIC100 card with an accel node\n");
 			return 1;
 		}
+	}
+	if (args[0] == "inject" && args.size() > 1) {
+		std::string command;
+		for (size_t i = 1; i < args.size(); i++)
+			command += (i > 1 ? " " : "") + args[i];
+		for (const auto &c : qaic::find_cards()) {
+			if (!c.accel_minor || c.accel_node() != node)
+				continue;
+			qaic::Mailbox mb(c.bdf);
+			const std::string err = mb.run(command);
+			if (!err.empty()) {
+				std::fprintf(stderr, "aic100-cli: %s: %s\n", command.c_str(), err.c_str());
+				return 1;
+			}
+			std::printf("ok %s\n", command.c_str());
+			return 0;
+		}
+		std::fprintf(stderr, "aic100-cli: %s is not an AIC100 card's node\n", node.c_str());
+		return 1;
 	}
 	if (args[0] == "health" && args.size() == 1) {
 		for (const auto &c : qaic::find_cards())

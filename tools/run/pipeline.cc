@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "pipeline.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -65,18 +66,36 @@ std::string Pipeline::setup()
 	if (!l.ok())
 		return "LOAD_ELF: " + l.describe();
 	elf_id_ = l.id;
-	act_ = nnc_.activate(elf_id_, 0, 2 * depth_ + 2);
-	if (!act_.ok())
-		return "ACTIVATE: " + act_.describe();
-	active_ = true;
-	dbc_ = act_.dbc_id;
+	if (std::string why = activate(); !why.empty())
+		return why;
 	const auto &L = e_.layout;
 	for (unsigned s = 0; s < depth_; s++) {
 		int r = 0;
 		auto in = Bo::create(dev_, L.input.size, &r);
 		auto out = in ? Bo::create(dev_, L.output.size, &r) : std::nullopt;
 		if (!in || !out)
-			return "CREATE_BO: " + errno_name(r);
+			return "CREATE_BO: " + errno_name(-r);
+		in_.push_back(std::move(*in));
+		out_.push_back(std::move(*out));
+	}
+	return attach();
+}
+
+std::string Pipeline::activate()
+{
+	act_ = nnc_.activate(elf_id_, 0, 2 * depth_ + 2);
+	if (!act_.ok())
+		return "ACTIVATE: " + act_.describe();
+	active_ = true;
+	dbc_ = act_.dbc_id;
+	return {};
+}
+
+// Every slot's BOs on the DBC, with the workload's semaphore protocol.
+std::string Pipeline::attach()
+{
+	const auto &L = e_.layout;
+	for (unsigned s = 0; s < depth_; s++) {
 		// The input waits until the program took the previous one, then
 		// says it is there; the output waits until the program says so.
 		qaic_attach_slice_entry si{};
@@ -89,13 +108,39 @@ std::string Pipeline::setup()
 		so.sem0 = sem(QAIC_SEM_WAIT_GT_0, static_cast<uint8_t>(L.sem_out), 0, true);
 		so.sem1 = sem(QAIC_SEM_DEC, static_cast<uint8_t>(L.sem_out), 1, false);
 		so.dev_addr = act_.ddr_base + L.output.offset;
-		if ((r = attach_slices(dev_, in->handle(), dbc_, kToDevice, std::span(&si, 1))) ||
-		    (r = attach_slices(dev_, out->handle(), dbc_, kFromDevice, std::span(&so, 1))))
-			return "ATTACH_SLICE_BO: " + errno_name(r);
-		in_.push_back(std::move(*in));
-		out_.push_back(std::move(*out));
+		int r;
+		if ((r = attach_slices(dev_, in_[s].handle(), dbc_, kToDevice, std::span(&si, 1))) ||
+		    (r = attach_slices(dev_, out_[s].handle(), dbc_, kFromDevice, std::span(&so, 1))))
+			return "ATTACH_SLICE_BO: " + errno_name(-r);
 	}
 	return {};
+}
+
+std::string Pipeline::recover()
+{
+	if (!elf_id_)
+		return "nothing loaded: setup() first";
+	// The card ended the crashed activation and the driver released its
+	// DBC, detaching every slice; the ELF stays loaded.
+	active_ = false;
+	// Until the card has freed the crashed activation's NSPs and DBC
+	// (AFTER_POWER_UP), a new one may not fit.
+	const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+	for (;;) {
+		std::string why = activate();
+		if (why.empty())
+			break;
+		const int32_t st = act_.status;
+		const bool short_of_resources = !act_.err && act_.answered &&
+						(st == cmd::kErrNspAlloc || st == cmd::kErrVcAlloc ||
+						 st == cmd::kErrSemAlloc || st == cmd::kErrMcidAlloc || st == cmd::kErrMemory);
+		// EPIPE: the DBC the card handed out crashed before the driver
+		// bound it (docs/health.md); that activation is gone too.
+		if (!(short_of_resources || act_.err == -EPIPE) || std::chrono::steady_clock::now() > end)
+			return why;
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	}
+	return attach();
 }
 
 RunResult Pipeline::run(uint64_t count, bool check)
@@ -113,11 +158,17 @@ RunResult Pipeline::run(uint64_t count, bool check)
 		if (i >= depth_) {
 			const uint64_t k = i - depth_;
 			const Bo &out = out_[k % depth_];
+			// In slices of at most 5 s, the driver's default.
 			int r;
-			for (int tries = 0; (r = wait(dev_, dbc_, out.handle(), 5000)) == -ETIMEDOUT && tries < 6;)
-				tries++;
+			uint32_t left = wait_ms_;
+			do {
+				const uint32_t ms = std::min<uint32_t>(left, 5000);
+				r = wait(dev_, dbc_, out.handle(), ms);
+				left -= ms;
+			} while (r == -ETIMEDOUT && left);
 			if (r) {
-				res.problem = "WAIT_BO of inference " + std::to_string(k) + ": " + errno_name(r);
+				res.problem = "WAIT_BO of inference " + std::to_string(k) + ": " + errno_name(-r);
+				res.error = r;
 				break;
 			}
 			res.inferences++;
@@ -131,11 +182,15 @@ RunResult Pipeline::run(uint64_t count, bool check)
 			const unsigned s = i % depth_;
 			std::memcpy(in_[s].data(), inputs[i % kInputs].data(), inputs[i % kInputs].size());
 			const qaic_execute_entry ents[2] = {{in_[s].handle(), kToDevice}, {out_[s].handle(), kFromDevice}};
+			// A full queue drains as outputs complete; one that never
+			// does (a DBC the card gave up) fails like a WAIT_BO would.
 			int r;
-			while ((r = execute(dev_, dbc_, ents)) == -EAGAIN)
+			const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms_);
+			while ((r = execute(dev_, dbc_, ents)) == -EAGAIN && std::chrono::steady_clock::now() < give_up)
 				std::this_thread::sleep_for(std::chrono::microseconds(100));
 			if (r) {
-				res.problem = "EXECUTE_BO of inference " + std::to_string(i) + ": " + errno_name(r);
+				res.problem = "EXECUTE_BO of inference " + std::to_string(i) + ": " + errno_name(-r);
+				res.error = r;
 				break;
 			}
 		}

@@ -4,6 +4,12 @@
 // attach an input and an output BO per pipeline slot with the workload's
 // semaphore protocol on their slices, then keep `depth` inferences in
 // flight: EXECUTE_BO both BOs of a slot, WAIT_BO its output, check it.
+//
+// Surviving a workload crash (docs/health.md, "SSR"): with our driver,
+// EXECUTE_BO and WAIT_BO fail with EPIPE (RunResult::error == -EPIPE) once
+// the card recovers the DBC; when the DBC is free again, recover()
+// activates the loaded ELF anew and attaches the same BOs to the new DBC,
+// and run() goes on. Upstream 6.12 sees nothing but WAIT_BO timing out.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +24,7 @@ namespace qaic {
 
 struct RunResult {
 	std::string problem;   // empty when every step worked
+	int error = 0;         // the failed EXECUTE_BO/WAIT_BO's -errno (-EPIPE: the DBC is under SSR)
 	uint64_t inferences = 0;
 	uint64_t mismatches = 0;
 	std::string first_mismatch;
@@ -57,16 +64,30 @@ public:
 	// Loads, activates, creates and attaches the BOs. Empty, or why not.
 	std::string setup();
 	// `count` inferences over a few distinct inputs, each output checked
-	// against the host reference when `check`.
+	// against the host reference when `check`. Stops at the first
+	// EXECUTE_BO or WAIT_BO that fails (problem and error say which).
 	RunResult run(uint64_t count, bool check = true);
+	// After a crash of the workload (run() failed with -EPIPE and the card
+	// has recovered the DBC): activates the ELF loaded by setup() again,
+	// without loading it again, and attaches the BOs to the DBC it gets.
+	// Retries for a while when the card still holds the crashed
+	// activation's resources. Empty, or why not.
+	std::string recover();
+	// How long run() waits for one output, or for room in the queue,
+	// before giving up (ms; default 35000).
+	void set_wait_timeout(uint32_t ms) { wait_ms_ = ms ? ms : 1; }
 
 	uint32_t dbc() const { return dbc_; }
 	const ActivateResult &activation() const { return act_; }
 
 private:
+	std::string activate();
+	std::string attach();
+
 	const Device &dev_;
 	const aic100::workloads::Example &e_;
 	unsigned depth_;
+	uint32_t wait_ms_ = 35000;
 	Nnc nnc_;
 	uint32_t elf_id_ = 0;
 	ActivateResult act_;

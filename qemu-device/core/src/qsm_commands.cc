@@ -598,7 +598,7 @@ int32_t Qsm::activate(Ctx &c, std::span<const uint8_t> req, ActivateResp &resp)
 					     window + window_size});
 
 	Activation a{next_act_id_++, c.handle, group, r.elf_id, r.constants_id, dbc, mask, r.initial_state,
-		     window, window_size, std::make_unique<nsp::Counters>(), std::make_unique<nsp::Workers>(), {}, false};
+		     window, window_size, std::make_unique<nsp::Counters>(), std::make_unique<nsp::Workers>(), {}, false, false};
 	if (next_act_id_ == 0)
 		next_act_id_ = 1;
 	if (work)

@@ -49,7 +49,8 @@ Telemetry::NspStats Qsm::nsp_stats() const
 			s.busy_ns += a.counters->busy_ns.load();
 			s.inferences += a.counters->iterations.load();
 		}
-		s.active += static_cast<unsigned>(std::popcount(a.nsp_mask));
+		if (!a.dead)
+			s.active += static_cast<unsigned>(std::popcount(a.nsp_mask));
 	}
 	return s;
 }
@@ -60,7 +61,7 @@ void Qsm::poll()
 		return;
 	std::vector<uint32_t> crashed;
 	for (const auto &[id, a] : acts_)
-		if (a.workers && !a.workers->running() && a.workers->faulted())
+		if (!a.dead && a.workers && !a.workers->running() && a.workers->faulted())
 			crashed.push_back(id);
 	for (uint32_t id : crashed)
 		crash(id);
@@ -102,6 +103,8 @@ std::string Qsm::crash_nsp(unsigned nsp, const std::string &reason)
 std::string Qsm::inject_crash(uint32_t id, unsigned core, const std::string &reason)
 {
 	Activation &a = acts_.at(id);
+	if (a.dead)
+		return "the workload on DBC " + std::to_string(a.dbc) + " crashed already; it waits for its owner to deactivate it";
 	if (a.injected || (a.workers && a.workers->faulted()))
 		return "the workload on DBC " + std::to_string(a.dbc) + " is crashing already";
 	a.injected = true;
@@ -119,6 +122,24 @@ std::string Qsm::inject_crash(uint32_t id, unsigned core, const std::string &rea
 void Qsm::crash(uint32_t id, const std::string &injected_fault)
 {
 	auto it = acts_.find(id);
+	if (!ssr_.host_listens()) {
+		// No SSR client (upstream 6.12 binds none): the host still counts
+		// the DBC as its user's, so handing it to someone else would
+		// leave two owners. The workload stops and its requests are
+		// dropped; the activation stays, dead, until its owner
+		// deactivates it (answered as usual) or goes away.
+		Activation &a = it->second;
+		if (a.workers)
+			a.workers->stop();
+		char msg[200];
+		std::snprintf(msg, sizeof(msg), "QSM: workload on DBC %u crashed (%s); no SSR client: held until deactivated",
+			      a.dbc, (injected_fault.empty() && a.workers ? a.workers->fault() : injected_fault).c_str());
+		host_.trace(msg);
+		dbr_.deactivate(a.dbc);
+		a.dead = true;
+		faults_++;
+		return;
+	}
 	Activation a = std::move(it->second);
 	acts_.erase(it);
 	std::vector<nsp::CoreState> cores;

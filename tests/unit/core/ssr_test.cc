@@ -76,19 +76,46 @@ protected:
 	uint32_t elf = 0;
 };
 
-TEST_F(SsrTest, WithoutAnSsrClientTheCardRecoversAtOnce)
+TEST_F(SsrTest, WithoutAnSsrClientTheCrashedActivationWaitsForItsOwner)
 {
-	const unsigned vc_free = resources().vc_free;
-	const unsigned dbc = activate_one();
+	const ResourceInfo before = resources();
+	const auto a = activate(elf);
+	ASSERT_EQ(a.status, kOk);
+	const unsigned dbc = a.virtual_channel_id;
 	EXPECT_EQ(dev->inject("crash dbc=" + std::to_string(dbc)), "");
 	mhi->settle();
-	EXPECT_EQ(qsm().ssr().recoveries(), 1u);
-	EXPECT_EQ(qsm().ssr().abandoned(), 1u);
-	EXPECT_FALSE(dev->dma_bridge().active(dbc));
-	EXPECT_EQ(resources().vc_free, vc_free) << "the DBC is free again";
+	EXPECT_EQ(qsm().ssr().recoveries(), 0u) << "no SSR exchange without a client";
 	EXPECT_TRUE(mhi->rx[kDl].empty()) << "nothing is sent on a channel the host did not start";
+	EXPECT_FALSE(dev->dma_bridge().active(dbc)) << "its requests are dropped";
+	// A host without SSR (upstream 6.12) still counts the DBC as its
+	// user's: the card must not give it to anyone else yet.
+	EXPECT_EQ(resources().vc_free, before.vc_free - 1);
+	EXPECT_NE(dev->inject("crash dbc=" + std::to_string(dbc)).find("crashed already"), std::string::npos);
+	telemetry::Status st;
+	EXPECT_EQ(qsm().telemetry().read(telemetry::kNspFaults, st), 1);
+	EXPECT_EQ(qsm().telemetry().read(telemetry::kNspActive, st), 0) << "its NSPs run nothing";
+	// The owner's DEACTIVATE is answered as usual, so the host frees the DBC.
+	const auto d = cmd(raw(DeactivateReq{kDeactivate, a.activation_id, 1, 0}));
+	EXPECT_EQ(as<StatusOnlyResp>(d).status, kOk);
+	ASSERT_EQ(replies.size(), 2u);
+	EXPECT_EQ(replies[1].type, kDeactivateFromDev);
+	const ResourceInfo after = resources();
+	EXPECT_EQ(after.vc_free, before.vc_free);
+	EXPECT_EQ(after.nsp_free, before.nsp_free);
+	EXPECT_EQ(after.dram_free_mb, before.dram_free_mb);
 	// The loaded ELF survived: activating it again needs no reload.
 	EXPECT_EQ(activate(elf).status, kOk);
+}
+
+TEST_F(SsrTest, WithoutAnSsrClientTerminateFreesTheCrashedActivation)
+{
+	const ResourceInfo before = resources(-1, 9);
+	const auto a = activate(load_elf(4096, 9), 0, 9);
+	ASSERT_EQ(a.status, kOk);
+	ASSERT_EQ(qsm().crash_dbc(a.virtual_channel_id, "x"), "");
+	send({{kTerminateToDev, raw(TerminateToDev{{kTerminateToDev, 16}, 9, 0})}}, 9, 0);
+	EXPECT_EQ(qsm().objects_of(9), 0u);
+	EXPECT_EQ(resources(-1, 9).vc_free, before.vc_free);
 }
 
 TEST_F(SsrTest, FullRecoveryWithCrashDumpDownload)

@@ -174,6 +174,9 @@ private:
 		std::unique_ptr<nsp::Workers> workers;
 		std::string name;     // the workload's, for crash dumps
 		bool injected = false; // a crash was injected into it
+		// Crashed with no SSR client to recover it: stopped, its
+		// requests dropped, held until its owner deactivates it.
+		bool dead = false;
 	};
 	void stop_activation(Activation &a);
 	void retire_counters(const Activation &a);

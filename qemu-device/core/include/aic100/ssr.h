@@ -85,6 +85,8 @@ public:
 	// the owner (which releases everything itself).
 	void reset();
 
+	// Both QAIC_SSR channels run: a host SSR client is there.
+	bool host_listens() const;
 	bool busy() const { return job_.has_value(); }
 	// The DBC under recovery or waiting for it.
 	bool recovering(unsigned dbc) const;
@@ -100,7 +102,6 @@ private:
 		uint64_t table_len;
 	};
 
-	bool host_listens() const;
 	void start_next();
 	void enter(Stage s);
 	bool send(uint32_t cmd, std::span<const uint8_t> body);

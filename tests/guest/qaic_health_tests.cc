@@ -1,0 +1,1787 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// In-guest checks of the card's health channels as the driver shows them
+// (docs/health.md), reported as KTAP: hwmon and telemetry follow the card's
+// sensors and counters, RAS events are counted and logged, a UE resets the
+// card, a crashed workload recovers through SSR (EPIPE, DBC states and
+// their uevents, devcoredump, Pipeline::recover()) while another keeps
+// computing, a user killed mid-SSR leaks nothing, and bad injections are
+// refused. Faults come from the card's BAR4 test mailbox (mailbox.h), so
+// the guest needs -device aic100,test-mailbox=on.
+//
+// With --upstream 1 (upstream Linux 6.12's qaic, which binds none of the
+// health channels): the card recovers a crash by itself, RAS and sensor
+// injections leave the driver alone, and a UE nobody hears takes the card
+// to SYS_ERR, from which upstream brings it back ONLINE.
+//
+// Usage: qaic-health-tests [--card N] [--upstream 1] [--crashes N] [--case NAME]
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "datapath.h"
+#include "ktap.h"
+#include "mailbox.h"
+#include "nnc_client.h"
+#include "pipeline.h"
+#include "qaic.h"
+#include "workloads.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace wl = aic100::workloads;
+namespace cmd = aic100::nnc::cmd;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+	unsigned card = 0;
+	bool upstream = false;
+	unsigned crashes = 20;
+	std::string only; // run this case alone
+};
+
+constexpr double kOnlineTimeout = 60; // seconds; TCG guests are slow
+constexpr double kSsrTimeout = 30;    // a crash to its DBC free again
+
+// ---- small helpers ------------------------------------------------------------
+
+bool wait_for(const std::function<bool()> &cond, double timeout_s, int poll_ms = 10)
+{
+	const auto end = Clock::now() + std::chrono::duration<double>(timeout_s);
+	while (Clock::now() < end) {
+		if (cond())
+			return true;
+		std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+	}
+	return cond();
+}
+
+double ms_since(Clock::time_point t0)
+{
+	return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::optional<qaic::Card> card_info(unsigned card)
+{
+	auto cards = qaic::find_cards();
+	if (card >= cards.size())
+		return std::nullopt;
+	return cards[card];
+}
+
+// ONLINE as users see it: the accel node opens (ENODEV until the card is).
+bool is_online(unsigned card)
+{
+	auto c = card_info(card);
+	return c && c->accel_minor && qaic::Device::open(*c->accel_minor).has_value();
+}
+
+std::optional<qaic::Device> open_card(ktap::Case &t, unsigned card, double timeout_s = kOnlineTimeout)
+{
+	std::optional<qaic::Device> dev;
+	wait_for([&] {
+		auto c = card_info(card);
+		if (c && c->accel_minor)
+			dev = qaic::Device::open(*c->accel_minor);
+		return dev.has_value();
+	}, timeout_s, 100);
+	t.expect(dev.has_value(), "card %u: no ONLINE accel node", card);
+	return dev;
+}
+
+// Gives up on the case at once: for states the case cannot unwind from
+// (a thread that will not stop). The harness reports the case failed.
+[[noreturn]] void abandon(ktap::Case &t, const char *why)
+{
+	t.expect(false, "%s; abandoning the case", why);
+	std::fflush(stdout);
+	_exit(1);
+}
+
+std::optional<int64_t> read_num(const std::string &path)
+{
+	const std::string s = qaic::read_attr(path);
+	if (s.empty())
+		return std::nullopt;
+	errno = 0;
+	char *end = nullptr;
+	const long long v = std::strtoll(s.c_str(), &end, 0);
+	if (errno || *end)
+		return std::nullopt;
+	return v;
+}
+
+// 0 or -errno of writing `value` to a sysfs file.
+int write_sysfs(const std::string &path, const std::string &value)
+{
+	const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	const ssize_t n = ::write(fd, value.data(), value.size());
+	const int r = n < 0 ? -errno : 0;
+	::close(fd);
+	return r;
+}
+
+std::string slurp(const std::string &path)
+{
+	std::ifstream f(path, std::ios::binary);
+	return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+std::string unique_tag()
+{
+	std::random_device rd;
+	char b[24];
+	std::snprintf(b, sizeof(b), "%08x", rd());
+	return b;
+}
+
+std::string str(int64_t v) { return std::to_string(v); }
+std::string fmt(const std::optional<int64_t> &v) { return v ? std::to_string(*v) : std::string("(unreadable)"); }
+
+// ---- where our driver shows things --------------------------------------------
+
+struct Sysfs {
+	std::string pci;   // /sys/bus/pci/devices/<bdf>
+	std::string bdf;
+	std::string accel; // /sys/class/accel/accelN
+	std::string hwmon; // .../<bdf>/hwmon/hwmonK named "qaic", if any
+
+	std::optional<int64_t> ras(const char *name) const { return read_num(pci + "/" + name); }
+	std::optional<int64_t> tele(const char *name) const { return read_num(pci + "/telemetry/" + name); }
+	std::optional<int64_t> hw(const char *name) const { return read_num(hwmon + "/" + name); }
+	std::string dbc_state_path(uint32_t dbc) const { return accel + "/dbc" + std::to_string(dbc) + "_state"; }
+	std::optional<int64_t> dbc_state(uint32_t dbc) const { return read_num(dbc_state_path(dbc)); }
+};
+
+std::optional<Sysfs> sysfs_of(ktap::Case &t, unsigned card)
+{
+	auto c = card_info(card);
+	if (!c) {
+		t.expect(false, "no card %u", card);
+		return std::nullopt;
+	}
+	Sysfs s;
+	s.pci = c->sysfs;
+	s.bdf = c->bdf;
+	if (c->accel_minor)
+		s.accel = "/sys/class/accel/accel" + std::to_string(*c->accel_minor);
+	std::error_code ec;
+	for (const auto &d : fs::directory_iterator(s.pci + "/hwmon", ec))
+		if (qaic::read_attr(d.path().string() + "/name") == "qaic")
+			s.hwmon = d.path().string();
+	return s;
+}
+
+// ---- the kernel log since a mark ----------------------------------------------
+
+struct LogLine {
+	int level;
+	std::string text;
+};
+
+// /dev/kmsg from where it stood at construction; immune to the ring
+// buffer's size, unlike offsets into dmesg's output.
+class Kmsg {
+public:
+	Kmsg()
+	{
+		fd_ = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd_ >= 0)
+			::lseek(fd_, 0, SEEK_END);
+	}
+	~Kmsg()
+	{
+		if (fd_ >= 0)
+			::close(fd_);
+	}
+	Kmsg(const Kmsg &) = delete;
+	Kmsg &operator=(const Kmsg &) = delete;
+
+	bool ok() const { return fd_ >= 0; }
+	const std::vector<LogLine> &lines()
+	{
+		char buf[8192];
+		for (;;) {
+			const ssize_t n = ::read(fd_, buf, sizeof(buf) - 1);
+			if (n < 0 && errno == EPIPE)
+				continue; // overwritten before we read it
+			if (n <= 0)
+				break;
+			buf[n] = 0;
+			const char *semi = std::strchr(buf, ';');
+			if (!semi)
+				continue;
+			const char *nl = std::strchr(semi, '\n');
+			lines_.push_back({std::atoi(buf) & 7, std::string(semi + 1, nl ? nl : buf + n)});
+		}
+		return lines_;
+	}
+	// Lines that contain every one of `words`.
+	std::vector<std::string> grep(std::initializer_list<std::string> words)
+	{
+		std::vector<std::string> out;
+		for (const auto &l : lines())
+			if (std::all_of(words.begin(), words.end(),
+					[&](const std::string &w) { return l.text.find(w) != std::string::npos; }))
+				out.push_back(l.text);
+		return out;
+	}
+	bool wait_grep(std::initializer_list<std::string> words, double timeout_s)
+	{
+		return wait_for([&] { return !grep(words).empty(); }, timeout_s, 20);
+	}
+
+private:
+	int fd_ = -1;
+	std::vector<LogLine> lines_;
+};
+
+// Kernel trouble of any kind: a splat fails every case that sees one.
+bool alarming(const std::string &s)
+{
+	static const char *const signs[] = {"WARNING:", "BUG:", "Oops", "Call Trace", "general protection",
+					    "Kernel panic", "refcount_t", "list_add corruption", "list_del corruption",
+					    "UBSAN", "KASAN", "INFO: task", "circular locking", "recursive locking",
+					    "sleeping function called", "kmemleak", "use-after-free", "double free"};
+	return std::any_of(std::begin(signs), std::end(signs),
+			   [&](const char *w) { return s.find(w) != std::string::npos; });
+}
+
+void expect_log_clean(ktap::Case &t, Kmsg &k, const char *when)
+{
+	unsigned bad = 0;
+	for (const auto &l : k.lines())
+		if (alarming(l.text)) {
+			if (bad++ < 10)
+				t.note("kernel: %s", l.text.c_str());
+		}
+	t.expect(bad == 0, "%s: %u alarming kernel messages", when, bad);
+}
+
+// ---- kernel uevents (NETLINK_KOBJECT_UEVENT) -----------------------------------
+
+struct Uevent {
+	std::string action, devpath, subsystem;
+	std::map<std::string, std::string> env;
+	int dbc_id = -1, dbc_state = -1;
+};
+
+class Uevents {
+public:
+	Uevents()
+	{
+		fd_ = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
+		if (fd_ < 0)
+			return;
+		int size = 16 << 20;
+		if (::setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)))
+			::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+		sockaddr_nl a{};
+		a.nl_family = AF_NETLINK;
+		a.nl_groups = 1; // the kernel's own uevents
+		if (::bind(fd_, reinterpret_cast<sockaddr *>(&a), sizeof(a))) {
+			::close(fd_);
+			fd_ = -1;
+		}
+	}
+	~Uevents()
+	{
+		if (fd_ >= 0)
+			::close(fd_);
+	}
+	Uevents(const Uevents &) = delete;
+	Uevents &operator=(const Uevents &) = delete;
+
+	bool ok() const { return fd_ >= 0; }
+	bool overflowed() const { return overflow_; }
+	size_t mark()
+	{
+		drain();
+		return events_.size();
+	}
+	const std::vector<Uevent> &events()
+	{
+		drain();
+		return events_;
+	}
+	// Waits until an event from index `from` on satisfies `pred`; its
+	// index in *at.
+	bool wait(const std::function<bool(const Uevent &)> &pred, size_t from, double timeout_s, size_t *at = nullptr)
+	{
+		const auto end = Clock::now() + std::chrono::duration<double>(timeout_s);
+		for (;;) {
+			drain();
+			for (size_t i = from; i < events_.size(); i++)
+				if (pred(events_[i])) {
+					if (at)
+						*at = i;
+					return true;
+				}
+			from = events_.size();
+			const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()).count();
+			if (left <= 0)
+				return false;
+			pollfd p{fd_, POLLIN, 0};
+			::poll(&p, 1, static_cast<int>(std::min<long long>(left, 100)));
+		}
+	}
+
+private:
+	void drain()
+	{
+		if (fd_ < 0)
+			return;
+		char buf[16384];
+		for (;;) {
+			const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+			if (n < 0 && errno == ENOBUFS) {
+				overflow_ = true;
+				continue;
+			}
+			if (n <= 0)
+				break;
+			Uevent e;
+			// "action@devpath\0KEY=VALUE\0..."
+			for (size_t off = std::strlen(buf) + 1; off < size_t(n);) {
+				const std::string kv(buf + off);
+				off += kv.size() + 1;
+				const size_t eq = kv.find('=');
+				if (eq != std::string::npos)
+					e.env[kv.substr(0, eq)] = kv.substr(eq + 1);
+			}
+			e.action = e.env["ACTION"];
+			e.devpath = e.env["DEVPATH"];
+			e.subsystem = e.env["SUBSYSTEM"];
+			if (e.env.count("DBC_ID"))
+				e.dbc_id = std::atoi(e.env["DBC_ID"].c_str());
+			if (e.env.count("DBC_STATE"))
+				e.dbc_state = std::atoi(e.env["DBC_STATE"].c_str());
+			events_.push_back(std::move(e));
+		}
+	}
+
+	int fd_ = -1;
+	bool overflow_ = false;
+	std::vector<Uevent> events_;
+};
+
+constexpr char kUmdClass[] = "Qualcomm Cloud AI 100";
+
+bool of_card(const Uevent &e, const std::string &bdf) { return e.devpath.find("/" + bdf + "/") != std::string::npos; }
+
+// DBC_STATE values of DBC `dbc` of the card announced on subsystem `subsystem`
+// since event `from`.
+std::vector<int> dbc_states(Uevents &u, const std::string &bdf, uint32_t dbc, const std::string &subsystem,
+			    size_t from)
+{
+	std::vector<int> out;
+	const auto &ev = u.events();
+	for (size_t i = from; i < ev.size(); i++)
+		if (ev[i].action == "change" && ev[i].subsystem == subsystem && of_card(ev[i], bdf) &&
+		    ev[i].dbc_id == int(dbc))
+			out.push_back(ev[i].dbc_state);
+	return out;
+}
+
+std::string join(const std::vector<int> &v)
+{
+	std::string s;
+	for (int x : v)
+		s += (s.empty() ? "" : ",") + std::to_string(x);
+	return "[" + s + "]";
+}
+
+// Waits until the accel device announces DBC `dbc` IDLE again after `from`.
+bool wait_dbc_idle(Uevents &u, const std::string &bdf, uint32_t dbc, size_t from, double timeout_s = kSsrTimeout)
+{
+	return u.wait([&](const Uevent &e) {
+		return e.subsystem == "accel" && of_card(e, bdf) && e.dbc_id == int(dbc) && e.dbc_state == 0;
+	}, from, timeout_s);
+}
+
+// Both drivers announce a reset on the accel device: offline, then online
+// once the card answers NNC again.
+bool wait_offline_online(Uevents &u, const std::string &bdf, size_t from, double timeout_s = kOnlineTimeout)
+{
+	size_t off = 0;
+	const bool down = u.wait([&](const Uevent &e) {
+		return e.subsystem == "accel" && of_card(e, bdf) && e.action == "offline";
+	}, from, timeout_s, &off);
+	return down && u.wait([&](const Uevent &e) {
+		return e.subsystem == "accel" && of_card(e, bdf) && e.action == "online";
+	}, off + 1, timeout_s);
+}
+
+// ---- workloads ------------------------------------------------------------------
+
+// A workload's run through a Pipeline, reported into the case.
+bool run_workload(ktap::Case &t, const qaic::Device &dev, const std::string &name, uint64_t n, unsigned depth = 4)
+{
+	const wl::Example *e = wl::find(name);
+	if (!e) {
+		t.expect(false, "no workload %s", name.c_str());
+		return false;
+	}
+	qaic::Pipeline p(dev, *e, depth);
+	if (const std::string why = p.setup(); !why.empty()) {
+		t.expect(false, "%s: %s", name.c_str(), why.c_str());
+		return false;
+	}
+	const qaic::RunResult r = p.run(n);
+	const bool ok = r.problem.empty() && r.inferences == n && !r.mismatches;
+	t.expect(ok, "%s: %llu of %llu inferences, %llu wrong; %s %s", name.c_str(),
+		 static_cast<unsigned long long>(r.inferences), static_cast<unsigned long long>(n),
+		 static_cast<unsigned long long>(r.mismatches), r.problem.c_str(), r.first_mismatch.c_str());
+	return ok;
+}
+
+// One Pipeline run reported into the case.
+bool expect_run(ktap::Case &t, const char *what, const qaic::RunResult &r, uint64_t n)
+{
+	const bool ok = r.problem.empty() && r.inferences == n && !r.mismatches;
+	t.expect(ok, "%s: %llu of %llu inferences, %llu wrong; %s %s", what,
+		 static_cast<unsigned long long>(r.inferences), static_cast<unsigned long long>(n),
+		 static_cast<unsigned long long>(r.mismatches), r.problem.c_str(), r.first_mismatch.c_str());
+	return ok;
+}
+
+// An activation of a workload by hand, for what a Pipeline hides: an output
+// the card holds back (nothing feeds the program), single requests.
+struct Manual {
+	const qaic::Device &dev;
+	const wl::Example &e;
+	qaic::Nnc nnc;
+	uint32_t elf = 0;
+	qaic::ActivateResult act;
+	std::optional<qaic::Bo> in, out;
+	std::string problem;
+
+	Manual(const qaic::Device &d, const wl::Example &ex) : dev(d), e(ex), nnc(d)
+	{
+		std::string err;
+		const auto image = wl::build(e, err);
+		if (!image) {
+			problem = "building " + e.layout.name + ": " + err;
+			return;
+		}
+		const auto l = nnc.load_elf(*image, e.layout.name);
+		if (!l.ok()) {
+			problem = "LOAD_ELF: " + l.describe();
+			return;
+		}
+		elf = l.id;
+		in = qaic::Bo::create(dev, e.layout.input.size);
+		out = qaic::Bo::create(dev, e.layout.output.size);
+		if (!in || !out)
+			problem = "CREATE_BO";
+		else
+			problem = activate();
+	}
+	~Manual()
+	{
+		in.reset();
+		out.reset();
+		if (act.ok())
+			nnc.deactivate(act.activation_id, act.dbc_id);
+		if (elf)
+			nnc.unload_elf(elf);
+	}
+	uint32_t dbc() const { return act.dbc_id; }
+	std::string activate()
+	{
+		act = nnc.activate(elf, 0, 8);
+		if (!act.ok())
+			return "ACTIVATE: " + act.describe();
+		return {};
+	}
+	// -errno of attaching in and out with the workload's semaphore protocol.
+	int attach()
+	{
+		const auto &L = e.layout;
+		qaic_attach_slice_entry si{}, so{};
+		si.size = L.input.size;
+		si.sem0 = qaic::sem(QAIC_SEM_WAIT_EQUAL, uint8_t(L.sem_in), 0, true);
+		si.sem1 = qaic::sem(QAIC_SEM_INC, uint8_t(L.sem_in), 1, false);
+		si.dev_addr = act.ddr_base + L.input.offset;
+		so.size = L.output.size;
+		so.sem0 = qaic::sem(QAIC_SEM_WAIT_GT_0, uint8_t(L.sem_out), 0, true);
+		so.sem1 = qaic::sem(QAIC_SEM_DEC, uint8_t(L.sem_out), 1, false);
+		so.dev_addr = act.ddr_base + L.output.offset;
+		int r = qaic::attach_slices(dev, in->handle(), dbc(), qaic::kToDevice, std::span(&si, 1));
+		return r ? r : qaic::attach_slices(dev, out->handle(), dbc(), qaic::kFromDevice, std::span(&so, 1));
+	}
+	int execute_out_only()
+	{
+		const qaic_execute_entry ent{out->handle(), qaic::kFromDevice};
+		return qaic::execute(dev, dbc(), std::span(&ent, 1));
+	}
+	int execute_both(uint64_t seed)
+	{
+		const auto input = e.make_input(seed);
+		std::memcpy(in->data(), input.data(), input.size());
+		const qaic_execute_entry ents[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
+		return qaic::execute(dev, dbc(), ents);
+	}
+	bool output_matches(uint64_t seed, std::string &why) const
+	{
+		return wl::matches(e, out->bytes(), e.reference(e.make_input(seed)), why);
+	}
+};
+
+// Free resources as the card counts them.
+std::optional<cmd::ResourceInfo> resources(const qaic::Device &dev)
+{
+	qaic::Nnc nnc(dev);
+	auto r = nnc.resource_info(-1);
+	if (!r.ok())
+		return std::nullopt;
+	return r.resp.info;
+}
+
+bool all_free(const cmd::ResourceInfo &r) { return r.vc_free == r.vc_total && r.nsp_free == r.nsp_total; }
+
+std::string describe(const cmd::ResourceInfo &r)
+{
+	char b[160];
+	std::snprintf(b, sizeof(b), "DDR %u MiB, VCs %u/%u, NSPs %u/%u, MCIDs %u, semaphores %u free", r.dram_free_mb,
+		      r.vc_free, r.vc_total, r.nsp_free, r.nsp_total, r.mcid_free, r.sem_free);
+	return b;
+}
+
+bool same_free(const cmd::ResourceInfo &a, const cmd::ResourceInfo &b)
+{
+	return a.dram_free_mb == b.dram_free_mb && a.vc_free == b.vc_free && a.nsp_free == b.nsp_free &&
+	       a.mcid_free == b.mcid_free && a.sem_free == b.sem_free;
+}
+
+// The pool with nothing activated (a TERMINATE of an earlier case's user may
+// still be on its way).
+std::optional<cmd::ResourceInfo> idle_resources(ktap::Case &t, const qaic::Device &dev)
+{
+	std::optional<cmd::ResourceInfo> r;
+	wait_for([&] {
+		r = resources(dev);
+		return r && all_free(*r);
+	}, 10, 50);
+	t.expect(r && all_free(*r), "the card's pool is not idle: %s", r ? describe(*r).c_str() : "RESOURCE_INFO failed");
+	return r;
+}
+
+// ---- devcoredump ----------------------------------------------------------------
+
+// /sys/class/devcoredump/devcdN of the card, if one is there.
+std::string devcd_of(const std::string &bdf)
+{
+	std::error_code ec;
+	for (const auto &d : fs::directory_iterator("/sys/class/devcoredump", ec)) {
+		const fs::path link = d.path() / "failing_device";
+		std::error_code e2;
+		const fs::path target = fs::read_symlink(link, e2);
+		if (!e2 && target.filename() == bdf)
+			return d.path().string();
+	}
+	return {};
+}
+
+// Frees a dump (any write to data does) and waits for it to go.
+bool free_devcd(const std::string &dir)
+{
+	write_sysfs(dir + "/data", "1");
+	return wait_for([&] { return !fs::exists(dir); }, 10, 20);
+}
+
+void free_all_devcd(const std::string &bdf)
+{
+	for (std::string d; !(d = devcd_of(bdf)).empty();)
+		if (!free_devcd(d))
+			return;
+}
+
+struct DumpRegion {
+	std::string desc, filename;
+	uint64_t mem_base = 0, len = 0, save_perf = 0;
+	std::string data;
+};
+
+// The dump as our driver lays it out: {magic, version, size, tbl_len}, the
+// card's table of 64-byte entries, then each region in table order.
+std::string parse_dump(const std::string &d, std::vector<DumpRegion> &out)
+{
+	auto le64 = [&](size_t off) {
+		uint64_t v;
+		std::memcpy(&v, d.data() + off, 8);
+		return v;
+	};
+	if (d.size() < 32)
+		return "dump of " + std::to_string(d.size()) + " bytes: no header";
+	char b[200];
+	if (le64(0) != 0x1234567890abcdefull) {
+		std::snprintf(b, sizeof(b), "magic 0x%" PRIx64, le64(0));
+		return b;
+	}
+	if (le64(8) != 1)
+		return "version " + std::to_string(le64(8));
+	if (le64(16) != d.size())
+		return "header size " + std::to_string(le64(16)) + ", file " + std::to_string(d.size());
+	const uint64_t tbl_len = le64(24);
+	if (!tbl_len || tbl_len % 64 || 32 + tbl_len > d.size())
+		return "table length " + std::to_string(tbl_len);
+	uint64_t off = 32 + tbl_len;
+	for (uint64_t i = 0; i < tbl_len / 64; i++) {
+		const size_t e = 32 + i * 64;
+		DumpRegion r;
+		r.save_perf = le64(e);
+		r.mem_base = le64(e + 8);
+		r.len = le64(e + 16);
+		r.desc.assign(d.data() + e + 24, strnlen(d.data() + e + 24, 20));
+		r.filename.assign(d.data() + e + 44, strnlen(d.data() + e + 44, 20));
+		if (!r.len || off + r.len > d.size())
+			return "entry " + std::to_string(i) + " (" + r.filename + ") of " + std::to_string(r.len) +
+			       " bytes runs past the dump";
+		r.data = d.substr(off, r.len);
+		off += r.len;
+		out.push_back(std::move(r));
+	}
+	if (off != d.size())
+		return "regions end at " + std::to_string(off) + " of " + std::to_string(d.size());
+	return {};
+}
+
+// "key: value" lines of summary.txt.
+std::map<std::string, std::string> summary_fields(const std::string &s)
+{
+	std::map<std::string, std::string> m;
+	std::istringstream in(s);
+	for (std::string line; std::getline(in, line);)
+		if (const size_t c = line.find(": "); c != std::string::npos)
+			m.emplace(line.substr(0, c), line.substr(c + 2));
+	return m;
+}
+
+// Waits for the card's dump, checks that it is the one of the crash of DBC
+// `dbc` with `reason` (and more, when `deep`), then frees it.
+void check_dump(ktap::Case &t, const std::string &bdf, uint32_t dbc, const std::string &reason, bool deep,
+		const std::string &workload = "", unsigned nsps = 0)
+{
+	std::string dir;
+	wait_for([&] { return !(dir = devcd_of(bdf)).empty(); }, 10, 20);
+	if (dir.empty())
+		return t.expect(false, "no devcoredump of %s after the crash of DBC %u", bdf.c_str(), dbc);
+	const std::string data = slurp(dir + "/data");
+	std::vector<DumpRegion> regions;
+	const std::string why = parse_dump(data, regions);
+	t.expect(why.empty(), "%s/data: %s", dir.c_str(), why.c_str());
+	const DumpRegion *summary = nullptr, *nsp = nullptr, *dbcr = nullptr;
+	for (const auto &r : regions) {
+		if (r.filename == "summary.txt")
+			summary = &r;
+		else if (r.filename == "nsp.bin")
+			nsp = &r;
+		else if (r.filename == "dbc.bin")
+			dbcr = &r;
+		t.expect(r.save_perf == 0, "%s: save_perf %" PRIu64 ", want 0", r.filename.c_str(), r.save_perf);
+	}
+	t.expect(summary, "no summary.txt among %zu regions", regions.size());
+	if (summary) {
+		auto f = summary_fields(summary->data);
+		t.expect(f["dbc"] == std::to_string(dbc), "summary.txt: dbc '%s', want %u", f["dbc"].c_str(), dbc);
+		t.expect(f["fault"].find(reason) != std::string::npos, "summary.txt: fault '%s' does not name '%s'",
+			 f["fault"].c_str(), reason.c_str());
+		t.expect(f["cause"] == "injected", "summary.txt: cause '%s', want injected", f["cause"].c_str());
+		if (deep) {
+			t.note("summary.txt:\n    #   %s", [&] {
+				std::string s = summary->data;
+				for (size_t p = 0; (p = s.find('\n', p)) != std::string::npos && p + 1 < s.size(); p += 9)
+					s.replace(p, 1, "\n    #   ");
+				return s;
+			}().c_str());
+			if (!workload.empty())
+				t.expect(f["workload"] == workload, "summary.txt: workload '%s', want %s",
+					 f["workload"].c_str(), workload.c_str());
+		}
+	}
+	if (deep) {
+		t.expect(nsp && nsp->len == 304ull * nsps, "nsp.bin: %" PRIu64 " bytes, want %u records of 304",
+			 nsp ? nsp->len : 0, nsps);
+		for (uint64_t k = 0; nsp && k < nsp->len / 304; k++) {
+			uint32_t state;
+			std::memcpy(&state, nsp->data.data() + k * 304 + 4, 4);
+			t.expect(state <= 3, "nsp.bin record %" PRIu64 ": state %u", k, state);
+		}
+		t.expect(dbcr && dbcr->len == 176, "dbc.bin: %" PRIu64 " bytes, want 176", dbcr ? dbcr->len : 0);
+		if (dbcr && dbcr->len >= 4) {
+			uint32_t id;
+			std::memcpy(&id, dbcr->data.data(), 4);
+			t.expect(id == dbc, "dbc.bin names DBC %u, want %u", id, dbc);
+		}
+	}
+	t.expect(free_devcd(dir), "%s did not go away when freed", dir.c_str());
+}
+
+// The suite, or the one case --case names.
+struct Suite {
+	ktap::Suite &s;
+	std::string only;
+	void add_isolated(const std::string &name, unsigned timeout_s, std::function<void(ktap::Case &)> fn)
+	{
+		if (only.empty() || only == name)
+			s.add_isolated(name, timeout_s, std::move(fn));
+	}
+};
+
+// ---- cases for both drivers -----------------------------------------------------
+
+void add_common(Suite &s, const Options &o)
+{
+	s.add_isolated("mailbox_present", 60, [o](ktap::Case &t) {
+		qaic::Mailbox mb(o.card);
+		if (!mb.ok())
+			return t.expect(false, "%s", mb.problem().c_str());
+		t.expect(mb.rd(qaic::Mailbox::kMagic) == qaic::Mailbox::kMagicValue, "magic");
+		const std::string r = mb.run("sensor soc_temp=auto");
+		t.expect(r.empty(), "a harmless command was refused: %s", r.c_str());
+		t.expect(mb.rd(qaic::Mailbox::kStatus) == qaic::Mailbox::kDone, "status %u after a command carried out",
+			 mb.rd(qaic::Mailbox::kStatus));
+		const std::string bad = mb.run("no such fault");
+		t.expect(!bad.empty() && mb.rd(qaic::Mailbox::kStatus) == qaic::Mailbox::kRefused,
+			 "an unknown command was not refused (status %u)", mb.rd(qaic::Mailbox::kStatus));
+		t.note("card %u (%s): mailbox answers; a refusal reads '%s'", o.card, mb.bdf().c_str(), bad.c_str());
+	});
+}
+
+// ---- cases for our driver ---------------------------------------------------------
+
+void add_hwmon(Suite &s, const Options &o)
+{
+	s.add_isolated("hwmon_sensors_follow_injections", 120, [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		qaic::Mailbox mb(o.card);
+		if (!fs_ || !mb.ok())
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const Sysfs &S = *fs_;
+		if (S.hwmon.empty())
+			return t.expect(false, "no hwmon device named qaic under %s/hwmon", S.pci.c_str());
+		t.note("hwmon: %s", S.hwmon.c_str());
+		for (const char *f : {"temp1_input", "temp1_highest", "temp2_input", "temp2_highest", "temp2_crit",
+				      "temp2_emergency", "temp3_input", "power1_input", "power1_max", "power1_rated_max"})
+			t.expect(S.hw(f).has_value(), "%s/%s unreadable", S.hwmon.c_str(), f);
+		t.expect(S.hw("temp2_crit") == 95000, "temp2_crit %s, want 95000", fmt(S.hw("temp2_crit")).c_str());
+		t.expect(S.hw("temp2_emergency") == 110000, "temp2_emergency %s, want 110000",
+			 fmt(S.hw("temp2_emergency")).c_str());
+		t.expect(S.hw("power1_rated_max") == 75000000, "power1_rated_max %s, want 75000000",
+			 fmt(S.hw("power1_rated_max")).c_str());
+
+		// Pinned values come back exactly, in m°C and µW.
+		const std::string pin = "sensor soc_temp=71234 board_temp=52345 ddr_temp=63456 board_power=41234567";
+		const std::string pinned = mb.run(pin);
+		t.expect(pinned.empty(), "%s: %s", pin.c_str(), pinned.c_str());
+		const std::pair<const char *, int64_t> want[] = {
+			{"temp2_input", 71234}, {"temp1_input", 52345}, {"temp3_input", 63456}, {"power1_input", 41234567}};
+		for (const auto &[f, v] : want)
+			t.expect(S.hw(f) == v, "%s %s, want %" PRId64 " as injected", f, fmt(S.hw(f)).c_str(), v);
+		t.expect(S.hw("temp2_highest") >= 71234, "temp2_highest %s below the injected 71234",
+			 fmt(S.hw("temp2_highest")).c_str());
+		t.expect(S.hw("temp1_highest") >= 52345, "temp1_highest %s below the injected 52345",
+			 fmt(S.hw("temp1_highest")).c_str());
+		// One at a time, below zero too.
+		t.expect(mb.run("sensor soc_temp=-5000").empty(), "soc_temp=-5000 refused");
+		t.expect(S.hw("temp2_input") == -5000, "temp2_input %s, want -5000", fmt(S.hw("temp2_input")).c_str());
+		t.expect(S.hw("temp1_input") == 52345, "temp1_input %s moved when the SoC's sensor was set",
+			 fmt(S.hw("temp1_input")).c_str());
+
+		// Back to the model: SoC 35 °C + 0.6 °C/W, board 30 + 0.4, DDR 32 + 0.3,
+		// of the board's power (docs/health.md). Read until the power holds
+		// still across the temperatures.
+		t.expect(mb.run("sensor soc_temp=auto board_temp=auto ddr_temp=auto board_power=auto").empty(),
+			 "auto refused");
+		std::optional<int64_t> p, t1, t2, t3;
+		const bool consistent = wait_for([&] {
+			p = S.hw("power1_input");
+			t2 = S.hw("temp2_input");
+			t1 = S.hw("temp1_input");
+			t3 = S.hw("temp3_input");
+			return p && t1 && t2 && t3 && S.hw("power1_input") == p && *t2 == 35000 + *p * 6 / 10000 &&
+			       *t1 == 30000 + *p * 4 / 10000 && *t3 == 32000 + *p * 3 / 10000;
+		}, 10, 50);
+		t.expect(consistent, "after auto: power %s µW, SoC %s, board %s, DDR %s m°C do not follow the model",
+			 fmt(p).c_str(), fmt(t2).c_str(), fmt(t1).c_str(), fmt(t3).c_str());
+		t.expect(p && *p >= 18000000 && *p <= 75000000, "power1_input %s µW outside 18..75 W", fmt(p).c_str());
+		t.note("model: %s µW, SoC %s, board %s, DDR %s m°C", fmt(p).c_str(), fmt(t2).c_str(), fmt(t1).c_str(),
+		       fmt(t3).c_str());
+	});
+
+	s.add_isolated("hwmon_power_limit", 120, [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		if (!fs_)
+			return;
+		const Sysfs &S = *fs_;
+		if (S.hwmon.empty())
+			return t.expect(false, "no hwmon device named qaic under %s/hwmon", S.pci.c_str());
+		const std::string max = S.hwmon + "/power1_max";
+		const auto orig = S.hw("power1_max");
+		t.expect(orig == 75000000, "power1_max %s, want the default 75000000", fmt(orig).c_str());
+		for (int64_t v : {50000000ll, 12345678ll, 75000000ll}) {
+			const int r = write_sysfs(max, str(v));
+			t.expect(r == 0, "writing %" PRId64 " to power1_max: %s", v, qaic::errno_name(-r).c_str());
+			t.expect(S.hw("power1_max") == v, "power1_max reads %s after writing %" PRId64,
+				 fmt(S.hw("power1_max")).c_str(), v);
+		}
+		// 10 W ≤ limit ≤ POWER_MAX (75 W).
+		for (const char *bad : {"9999999", "75000001", "-1", "0"}) {
+			const int r = write_sysfs(max, bad);
+			t.expect(r == -EINVAL, "writing %s to power1_max: %s, want EINVAL", bad,
+				 qaic::errno_name(-r).c_str());
+		}
+		t.expect(S.hw("power1_max") == 75000000, "power1_max %s after refused writes",
+			 fmt(S.hw("power1_max")).c_str());
+
+		// A limit below the idle draw (18 W) holds the board to it, throttling.
+		t.expect(write_sysfs(max, "10000000") == 0, "writing 10 W to power1_max");
+		t.expect(S.hw("power1_input") == 10000000, "power1_input %s µW under a 10 W limit",
+			 fmt(S.hw("power1_input")).c_str());
+		const auto thr = S.tele("throttle_percent");
+		t.expect(thr && *thr > 0, "throttle_percent %s under a 10 W limit", fmt(thr).c_str());
+		// The power state: 1 full, 2 reduced, 3 minimal.
+		const std::string ps = S.pci + "/telemetry/power_state";
+		t.expect(write_sysfs(ps, "3") == 0, "power_state 3");
+		t.expect(S.tele("power_state") == 3, "power_state %s, want 3", fmt(S.tele("power_state")).c_str());
+		t.expect(write_sysfs(ps, "4") == -EINVAL, "power_state 4 not refused with EINVAL");
+		t.expect(write_sysfs(ps, "1") == 0, "power_state 1");
+		t.expect(write_sysfs(max, "75000000") == 0, "restoring power1_max");
+		t.expect(S.hw("power1_input") >= 18000000, "power1_input %s µW after the limit was lifted",
+			 fmt(S.hw("power1_input")).c_str());
+		t.expect(S.tele("throttle_percent") == 0, "throttle_percent %s after the limit was lifted",
+			 fmt(S.tele("throttle_percent")).c_str());
+		t.note("throttled under 10 W: %s %%, %s ms in all", fmt(thr).c_str(),
+		       fmt(S.tele("throttle_time_ms")).c_str());
+	});
+
+	s.add_isolated("telemetry_nsp_counters", 300, [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		auto dev = open_card(t, o.card);
+		if (!fs_ || !dev)
+			return;
+		const Sysfs &S = *fs_;
+		for (const char *f : {"nsp_busy_ns", "nsp_inferences", "nsp_faults", "nsp_active", "throttle_percent",
+				      "throttle_time_ms", "power_state"})
+			t.expect(S.tele(f).has_value(), "%s/telemetry/%s unreadable", S.pci.c_str(), f);
+		const auto inf0 = S.tele("nsp_inferences"), busy0 = S.tele("nsp_busy_ns"), act0 = S.tele("nsp_active"),
+			   faults0 = S.tele("nsp_faults");
+		{
+			qaic::Pipeline a(*dev, *wl::find("vadd_f32"), 4);
+			if (const auto why = a.setup(); !why.empty())
+				return t.expect(false, "vadd_f32: %s", why.c_str());
+			t.expect(act0 && S.tele("nsp_active") == *act0 + 1, "nsp_active %s with a 1-NSP workload, was %s",
+				 fmt(S.tele("nsp_active")).c_str(), fmt(act0).c_str());
+			expect_run(t, "vadd_f32", a.run(200), 200);
+			const auto inf1 = S.tele("nsp_inferences"), busy1 = S.tele("nsp_busy_ns");
+			t.expect(inf0 && inf1 && *inf1 == *inf0 + 200, "nsp_inferences %s -> %s over 200 inferences",
+				 fmt(inf0).c_str(), fmt(inf1).c_str());
+			t.expect(busy0 && busy1 && *busy1 > *busy0, "nsp_busy_ns %s -> %s over 200 inferences",
+				 fmt(busy0).c_str(), fmt(busy1).c_str());
+			qaic::Pipeline b(*dev, *wl::find("matmul_i8"), 4);
+			if (const auto why = b.setup(); !why.empty())
+				return t.expect(false, "matmul_i8: %s", why.c_str());
+			t.expect(act0 && S.tele("nsp_active") == *act0 + 3, "nsp_active %s with 1 + 2 NSPs assigned, was %s",
+				 fmt(S.tele("nsp_active")).c_str(), fmt(act0).c_str());
+			expect_run(t, "matmul_i8", b.run(50), 50);
+			const auto inf2 = S.tele("nsp_inferences"), busy2 = S.tele("nsp_busy_ns");
+			t.expect(inf1 && inf2 && *inf2 >= *inf1 + 50, "nsp_inferences %s -> %s over 50 inferences",
+				 fmt(inf1).c_str(), fmt(inf2).c_str());
+			t.expect(busy1 && busy2 && *busy2 > *busy1, "nsp_busy_ns %s -> %s", fmt(busy1).c_str(),
+				 fmt(busy2).c_str());
+			t.note("vadd_f32 x200 then matmul_i8 x50: inferences %s -> %s, busy %s -> %s ns", fmt(inf0).c_str(),
+			       fmt(inf2).c_str(), fmt(busy0).c_str(), fmt(busy2).c_str());
+		}
+		t.expect(wait_for([&] { return S.tele("nsp_active") == act0; }, 10, 50),
+			 "nsp_active %s after deactivating, was %s", fmt(S.tele("nsp_active")).c_str(), fmt(act0).c_str());
+		t.expect(S.tele("nsp_faults") == faults0, "nsp_faults %s -> %s without a crash", fmt(faults0).c_str(),
+			 fmt(S.tele("nsp_faults")).c_str());
+	});
+}
+
+// Source names as the injection grammar and the driver's log give them.
+const std::map<std::string, std::string> kSourceLog = {
+	{"soc_mem", "SoC memory"},     {"pcie", "PCIe"},	      {"ddr", "DDR"},
+	{"sys_bus1", "system bus 1"}, {"sys_bus2", "system bus 2"}, {"nsp_mem", "NSP memory"},
+	{"tsens", "temperature sensor"}};
+
+struct RasCounts {
+	std::optional<int64_t> ce, ue, ue_nf;
+	bool operator==(const RasCounts &) const = default;
+	std::string str() const { return "ce " + fmt(ce) + ", ue " + fmt(ue) + ", ue_nf " + fmt(ue_nf); }
+};
+
+RasCounts ras_counts(const Sysfs &S)
+{
+	return {S.ras("ce_count"), S.ras("ue_count"), S.ras("ue_nonfatal_count")};
+}
+
+// Waits for the counts to reach `want`, then makes sure they stay there.
+void expect_counts(ktap::Case &t, const Sysfs &S, const RasCounts &want, const char *what)
+{
+	wait_for([&] { return ras_counts(S) == want; }, 10, 20);
+	std::this_thread::sleep_for(std::chrono::milliseconds(300));
+	const RasCounts got = ras_counts(S);
+	t.expect(got == want, "%s: %s, want %s", what, got.str().c_str(), want.str().c_str());
+}
+
+RasCounts plus(const RasCounts &c, int ce, int ue, int ue_nf)
+{
+	return {c.ce ? std::optional<int64_t>(*c.ce + ce) : std::nullopt,
+		c.ue ? std::optional<int64_t>(*c.ue + ue) : std::nullopt,
+		c.ue_nf ? std::optional<int64_t>(*c.ue_nf + ue_nf) : std::nullopt};
+}
+
+void add_ras(Suite &s, const Options &o)
+{
+	s.add_isolated("ras_ce_ue_nf_counted", 120, [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		qaic::Mailbox mb(o.card);
+		Kmsg km;
+		if (!fs_ || !mb.ok())
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const Sysfs &S = *fs_;
+		const RasCounts base = ras_counts(S);
+		t.expect(base.ce && base.ue && base.ue_nf, "RAS counters under %s: %s", S.pci.c_str(), base.str().c_str());
+		struct Inj {
+			const char *type, *source, *args, *detail; // detail: what the log line must show
+		};
+		const Inj injs[] = {
+			{"ce", "ddr", "addr=0x12345000", "address 0x12345000"},
+			{"ce", "soc_mem", "addr=0xabc000", "0xabc000"},
+			{"ce", "pcie", "", "bad TLP 1"},
+			{"ce", "sys_bus1", "addr=0x1234", "address 1234"},
+			{"ce", "sys_bus2", "addr=0x7700", "address 0x7700/"},
+			{"ce", "nsp_mem", "nsp=3 addr=0x40", "NSP 3"},
+			{"ce", "ddr", "addr=0x2000", "address 0x2000"},
+			{"ue_nf", "pcie", "", "poisoned TLP 1"},
+			{"ue_nf", "nsp_mem", "nsp=5 addr=0x80", "NSP 5"},
+			{"ue_nf", "sys_bus2", "", ""},
+		};
+		int ce = 0, ue_nf = 0;
+		for (const auto &i : injs) {
+			const std::string c = std::string("ras ") + i.type + " source=" + i.source + " " + i.args;
+			const std::string r = mb.run(c);
+			t.expect(r.empty(), "%s: %s", c.c_str(), r.c_str());
+			(std::string(i.type) == "ce" ? ce : ue_nf)++;
+		}
+		expect_counts(t, S, plus(base, ce, 0, ue_nf), "after the injections");
+		// Each event logged with its severity and source (and syndrome).
+		for (const auto &i : injs) {
+			const std::string sev = std::string(i.type) == "ce" ? "corrected error in "
+									     : "non-fatal uncorrectable error in ";
+			const auto lines = km.grep({S.bdf, sev + kSourceLog.at(i.source), i.detail});
+			t.expect(!lines.empty(), "no kernel message for ras %s source=%s naming '%s' and '%s'", i.type,
+				 i.source, (sev + kSourceLog.at(i.source)).c_str(), i.detail);
+		}
+		unsigned logged = 0;
+		for (const auto &l : km.lines())
+			if (l.text.find(S.bdf) != std::string::npos && l.text.find("RAS event") != std::string::npos) {
+				logged++;
+				t.expect(l.level == 4, "logged at level %d, want 4 (warning): %s", l.level, l.text.c_str());
+				if (logged <= 2)
+					t.note("kernel: %s", l.text.c_str());
+			}
+		t.expect(logged == std::size(injs), "%u RAS lines logged for %zu events", logged, std::size(injs));
+		expect_log_clean(t, km, "RAS");
+	});
+
+	s.add_isolated("ras_tsens_threshold_crossing", 120, [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		qaic::Mailbox mb(o.card);
+		Kmsg km;
+		if (!fs_ || !mb.ok())
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const Sysfs &S = *fs_;
+		const RasCounts base = ras_counts(S);
+		auto inject = [&](const std::string &c) {
+			const std::string r = mb.run(c);
+			t.expect(r.empty(), "%s: %s", c.c_str(), r.c_str());
+		};
+		inject("sensor soc_temp=80000"); // below the warning threshold: nothing
+		expect_counts(t, S, base, "SoC at 80 °C");
+		inject("sensor soc_temp=96000"); // crosses 95 °C: a TSENS CE
+		expect_counts(t, S, plus(base, 1, 0, 0), "SoC from 80 to 96 °C");
+		t.expect(km.wait_grep({S.bdf, "corrected error in temperature sensor",
+				       "upper threshold crossed at 96 degrees C"}, 5),
+			 "no kernel message for the TSENS crossing at 96 °C");
+		inject("sensor soc_temp=97000"); // still above: no new event
+		expect_counts(t, S, plus(base, 1, 0, 0), "SoC from 96 to 97 °C");
+		inject("sensor soc_temp=111000"); // crosses 110 °C: critical, UE_NF
+		expect_counts(t, S, plus(base, 1, 0, 1), "SoC from 97 to 111 °C");
+		t.expect(km.wait_grep({S.bdf, "non-fatal uncorrectable error in temperature sensor", "critical"}, 5),
+			 "no kernel message for the critical crossing at 111 °C");
+		inject("sensor soc_temp=auto"); // on the way down: nothing
+		expect_counts(t, S, plus(base, 1, 0, 1), "SoC back to the model");
+		inject("ras ce source=tsens temp=91000 threshold=upper");
+		expect_counts(t, S, plus(base, 2, 0, 1), "a TSENS CE injected directly");
+		t.expect(km.wait_grep({S.bdf, "temperature sensor", "upper threshold crossed at 91 degrees C"}, 5),
+			 "no kernel message for the injected TSENS CE at 91 °C");
+		expect_log_clean(t, km, "TSENS");
+	});
+
+	// Last: it resets the card.
+	s.add_isolated("ras_ue_resets_card", 300, [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		qaic::Mailbox mb(o.card);
+		Kmsg km;
+		Uevents ue;
+		if (!fs_ || !mb.ok())
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const Sysfs &S = *fs_;
+		t.expect(ue.ok(), "no uevent socket");
+		t.expect(is_online(o.card), "card not ONLINE before the UE");
+		const RasCounts base = ras_counts(S);
+		const size_t mark = ue.mark();
+		const auto t0 = Clock::now();
+		const std::string r = mb.run("ras ue source=ddr addr=0x40000000");
+		t.expect(r.empty(), "ras ue: %s", r.c_str());
+		// Counted, then the card is reset: it goes offline and comes back.
+		t.expect(wait_for([&] { return S.ras("ue_count") == (base.ue ? *base.ue + 1 : -1); }, 10, 20),
+			 "ue_count %s, was %s", fmt(S.ras("ue_count")).c_str(), fmt(base.ue).c_str());
+		t.expect(wait_offline_online(ue, S.bdf, mark), "no offline, then online, uevent of the card after the UE");
+		t.expect(wait_for([&] { return is_online(o.card); }, kOnlineTimeout, 100), "not ONLINE again after the UE");
+		t.note("UE to ONLINE again in %.0f ms", ms_since(t0));
+		// A SoC reset: the card booted from PBL again, SBL fetching the images.
+		t.expect(km.wait_grep({S.bdf, "card: SBL: all images loaded"}, 10), "no new boot log after the UE");
+		t.expect(km.wait_grep({S.bdf, "card online"}, 10), "no 'card online' after the UE");
+		t.expect(!km.grep({S.bdf, "fatal uncorrectable error in DDR"}).empty(), "the UE is not in the kernel log");
+		bool err_level = false;
+		for (const auto &l : km.lines())
+			if (l.text.find("fatal uncorrectable error in DDR") != std::string::npos)
+				err_level = l.level <= 3;
+		t.expect(err_level, "the UE was not logged as an error");
+		expect_counts(t, S, plus(base, 0, 1, 0), "after the reset");
+		// The counters still count after the reset.
+		t.expect(mb.run("ras ce source=ddr").empty(), "CE after the reset");
+		expect_counts(t, S, plus(base, 1, 1, 0), "a CE after the reset");
+		if (auto dev = open_card(t, o.card)) {
+			run_workload(t, *dev, "vadd_f32", 100);
+			run_workload(t, *dev, "matmul_i8", 50);
+		}
+		expect_log_clean(t, km, "UE");
+	});
+}
+
+// Everything a refused command must leave as it was.
+struct Snapshot {
+	RasCounts ras;
+	std::optional<int64_t> t1, t2, t3, p, pmax, faults, active, state;
+	bool online = false;
+	bool operator==(const Snapshot &) const = default;
+	std::string str() const
+	{
+		return ras.str() + "; temps " + fmt(t1) + "/" + fmt(t2) + "/" + fmt(t3) + " m°C, power " + fmt(p) +
+		       "/" + fmt(pmax) + " µW, faults " + fmt(faults) + ", active " + fmt(active) + ", DBC state " +
+		       fmt(state) + (online ? ", online" : ", offline");
+	}
+};
+
+void add_bad_injections(Suite &s, const Options &o)
+{
+	s.add_isolated("bad_injections_refused", 120, [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		qaic::Mailbox mb(o.card);
+		auto dev = open_card(t, o.card);
+		Kmsg km;
+		if (!fs_ || !mb.ok() || !dev)
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const Sysfs &S = *fs_;
+		qaic::DataChannel ch(*dev);
+		if (!ch.problem().empty())
+			return t.expect(false, "%s", ch.problem().c_str());
+		// Pinned sensors, so that nothing moves by itself.
+		const std::string pin = "sensor soc_temp=50000 board_temp=40000 ddr_temp=45000 board_power=20000000";
+		t.expect(mb.run(pin).empty(), "pinning the sensors");
+		auto snap = [&] {
+			return Snapshot{ras_counts(S),	       S.hw("temp1_input"),  S.hw("temp2_input"),
+					S.hw("temp3_input"),   S.hw("power1_input"), S.hw("power1_max"),
+					S.tele("nsp_faults"),  S.tele("nsp_active"), S.dbc_state(ch.dbc()),
+					is_online(o.card)};
+		};
+		const Snapshot before = snap();
+		t.expect(before.state == 1, "DBC %u of the channel in state %s, want 1", ch.dbc(),
+			 fmt(before.state).c_str());
+		uint32_t free_dbc = 16;
+		for (uint32_t d = 15; d < 16 && free_dbc == 16; d--)
+			if (S.dbc_state(d) == 0)
+				free_dbc = d;
+		const std::string mine = std::to_string(ch.dbc());
+		const std::pair<std::string, std::string> bad[] = {
+			{"nonsense", "unknown fault"},
+			{"syserr now", "takes no arguments"},
+			{"crash", "give dbc=N or nsp=N"},
+			{"crash reason=no target", "give dbc=N or nsp=N"},
+			{"crash dbc=" + mine + " nsp=0", "give dbc=N or nsp=N"},
+			{"crash dbc=16", "no DBC 16"},
+			{"crash dbc=x", "not a number"},
+			{"crash dbc=" + mine + " dbc=" + mine, "given twice"},
+			{"crash dbc=" + std::to_string(free_dbc), "no workload on DBC"},
+			{"crash nsp=16", "no NSP 16"},
+			{"crash dbc", "not key=value"},
+			{"ras", "is not ce, ue or ue_nf"},
+			{"ras fatal source=ddr", "is not ce, ue or ue_nf"},
+			{"ras ce", "source="},
+			{"ras ce source=dram", "source=dram"},
+			{"ras ce source=ddr nsp=16", "nsp=16"},
+			{"ras ue source=ddr addr=-1", "not an address"},
+			{"ras ue source=ddr addr=0x1zz", "not an address"},
+			{"ras ce source=tsens temp=300000", "temp=300000"},
+			{"ras ce source=tsens threshold=hot", "threshold=hot"},
+			{"ras ce source=ddr colour=red", "unknown argument"},
+			{"ras ce source=ddr addr=0x10 addr=0x20", "given twice"},
+			{"sensor", "give NAME=VALUE"},
+			{"sensor fan=100", "unknown sensor"},
+			{"sensor soc_temp", "not key=value"},
+			{"sensor soc_temp=hot", "soc_temp=hot"},
+			{"sensor soc_temp=200001", "-40000..200000"},
+			{"sensor board_power=-1", "0..500000000"},
+			// All or nothing: the good half must not be applied either.
+			{"sensor soc_temp=60000 board_temp=500000", "board_temp=500000"},
+			{"sensor soc_temp=96000 ddr_temp=x", "ddr_temp=x"},
+		};
+		for (const auto &[c, why] : bad) {
+			const std::string r = mb.run(c);
+			t.expect(!r.empty(), "'%s' was carried out", c.c_str());
+			t.expect(r.find(why) != std::string::npos, "'%s' refused with '%s', want it to mention '%s'",
+				 c.c_str(), r.c_str(), why.c_str());
+			t.expect(mb.rd(qaic::Mailbox::kStatus) == qaic::Mailbox::kRefused,
+				 "'%s': status %u, want 1 (refused)", c.c_str(), mb.rd(qaic::Mailbox::kStatus));
+		}
+		// The mailbox's own checks: length 0 and beyond 255.
+		for (uint32_t len : {0u, 256u, 4096u}) {
+			const std::string r = mb.run_raw("ras ce source=ddr", len);
+			t.expect(r.find("length must be 1..255") != std::string::npos, "length %u: '%s'", len, r.c_str());
+		}
+		// A NUL ends the command: what follows is not read.
+		const std::string nul("ras ce source=nowhere\0", 22);
+		t.expect(mb.run_raw(nul + "xyz", 25).find("source=nowhere") != std::string::npos, "command after a NUL");
+		std::this_thread::sleep_for(std::chrono::milliseconds(300));
+		const Snapshot after = snap();
+		t.expect(after == before, "changed by refused commands:\n    #   before %s\n    #   after  %s",
+			 before.str().c_str(), after.str().c_str());
+		t.note("%zu commands refused; nothing changed: %s", std::size(bad) + 4, after.str().c_str());
+		// The channel still moves data, and the mailbox still works.
+		auto in = qaic::Bo::create(*dev, 4096), out = qaic::Bo::create(*dev, 4096);
+		if (in && out) {
+			qaic_attach_slice_entry sl{};
+			sl.size = 4096;
+			sl.dev_addr = ch.ddr_base();
+			std::memset(in->data(), 0x5a, 4096);
+			qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&sl, 1));
+			qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice, std::span(&sl, 1));
+			const qaic_execute_entry e[2] = {{in->handle(), qaic::kToDevice},
+							 {out->handle(), qaic::kFromDevice}};
+			t.expect(!qaic::execute(*dev, ch.dbc(), e) && !qaic::wait(*dev, ch.dbc(), out->handle(), 10000) &&
+					 !std::memcmp(in->data(), out->data(), 4096),
+				 "the channel does not move data after the refusals");
+		}
+		t.expect(mb.run("sensor soc_temp=auto board_temp=auto ddr_temp=auto board_power=auto").empty(),
+			 "a good command after the refusals");
+		t.expect(km.grep({"RAS event"}).empty(), "a refused command raised a RAS event");
+	});
+}
+
+// ---- SSR --------------------------------------------------------------------------
+
+std::string reason_for(const std::string &what) { return what + "-" + unique_tag(); }
+
+void add_ssr(Suite &s, const Options &o)
+{
+	// The errno contract of docs/health.md, step by step.
+	s.add_isolated("ssr_errno_epipe", 120, [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		qaic::Mailbox mb(o.card);
+		auto dev = open_card(t, o.card);
+		Uevents ue;
+		Kmsg km;
+		if (!fs_ || !mb.ok() || !dev)
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const Sysfs &S = *fs_;
+		const wl::Example &e = *wl::find("vadd_f32");
+		Manual m(*dev, e);
+		if (!m.problem.empty())
+			return t.expect(false, "%s", m.problem.c_str());
+		const uint32_t dbc = m.dbc();
+		t.expect(m.attach() == 0, "ATTACH");
+		// One good inference.
+		std::string why;
+		t.expect(m.execute_both(1) == 0 && qaic::wait(*dev, dbc, m.out->handle(), 10000) == 0 &&
+				 m.output_matches(1, why),
+			 "an inference before the crash: %s", why.c_str());
+		const auto faults0 = S.tele("nsp_faults");
+		// An output the card holds back: the program waits for an input.
+		t.expect(m.execute_out_only() == 0, "EXECUTE of the output alone");
+		std::atomic<int> waited{1};
+		std::thread waiter([&] { waited = qaic::wait(*dev, dbc, m.out->handle(), 30000); });
+		std::this_thread::sleep_for(std::chrono::milliseconds(300));
+		t.expect(waited == 1, "WAIT_BO returned %s before the crash", qaic::errno_name(-waited).c_str());
+		const size_t mark = ue.mark();
+		const std::string reason = reason_for("epipe");
+		const auto t0 = Clock::now();
+		const std::string r = mb.run("crash dbc=" + std::to_string(dbc) + " reason=" + reason);
+		t.expect(r.empty(), "crash dbc=%u: %s", dbc, r.c_str());
+		waiter.join();
+		t.expect(waited == -EPIPE, "the waiter's WAIT_BO: %s, want EPIPE", qaic::errno_name(-waited).c_str());
+		t.note("the waiter saw %s %.1f ms after the injection", qaic::errno_name(-waited).c_str(), ms_since(t0));
+		// While the card recovers the DBC, every data-path call on it fails with EPIPE.
+		const auto st0 = S.dbc_state(dbc);
+		auto extra = qaic::Bo::create(*dev, 4096);
+		qaic_attach_slice_entry sl{};
+		sl.size = 4096;
+		sl.dev_addr = m.act.ddr_base;
+		const int r_exec = m.execute_both(2);
+		const int r_attach = qaic::attach_slices(*dev, extra->handle(), dbc, qaic::kToDevice, std::span(&sl, 1));
+		const int r_wait = qaic::wait(*dev, dbc, m.in->handle(), 100);
+		const auto st1 = S.dbc_state(dbc);
+		if (st0 >= 2 && st1 >= 2) {
+			t.expect(r_exec == -EPIPE, "EXECUTE_BO under SSR: %s", qaic::errno_name(-r_exec).c_str());
+			t.expect(r_attach == -EPIPE, "ATTACH_SLICE_BO under SSR: %s", qaic::errno_name(-r_attach).c_str());
+			t.expect(r_wait == -EPIPE, "WAIT_BO under SSR: %s", qaic::errno_name(-r_wait).c_str());
+			t.note("under SSR (state %s..%s): EXECUTE %s, ATTACH %s, WAIT %s", fmt(st0).c_str(),
+			       fmt(st1).c_str(), qaic::errno_name(-r_exec).c_str(), qaic::errno_name(-r_attach).c_str(),
+			       qaic::errno_name(-r_wait).c_str());
+		} else {
+			t.note("the SSR was over (state %s..%s) before the checks", fmt(st0).c_str(), fmt(st1).c_str());
+		}
+		t.expect(wait_dbc_idle(ue, S.bdf, dbc, mark), "no DBC_STATE=0 uevent for DBC %u within %.0f s", dbc,
+			 kSsrTimeout);
+		t.note("DBC %u free again %.1f ms after the injection", dbc, ms_since(t0));
+		const auto seq = dbc_states(ue, S.bdf, dbc, "accel", mark);
+		t.expect(seq == std::vector<int>({2, 3, 4, 5, 0}), "DBC %u states announced %s, want [2,3,4,5,0]", dbc,
+			 join(seq).c_str());
+		const auto useq = dbc_states(ue, S.bdf, dbc, kUmdClass, mark);
+		t.expect(useq == seq, "the UMD's device announced %s", join(useq).c_str());
+		t.expect(S.dbc_state(dbc) == 0, "dbc%u_state %s after recovery", dbc, fmt(S.dbc_state(dbc)).c_str());
+		// The dropped output stays dropped until it is queued again.
+		const int r_after = qaic::wait(*dev, dbc, m.out->handle(), 100);
+		t.expect(r_after == -EPIPE, "WAIT_BO on the dropped output after recovery: %s, want EPIPE",
+			 qaic::errno_name(-r_after).c_str());
+		// The card forgot the activation; the ELF stays loaded.
+		auto d = m.nnc.deactivate(m.act.activation_id, std::nullopt);
+		t.expect(d.answered && d.status == cmd::kErrNotFound,
+			 "DEACTIVATE of the crashed activation: %s, want not found", d.describe().c_str());
+		t.expect(S.tele("nsp_faults") == (faults0 ? *faults0 + 1 : -1), "nsp_faults %s, was %s",
+			 fmt(S.tele("nsp_faults")).c_str(), fmt(faults0).c_str());
+		const std::string a = m.activate();
+		if (!a.empty())
+			return t.expect(false, "activating the loaded ELF again: %s", a.c_str());
+		t.expect(m.attach() == 0, "ATTACH again (the SSR detached the BOs)");
+		why.clear();
+		t.expect(m.execute_both(3) == 0 && qaic::wait(*dev, m.dbc(), m.out->handle(), 10000) == 0 &&
+				 m.output_matches(3, why),
+			 "an inference after re-activating on DBC %u: %s", m.dbc(), why.c_str());
+		free_all_devcd(S.bdf);
+		expect_log_clean(t, km, "SSR");
+	});
+
+	s.add_isolated("ssr_devcoredump", 120, [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		qaic::Mailbox mb(o.card);
+		auto dev = open_card(t, o.card);
+		Uevents ue;
+		if (!fs_ || !mb.ok() || !dev)
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const Sysfs &S = *fs_;
+		t.expect(qaic::read_attr("/sys/class/devcoredump/disabled") != "1", "devcoredump is disabled");
+		free_all_devcd(S.bdf);
+		qaic::Pipeline p(*dev, *wl::find("matmul_i8"), 4);
+		if (const auto why = p.setup(); !why.empty())
+			return t.expect(false, "matmul_i8: %s", why.c_str());
+		expect_run(t, "before the crash", p.run(20), 20);
+		const uint32_t dbc = p.dbc();
+		const std::string reason = reason_for("devcoredump test");
+		const size_t mark = ue.mark();
+		const std::string r = mb.run("crash dbc=" + std::to_string(dbc) + " reason=" + reason);
+		t.expect(r.empty(), "crash dbc=%u: %s", dbc, r.c_str());
+		t.expect(wait_dbc_idle(ue, S.bdf, dbc, mark), "DBC %u not free again", dbc);
+		check_dump(t, S.bdf, dbc, reason, true, "matmul_i8", 2);
+		// The Pipeline carries on.
+		const std::string rec = p.recover();
+		t.expect(rec.empty(), "recover(): %s", rec.c_str());
+		if (rec.empty())
+			expect_run(t, "after recover()", p.run(20), 20);
+	});
+
+	// Two workloads on two DBCs: A crashes over and over, B keeps computing.
+	s.add_isolated("ssr_crash_loop", 900, [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		qaic::Mailbox mb(o.card);
+		auto devA = open_card(t, o.card);
+		auto devB = open_card(t, o.card);
+		Uevents ue;
+		Kmsg km;
+		if (!fs_ || !mb.ok() || !devA || !devB)
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const Sysfs &S = *fs_;
+		t.expect(ue.ok(), "no uevent socket");
+		free_all_devcd(S.bdf);
+		qaic::Pipeline a(*devA, *wl::find("vadd_f32"), 8);
+		qaic::Pipeline b(*devB, *wl::find("matmul_i8"), 4);
+		for (auto *p : {&a, &b})
+			if (const auto why = p->setup(); !why.empty())
+				return t.expect(false, "setup: %s", why.c_str());
+		const uint32_t dbcB = b.dbc();
+		const auto faults0 = S.tele("nsp_faults");
+		const size_t mark0 = ue.mark();
+
+		// B: batches of 25 inferences, every output checked, until told to stop.
+		std::atomic<bool> stop{false};
+		std::atomic<uint64_t> b_inferences{0}, b_batches{0};
+		std::string b_problem;
+		std::thread tb([&] {
+			while (!stop) {
+				const qaic::RunResult r = b.run(25);
+				b_inferences += r.inferences;
+				b_batches++;
+				if (!r.problem.empty() || r.mismatches || r.inferences != 25) {
+					b_problem = "batch " + std::to_string(b_batches) + ": " +
+						    std::to_string(r.inferences) + " of 25, " +
+						    std::to_string(r.mismatches) + " wrong; " + r.problem + " " +
+						    r.first_mismatch;
+					return;
+				}
+			}
+		});
+
+		unsigned in_wait = 0, in_exec = 0, sysfs_ssr_seen = 0;
+		uint64_t a_inferences = 0;
+		double total_ms = 0, worst_ms = 0;
+		std::vector<unsigned> dbcs_used;
+		for (unsigned k = 0; k < o.crashes && !t.failed(); k++) {
+			const uint32_t dbcA = a.dbc();
+			dbcs_used.push_back(dbcA);
+			// A streams inferences until the crash stops it.
+			std::atomic<bool> a_done{false};
+			qaic::RunResult ra;
+			std::thread ta([&] {
+				ra = a.run(100000000);
+				a_done = true;
+			});
+			std::this_thread::sleep_for(std::chrono::milliseconds(150));
+			const size_t mark = ue.mark();
+			const std::string reason = reason_for("loop " + std::to_string(k));
+			const auto t0 = Clock::now();
+			const std::string r = mb.run("crash dbc=" + std::to_string(dbcA) + " reason=" + reason);
+			if (!r.empty()) {
+				stop = true;
+				abandon(t, ("crash " + std::to_string(k) + " refused: " + r).c_str());
+			}
+			if (!wait_for([&] { return a_done.load(); }, 30, 5)) {
+				stop = true;
+				abandon(t, ("crash " + std::to_string(k) + ": A's run() did not stop").c_str());
+			}
+			ta.join();
+			a_inferences += ra.inferences;
+			t.expect(ra.error == -EPIPE, "crash %u: A's run() ended with %s (%s), want EPIPE", k,
+				 qaic::errno_name(-ra.error).c_str(), ra.problem.c_str());
+			t.expect(!ra.mismatches, "crash %u: %llu wrong outputs of A before it; %s", k,
+				 static_cast<unsigned long long>(ra.mismatches), ra.first_mismatch.c_str());
+			(ra.problem.rfind("WAIT_BO", 0) == 0 ? in_wait : in_exec)++;
+			// The DBC's state in sysfs runs through the SSR stages back to 0.
+			std::vector<int> seen;
+			const bool idle = wait_for([&] {
+				const auto st = S.dbc_state(dbcA);
+				if (st && (seen.empty() || seen.back() != *st))
+					seen.push_back(int(*st));
+				return st == 0;
+			}, kSsrTimeout, 1);
+			const double ms = ms_since(t0);
+			total_ms += ms;
+			worst_ms = std::max(worst_ms, ms);
+			t.expect(idle, "crash %u: dbc%u_state %s, not back to 0 (seen %s)", k, dbcA,
+				 fmt(S.dbc_state(dbcA)).c_str(), join(seen).c_str());
+			// Values 2..5 in order, maybe none of them (a quick SSR), then 0.
+			const auto ssr_states = [](int v) { return v == 0 || (v >= 2 && v <= 5); };
+			t.expect(std::is_sorted(seen.begin(), seen.end() - (seen.size() && seen.back() == 0)) &&
+					 std::all_of(seen.begin(), seen.end(), ssr_states),
+				 "crash %u: dbc%u_state went %s", k, dbcA, join(seen).c_str());
+			sysfs_ssr_seen += std::any_of(seen.begin(), seen.end(), [](int v) { return v >= 2; });
+			// The uevents: every state, in order, on both devices.
+			t.expect(wait_dbc_idle(ue, S.bdf, dbcA, mark), "crash %u: no DBC_STATE=0 uevent", k);
+			const auto seq = dbc_states(ue, S.bdf, dbcA, "accel", mark);
+			t.expect(seq == std::vector<int>({2, 3, 4, 5, 0}), "crash %u: DBC %u announced %s, want [2,3,4,5,0]",
+				 k, dbcA, join(seq).c_str());
+			const auto useq = dbc_states(ue, S.bdf, dbcA, kUmdClass, mark);
+			t.expect(std::count(useq.begin(), useq.end(), 2) == 1 &&
+					 std::count(useq.begin(), useq.end(), 5) == 1,
+				 "crash %u: the UMD's device announced %s", k, join(useq).c_str());
+			// Its dump names this crash; freed for the next one.
+			check_dump(t, S.bdf, dbcA, reason, false);
+			// A carries on.
+			const std::string rec = a.recover();
+			t.expect(rec.empty(), "crash %u: recover(): %s", k, rec.c_str());
+			if (!rec.empty())
+				break;
+			expect_run(t, ("crash " + std::to_string(k) + ": A after recover()").c_str(), a.run(20), 20);
+			a_inferences += 20;
+		}
+		stop = true;
+		tb.join();
+		t.expect(b_problem.empty(), "B: %s", b_problem.c_str());
+		t.expect(b_inferences > 0, "B ran no inference");
+		t.expect(dbc_states(ue, S.bdf, dbcB, "accel", mark0).empty(), "B's DBC %u changed state: %s", dbcB,
+			 join(dbc_states(ue, S.bdf, dbcB, "accel", mark0)).c_str());
+		t.expect(!ue.overflowed(), "the uevent socket overflowed");
+		t.expect(S.tele("nsp_faults") == (faults0 ? *faults0 + o.crashes : -1),
+			 "nsp_faults %s -> %s over %u crashes", fmt(faults0).c_str(), fmt(S.tele("nsp_faults")).c_str(),
+			 o.crashes);
+		std::string used;
+		for (unsigned d : dbcs_used)
+			used += (used.empty() ? "" : ",") + std::to_string(d);
+		t.note("%u crashes of A (DBCs %s): EPIPE in WAIT_BO %u times, in EXECUTE_BO %u; an SSR state seen in sysfs "
+		       "%u times; crash to DBC free %.0f ms on average, %.0f at worst",
+		       o.crashes, used.c_str(), in_wait, in_exec, sysfs_ssr_seen, total_ms / std::max(1u, o.crashes),
+		       worst_ms);
+		t.note("A: %llu good inferences; B (DBC %u): %llu inferences in %llu batches, all correct",
+		       static_cast<unsigned long long>(a_inferences), dbcB,
+		       static_cast<unsigned long long>(b_inferences.load()),
+		       static_cast<unsigned long long>(b_batches.load()));
+		t.expect(sysfs_ssr_seen > 0, "dbcN_state never showed an SSR state in %u crashes", o.crashes);
+		expect_log_clean(t, km, "crash loop");
+	});
+
+	// A user killed while the card recovers its DBC leaves nothing behind.
+	s.add_isolated("ssr_kill_during_recovery", 300, [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		qaic::Mailbox mb(o.card);
+		auto dev = open_card(t, o.card);
+		Uevents ue;
+		Kmsg km;
+		if (!fs_ || !mb.ok() || !dev)
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const Sysfs &S = *fs_;
+		free_all_devcd(S.bdf);
+		const auto base = idle_resources(t, *dev);
+		const auto active0 = S.tele("nsp_active");
+		if (!base)
+			return;
+		// Kill at the first sight of BEFORE_SHUTDOWN, BEFORE_POWER_UP and AFTER_POWER_UP.
+		for (int target : {2, 4, 5}) {
+			int to_parent[2];
+			if (pipe(to_parent))
+				return t.expect(false, "pipe");
+			std::fflush(stdout);
+			const pid_t pid = fork();
+			if (pid == 0) {
+				close(to_parent[0]);
+				ktap::Case c;
+				auto d = open_card(c, o.card);
+				int32_t msg[2] = {-1, 1};
+				if (d) {
+					Manual m(*d, *wl::find("vadd_f32"));
+					if (m.problem.empty() && m.attach() == 0 && m.execute_out_only() == 0) {
+						msg[0] = int32_t(m.dbc());
+						[[maybe_unused]] ssize_t w = write(to_parent[1], msg, 4);
+						// Blocks until the crash.
+						msg[1] = qaic::wait(*d, m.dbc(), m.out->handle(), 60000);
+						w = write(to_parent[1], msg + 1, 4);
+						pause();
+					}
+				}
+				[[maybe_unused]] ssize_t w = write(to_parent[1], msg, 4);
+				_exit(1);
+			}
+			close(to_parent[1]);
+			int32_t dbc = -1, waited = 1;
+			pollfd pf{to_parent[0], POLLIN, 0};
+			if (poll(&pf, 1, 60000) != 1 || read(to_parent[0], &dbc, 4) != 4 || dbc < 0) {
+				kill(pid, SIGKILL);
+				waitpid(pid, nullptr, 0);
+				close(to_parent[0]);
+				return t.expect(false, "the child could not activate and queue");
+			}
+			std::this_thread::sleep_for(std::chrono::milliseconds(200)); // into WAIT_BO
+			const auto busy = resources(*dev);
+			t.expect(busy && busy->nsp_free < base->nsp_free, "the child's activation does not show");
+			const size_t mark = ue.mark();
+			const std::string r = mb.run("crash dbc=" + std::to_string(dbc) + " reason=" + reason_for("kill"));
+			t.expect(r.empty(), "crash dbc=%d: %s", dbc, r.c_str());
+			const bool reached = ue.wait([&](const Uevent &e) {
+				return e.subsystem == "accel" && of_card(e, S.bdf) && e.dbc_id == dbc &&
+				       e.dbc_state >= target;
+			}, mark, kSsrTimeout);
+			const auto st = S.dbc_state(uint32_t(dbc));
+			kill(pid, SIGKILL);
+			t.expect(reached, "no DBC_STATE>=%d uevent for DBC %d", target, dbc);
+			int status = 0;
+			waitpid(pid, &status, 0);
+			t.expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the child was not killed (status %#x)",
+				 status);
+			fcntl(to_parent[0], F_SETFL, O_NONBLOCK);
+			const bool told = read(to_parent[0], &waited, 4) == 4;
+			close(to_parent[0]);
+			if (told)
+				t.expect(waited == -EPIPE, "the child's WAIT_BO: %s, want EPIPE",
+					 qaic::errno_name(-waited).c_str());
+			t.note("killed at DBC_STATE %d (dbc%d_state %s); the child's WAIT_BO %s", target, dbc,
+			       fmt(st).c_str(), told ? qaic::errno_name(-waited).c_str() : "had not returned");
+			t.expect(wait_dbc_idle(ue, S.bdf, uint32_t(dbc), mark), "DBC %d not free again", dbc);
+			t.expect(S.dbc_state(uint32_t(dbc)) == 0, "dbc%d_state %s at the end", dbc,
+				 fmt(S.dbc_state(uint32_t(dbc))).c_str());
+			std::optional<cmd::ResourceInfo> now;
+			wait_for([&] {
+				now = resources(*dev);
+				return now && same_free(*base, *now);
+			}, 10, 50);
+			t.expect(now && same_free(*base, *now), "after the kill at state %d: %s; want %s", target,
+				 now ? describe(*now).c_str() : "RESOURCE_INFO failed", describe(*base).c_str());
+			t.expect(wait_for([&] { return S.tele("nsp_active") == active0; }, 10, 50), "nsp_active %s, was %s",
+				 fmt(S.tele("nsp_active")).c_str(), fmt(active0).c_str());
+			free_all_devcd(S.bdf);
+		}
+		for (uint32_t d = 0; d < 16; d++)
+			t.expect(S.dbc_state(d) == 0, "dbc%u_state %s with no user", d, fmt(S.dbc_state(d)).c_str());
+		// The DBCs are usable again (a DBC the driver still held would hang this).
+		run_workload(t, *dev, "vadd_f32", 50);
+		expect_log_clean(t, km, "killed users");
+		for (const auto &l : km.lines())
+			if (l.level <= 3 || l.text.find("refused") != std::string::npos ||
+			    l.text.find("unexpected") != std::string::npos || l.text.find("abandon") != std::string::npos)
+				t.expect(false, "kernel: %s", l.text.c_str());
+	});
+}
+
+// ---- upstream 6.12 ------------------------------------------------------------------
+
+void add_upstream(Suite &s, const Options &o)
+{
+	// No QAIC_SSR client: the card frees the crashed DBC by itself; the host
+	// sees only its requests time out. The crashed user then goes away
+	// without a DEACTIVATE, and its close releases the DBC on the host.
+	// (A DEACTIVATE would leave upstream's DBC disabled for good: the card
+	// answers "not found" with no DEACTIVATE_FROM_DEV, so upstream neither
+	// releases nor re-enables it, and the next ACTIVATE given that DBC
+	// waits for it forever.)
+	s.add_isolated("upstream_crash_recovered_by_card", 300, [o](ktap::Case &t) {
+		qaic::Mailbox mb(o.card);
+		auto dev = open_card(t, o.card);
+		Kmsg km;
+		if (!mb.ok() || !dev)
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const auto base = idle_resources(t, *dev);
+		if (!base)
+			return;
+		int to_parent[2], to_child[2];
+		if (pipe(to_parent) || pipe(to_child))
+			return t.expect(false, "pipe");
+		std::fflush(stdout);
+		const pid_t pid = fork();
+		if (pid == 0) {
+			close(to_parent[0]);
+			close(to_child[1]);
+			ktap::Case c;
+			auto d = open_card(c, o.card);
+			int32_t msg[2] = {-1, 0};
+			if (d) {
+				{
+					qaic::Pipeline p(*d, *wl::find("vadd_f32"), 4);
+					const std::string why = p.setup();
+					const qaic::RunResult before = why.empty() ? p.run(50) : qaic::RunResult{};
+					if (why.empty() && before.problem.empty() && !before.mismatches) {
+						msg[0] = int32_t(p.dbc());
+						[[maybe_unused]] ssize_t w = write(to_parent[1], msg, 4);
+						char go;
+						if (read(to_child[0], &go, 1) == 1) {
+							p.set_wait_timeout(2000);
+							msg[1] = p.run(4).error;
+							w = write(to_parent[1], msg + 1, 4);
+						}
+						// Wait for the parent to look at the held resources.
+						if (read(to_child[0], &go, 1) != 1)
+							_exit(1);
+					} else {
+						std::printf("    # child: %s %s\n", why.c_str(), before.problem.c_str());
+					}
+				} // ~Pipeline: DEACTIVATE and unload, as an application does
+				std::fflush(stdout);
+				_exit(0);
+			}
+			[[maybe_unused]] ssize_t w = write(to_parent[1], msg, 4);
+			_exit(1);
+		}
+		close(to_parent[1]);
+		close(to_child[0]);
+		int32_t dbc = -1, err = 0;
+		if (read(to_parent[0], &dbc, 4) != 4 || dbc < 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, nullptr, 0);
+			return t.expect(false, "the child could not run vadd_f32");
+		}
+		const std::string r = mb.run("crash dbc=" + std::to_string(dbc) + " reason=" + reason_for("upstream"));
+		t.expect(r.empty(), "crash dbc=%d: %s", dbc, r.c_str());
+		[[maybe_unused]] ssize_t w = write(to_child[1], "g", 1);
+		const bool told = read(to_parent[0], &err, 4) == 4;
+		t.expect(told && err == -ETIMEDOUT, "the crashed user's next run: %s, want ETIMEDOUT",
+			 told ? qaic::errno_name(-err).c_str() : "no answer");
+		// Upstream still counts the DBC as its user's: the card holds the
+		// crashed activation's DBC and NSPs until the owner deactivates it.
+		const auto held = resources(*dev);
+		t.expect(held && held->vc_free + 1 == base->vc_free && held->nsp_free < base->nsp_free,
+			 "the crashed activation's DBC and NSPs should stay held: %s",
+			 held ? describe(*held).c_str() : "RESOURCE_INFO failed");
+		// The owner's DEACTIVATE (~Pipeline) is answered as usual, so
+		// upstream releases the DBC.
+		w = write(to_child[1], "g", 1);
+		int st = 0;
+		waitpid(pid, &st, 0);
+		close(to_parent[0]);
+		close(to_child[1]);
+		t.expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the crashed user did not exit cleanly");
+		t.note("crashed DBC %d: held until its owner deactivated it; its user saw %s", dbc,
+		       told ? qaic::errno_name(-err).c_str() : "nothing");
+		std::optional<cmd::ResourceInfo> now;
+		wait_for([&] {
+			now = resources(*dev);
+			return now && same_free(*base, *now);
+		}, 10, 50);
+		t.expect(now && same_free(*base, *now), "after the crashed user deactivated and closed: %s",
+			 now ? describe(*now).c_str() : "RESOURCE_INFO failed");
+		qaic::Nnc nnc(*dev);
+		auto status = nnc.status();
+		t.expect(status.ok(), "STATUS after the crash: %s", status.describe().c_str());
+		// Its DBC is given out again (had upstream still held it, this
+		// ACTIVATE would hang).
+		run_workload(t, *dev, "vadd_f32", 100);
+		run_workload(t, *dev, "matmul_i8", 50);
+		expect_log_clean(t, km, "crash");
+	});
+
+	s.add_isolated("upstream_ras_sensor_injections_ignored", 300, [o](ktap::Case &t) {
+		qaic::Mailbox mb(o.card);
+		auto dev = open_card(t, o.card);
+		auto c = card_info(o.card);
+		Kmsg km;
+		Uevents ue;
+		if (!mb.ok() || !dev || !c)
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const size_t mark = ue.mark();
+		qaic::Pipeline p(*dev, *wl::find("vadd_f32"), 4);
+		if (const auto why = p.setup(); !why.empty())
+			return t.expect(false, "vadd_f32: %s", why.c_str());
+		const char *groups[][4] = {
+			{"ras ce source=ddr addr=0x1000", "ras ce source=pcie", "ras ce source=soc_mem addr=0x10",
+			 "ras ce source=nsp_mem nsp=2"},
+			{"ras ce source=sys_bus1", "ras ce source=sys_bus2", "ras ue_nf source=pcie",
+			 "ras ue_nf source=ddr"},
+			{"sensor soc_temp=70000 board_power=30000000", "sensor soc_temp=96000", "sensor soc_temp=111000",
+			 "sensor soc_temp=auto board_power=auto"},
+			{"ras ue_nf source=nsp_mem nsp=1", "ras ce source=tsens temp=96000 threshold=upper",
+			 "sensor ddr_temp=90000", "sensor ddr_temp=auto"},
+		};
+		unsigned n = 0;
+		for (const auto &g : groups) {
+			for (const char *cmd : g) {
+				const std::string r = mb.run(cmd);
+				t.expect(r.empty(), "%s: %s", cmd, r.c_str());
+				n++;
+			}
+			expect_run(t, "vadd_f32 between injections", p.run(50), 50);
+		}
+		t.expect(is_online(o.card), "not ONLINE after the injections");
+		const auto &ev = ue.events();
+		bool reset = false;
+		for (size_t i = mark; i < ev.size(); i++)
+			reset |= of_card(ev[i], c->bdf) && (ev[i].action == "remove" || ev[i].action == "offline");
+		t.expect(!reset, "the card was reset by CE/UE_NF/sensor injections");
+		for (const auto &l : km.lines())
+			if (l.level <= 3)
+				t.expect(false, "kernel error: %s", l.text.c_str());
+		expect_log_clean(t, km, "injections");
+		t.note("%u injections; the workload ran throughout", n);
+	});
+
+	// No QAIC_STATUS client: a UE takes the card to SYS_ERR and upstream's
+	// MHI handling brings it back.
+	s.add_isolated("upstream_ue_syserr_recovery", 300, [o](ktap::Case &t) {
+		qaic::Mailbox mb(o.card);
+		auto c = card_info(o.card);
+		Kmsg km;
+		Uevents ue;
+		if (!mb.ok() || !c)
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		t.expect(ue.ok(), "no uevent socket");
+		t.expect(is_online(o.card), "not ONLINE before the UE");
+		const size_t mark = ue.mark();
+		const auto t0 = Clock::now();
+		const std::string r = mb.run("ras ue source=ddr addr=0x8000");
+		t.expect(r.empty(), "ras ue: %s", r.c_str());
+		// SYS_ERR: MHI tears the channel devices down, upstream announces the
+		// card offline, and online again once the control channel is back.
+		const bool mhi_down = ue.wait([&](const Uevent &e) {
+			return of_card(e, c->bdf) && e.action == "remove" && e.subsystem == "mhi";
+		}, mark, 30);
+		t.expect(mhi_down, "no MHI channel went away after the UE (no SYS_ERR?)");
+		t.expect(wait_offline_online(ue, c->bdf, mark), "no offline, then online, uevent of the card after the UE");
+		t.expect(wait_for([&] { return is_online(o.card); }, kOnlineTimeout, 100), "not ONLINE again after the UE");
+		t.note("UE to ONLINE again in %.0f ms", ms_since(t0));
+		if (auto dev = open_card(t, o.card)) {
+			qaic::Nnc nnc(*dev);
+			auto st = nnc.status();
+			t.expect(st.ok(), "STATUS after the UE: %s", st.describe().c_str());
+			run_workload(t, *dev, "vadd_f32", 100);
+			run_workload(t, *dev, "matmul_i8", 50);
+		}
+		expect_log_clean(t, km, "UE");
+	});
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Options o;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		const std::string k = argv[i], v = argv[i + 1];
+		if (k == "--card")
+			o.card = std::stoul(v);
+		else if (k == "--upstream")
+			o.upstream = v == "1";
+		else if (k == "--crashes")
+			o.crashes = std::stoul(v);
+		else if (k == "--case")
+			o.only = v;
+		else {
+			std::fprintf(stderr, "unknown option %s\n", k.c_str());
+			return 2;
+		}
+	}
+	ktap::Suite ks;
+	Suite s{ks, o.only};
+	add_common(s, o);
+	if (o.upstream) {
+		add_upstream(s, o);
+	} else {
+		add_hwmon(s, o);
+		add_bad_injections(s, o);
+		add_ssr(s, o);
+		add_ras(s, o); // ends with a UE, which resets the card
+	}
+	return ks.run() ? 1 : 0;
+}
