@@ -7,12 +7,19 @@
 //    DBCs vs 4 KiB O_DIRECT reads from QEMU's emulated NVMe on a null
 //    backend (the same emulator's request path);
 //  * NSP matmul (the int8 and fp32 example workloads, pipelined) vs the
-//    same matmul computed by a plain loop in the guest.
+//    same matmul computed by a plain loop in the guest;
+//  * getting a crashed workload back: SSR (crash, EPIPE, re-activate the
+//    loaded ELF, one correct inference) vs resetting the whole card (SoC
+//    reset, ONLINE, load, activate, one inference). Needs the card's test
+//    mailbox (-device aic100,test-mailbox=on) to crash it; last, as the
+//    baseline resets the card.
 // Usage: aic100-datapath-bench [--nvme /dev/nvme0n1] [--quick]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +28,7 @@
 #include <unistd.h>
 
 #include "datapath.h"
+#include "mailbox.h"
 #include "nnc_client.h"
 #include "pipeline.h"
 #include "qaic.h"
@@ -189,6 +197,91 @@ void matmul(const qaic::Device &dev, bool quick)
 	}
 }
 
+std::optional<qaic::Device> open_online(const qaic::Card &card, double timeout_s)
+{
+	const auto t = Clock::now();
+	while (since(t) < timeout_s) {
+		if (auto d = qaic::Device::open(card.accel_node()))
+			return d;
+		std::this_thread::sleep_for(std::chrono::milliseconds(5));
+	}
+	return std::nullopt;
+}
+
+void recovery(const qaic::Card &card, const qaic::Device &dev, bool quick)
+{
+	namespace wl = aic100::workloads;
+	std::printf("\n== getting a crashed workload back (vadd_f32): SSR vs resetting the card\n");
+	const wl::Example &e = *wl::find("vadd_f32");
+	qaic::Mailbox mb(card.bdf);
+	const bool ssr = std::filesystem::exists("/sys/class/accel/accel" + std::to_string(*card.accel_minor) +
+						 "/dbc0_state");
+	double ssr_ms = 0;
+	unsigned ssr_n = 0;
+	if (!mb.ok()) {
+		std::printf("SSR: no test mailbox to crash the workload with (%s)\n", mb.problem().c_str());
+	} else if (!ssr) {
+		std::printf("SSR: the driver has no SSR client (upstream 6.12): the crashed user waits for its "
+			    "timeout\n");
+	} else {
+		qaic::Pipeline p(dev, e, 4);
+		std::string why = p.setup();
+		if (why.empty() && !p.run(8).problem.empty())
+			why = "first inferences failed";
+		p.set_wait_timeout(5000);
+		for (unsigned k = 0; why.empty() && k < (quick ? 5u : 20u); k++) {
+			const auto t = Clock::now();
+			why = mb.run("crash dbc=" + std::to_string(p.dbc()) + " reason=bench");
+			if (!why.empty())
+				break;
+			const qaic::RunResult lost = p.run(1);
+			if (lost.error != -EPIPE) {
+				why = "after the crash: " + (lost.problem.empty() ? "no error" : lost.problem);
+				break;
+			}
+			why = p.recover();
+			if (!why.empty())
+				break;
+			const qaic::RunResult back = p.run(1);
+			if (!back.problem.empty() || back.mismatches)
+				why = "after recovery: " + back.problem;
+			ssr_ms += 1000 * since(t);
+			ssr_n += why.empty();
+		}
+		if (!why.empty())
+			std::printf("SSR: %s\n", why.c_str());
+	}
+	// The baseline: what a host without SSR does to get the workload back.
+	std::string reset_attr;
+	std::error_code ec;
+	for (const auto &d : std::filesystem::directory_iterator(card.sysfs, ec))
+		if (d.path().filename().string().rfind("mhi", 0) == 0 && std::filesystem::exists(d.path() / "soc_reset"))
+			reset_attr = (d.path() / "soc_reset").string();
+	double reset_ms = 0;
+	unsigned reset_n = 0;
+	for (unsigned k = 0; !reset_attr.empty() && k < (quick ? 2u : 5u); k++) {
+		const auto t = Clock::now();
+		std::ofstream(reset_attr) << "1";
+		// Offline first (the node stops opening), then ONLINE again.
+		for (int i = 0; i < 1000 && qaic::Device::open(card.accel_node()); i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(2));
+		auto fresh = open_online(card, 60);
+		if (!fresh)
+			break;
+		qaic::Pipeline p(*fresh, e, 4);
+		if (!p.setup().empty() || !p.run(1).problem.empty())
+			break;
+		reset_ms += 1000 * since(t);
+		reset_n++;
+	}
+	if (ssr_n)
+		std::printf("SSR recovery:  %8.1f ms (mean of %u)\n", ssr_ms / ssr_n, ssr_n);
+	if (reset_n)
+		std::printf("card reset:    %8.1f ms (mean of %u)\n", reset_ms / reset_n, reset_n);
+	if (ssr_n && reset_n)
+		std::printf("ratio (card reset / SSR): %.1f\n", (reset_ms / reset_n) / (ssr_ms / ssr_n));
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -216,5 +309,6 @@ int main(int argc, char **argv)
 	bulk(*dev, quick);
 	small(*dev, nvme, quick);
 	matmul(*dev, quick);
+	recovery(cards[0], *dev, quick);
 	return 0;
 }

@@ -131,6 +131,12 @@ struct qaic_dbc {
 	 * qaic_dbc_set_state()); the data path reads it without the lock.
 	 */
 	unsigned int		state;
+	/*
+	 * Handle of the user whose workload on this DBC was lost to the last
+	 * SSR, or -1: until the DBC is assigned again that user keeps getting
+	 * -EPIPE, however quickly the recovery ended. Under qdev->dbc_lock.
+	 */
+	int			lost_handle;
 
 	/*
 	 * The data path (qaic_data.c). Ioctls, the interrupt thread and the

@@ -30,9 +30,11 @@
  * detaches what was sliced.
  *
  * While the card recovers a DBC from a crash (SSR, qaic_ssr.c), ATTACH,
- * EXECUTE, PARTIAL_EXECUTE and WAIT on it fail with -EPIPE. The SSR
- * releases the DBC; the BOs it had queued complete marked as dropped, and
- * WAIT_BO fails with -EPIPE for them until they are queued again.
+ * EXECUTE, PARTIAL_EXECUTE and WAIT on it fail with -EPIPE, and so they do
+ * afterwards for the user whose workload was lost, until the DBC is
+ * assigned again. The SSR releases the DBC; the BOs it had queued complete
+ * marked as dropped, and WAIT_BO fails with -EPIPE for them until they are
+ * queued again.
  *
  * Locking order: qdev->dbc_lock, then bo->lock, then dbc->xfer_lock; SRCU
  * read sections never take dbc_lock. dbc->req_lock comes before bo->lock.
@@ -210,7 +212,9 @@ static int qaic_dbc_check(struct qaic_dbc *dbc, struct qaic_user *usr, int not_o
 		return 0;
 	/* An SSR sets the state before it drops the user: see qaic_dbc_enter_ssr(). */
 	smp_rmb();
-	return qaic_dbc_in_ssr(dbc) ? -EPIPE : not_owned;
+	if (qaic_dbc_in_ssr(dbc) || READ_ONCE(dbc->lost_handle) == usr->handle)
+		return -EPIPE;
+	return not_owned;
 }
 
 /* The card must be there and ONLINE; on success the caller must drm_dev_exit(). */

@@ -45,6 +45,7 @@ int qaic_dbc_init(struct qaic_device *qdev)
 		dbc = &qdev->dbc[i];
 		dbc->qdev = qdev;
 		dbc->id = i;
+		dbc->lost_handle = -1;
 		dbc->regs = qdev->bar_dbc + QAIC_DBC_BASE + i * QAIC_DBC_SIZE;
 		INIT_LIST_HEAD(&dbc->holder_node);
 		init_waitqueue_head(&dbc->release_wq);
@@ -174,6 +175,7 @@ int qaic_dbc_bind(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
 	dbc->req_q = fifo->cpu;
 	dbc->rsp_q = fifo->cpu + fifo->size - fifo->nelem * QAIC_DBC_RSP_ELEM_SIZE;
 	dbc->holder = usr;
+	WRITE_ONCE(dbc->lost_handle, -1);
 	WRITE_ONCE(dbc->usr, usr);
 	list_add_tail(&dbc->holder_node, &usr->dbcs);
 	WRITE_ONCE(dbc->in_use, true);
@@ -255,6 +257,7 @@ void qaic_dbc_release_all(struct qaic_device *qdev)
 	WRITE_ONCE(qdev->dbc_gen, qdev->dbc_gen + 1);
 	for (i = 0; i < QAIC_NUM_DBC; i++) {
 		qaic_dbc_release_locked(&qdev->dbc[i], false);
+		WRITE_ONCE(qdev->dbc[i].lost_handle, -1);
 		qaic_dbc_set_state(&qdev->dbc[i], QAIC_DBC_STATE_IDLE);
 		/* Binders wait for the generation too. */
 		wake_up_all(&qdev->dbc[i].release_wq);
@@ -273,6 +276,7 @@ void qaic_dbc_enter_ssr(struct qaic_device *qdev, u32 dbc_id)
 	struct qaic_dbc *dbc = &qdev->dbc[dbc_id];
 
 	mutex_lock(&qdev->dbc_lock);
+	WRITE_ONCE(dbc->lost_handle, dbc->usr ? dbc->usr->handle : -1);
 	qaic_dbc_set_state(dbc, QAIC_DBC_STATE_BEFORE_SHUTDOWN);
 	/*
 	 * The data path reads the state after finding the DBC not owned:
