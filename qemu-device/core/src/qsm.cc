@@ -8,8 +8,11 @@
 #include <cstring>
 
 #include "aic100/sbl.h"
+#include "aic100/wire.h"
 
 namespace aic100 {
+
+using wire::load;
 
 using namespace nnc;
 
@@ -33,13 +36,6 @@ uint32_t crc32(std::span<const uint8_t> a, std::span<const uint8_t> b)
 		for (uint8_t x : part)
 			c = table[(c ^ x) & 0xFF] ^ (c >> 8);
 	return c ^ 0xFFFFFFFFu;
-}
-
-template <typename T> T load(std::span<const uint8_t> m, size_t off)
-{
-	T v;
-	std::memcpy(&v, m.data() + off, sizeof(T));
-	return v;
 }
 
 // Error codes of a STATUS_FROM_DEV answering a message the QSM refuses.

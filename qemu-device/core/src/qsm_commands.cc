@@ -7,20 +7,16 @@
 #include <cstring>
 
 #include "aic100/qsm.h"
+#include "aic100/wire.h"
 
 namespace aic100 {
+
+using wire::load;
 
 using namespace nnc;
 using namespace nnc::cmd;
 
 namespace {
-
-template <typename T> T load(std::span<const uint8_t> m, size_t off = 0)
-{
-	T v{};
-	std::memcpy(&v, m.data() + off, std::min(sizeof(T), m.size() - std::min(off, m.size())));
-	return v;
-}
 
 template <typename T> std::vector<uint8_t> bytes_of(const T &v)
 {

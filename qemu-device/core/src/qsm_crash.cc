@@ -8,16 +8,11 @@
 #include <cstring>
 
 #include "aic100/qsm.h"
+#include "aic100/wire.h"
 
 namespace aic100 {
 
 namespace {
-
-template <typename T> void append(std::vector<uint8_t> &v, T x)
-{
-	const auto *p = reinterpret_cast<const uint8_t *>(&x);
-	v.insert(v.end(), p, p + sizeof(T));
-}
 
 // Physical NSP of core k of an activation on the NSPs of `mask`.
 unsigned physical_nsp(uint32_t mask, unsigned k)
@@ -230,35 +225,35 @@ std::vector<Ssr::Region> Qsm::crash_dump(const Activation &a, const std::string 
 	if (!cores.empty()) {
 		std::vector<uint8_t> b;
 		for (const auto &c : cores) {
-			append<uint32_t>(b, physical_nsp(a.nsp_mask, c.index));
-			append<uint32_t>(b, static_cast<uint32_t>(c.state));
-			append<uint64_t>(b, c.pc);
-			append<uint64_t>(b, c.executed);
-			append<uint64_t>(b, c.fault_addr);
+			wire::append<uint32_t>(b, physical_nsp(a.nsp_mask, c.index));
+			wire::append<uint32_t>(b, static_cast<uint32_t>(c.state));
+			wire::append<uint64_t>(b, c.pc);
+			wire::append<uint64_t>(b, c.executed);
+			wire::append<uint64_t>(b, c.fault_addr);
 			uint8_t in[16] = {};
 			if (c.instr)
 				nsp::encode(*c.instr, in);
 			b.insert(b.end(), in, in + 16);
 			for (uint64_t r : c.regs)
-				append<uint64_t>(b, r);
+				wire::append<uint64_t>(b, r);
 		}
 		out.push_back({"nsp registers", "nsp.bin", std::move(b)});
 	}
 
 	// dbc.bin: the DBC's queues as the card left them.
 	std::vector<uint8_t> d;
-	append<uint32_t>(d, a.dbc);
-	append<uint32_t>(d, q.n);
-	append<uint64_t>(d, q.req);
-	append<uint64_t>(d, q.rsp);
-	append<uint32_t>(d, regs.req_head);
-	append<uint32_t>(d, regs.req_tail);
-	append<uint32_t>(d, regs.rsp_head);
-	append<uint32_t>(d, regs.rsp_tail);
-	append<uint64_t>(d, dbr_.stats(a.dbc).requests);
+	wire::append<uint32_t>(d, a.dbc);
+	wire::append<uint32_t>(d, q.n);
+	wire::append<uint64_t>(d, q.req);
+	wire::append<uint64_t>(d, q.rsp);
+	wire::append<uint32_t>(d, regs.req_head);
+	wire::append<uint32_t>(d, regs.req_tail);
+	wire::append<uint32_t>(d, regs.rsp_head);
+	wire::append<uint32_t>(d, regs.rsp_tail);
+	wire::append<uint64_t>(d, dbr_.stats(a.dbc).requests);
 	const Semaphores &sems = dbr_.semaphores(a.dbc);
 	for (unsigned i = 0; i < Semaphores::kCount; i++)
-		append<uint32_t>(d, sems.value(i));
+		wire::append<uint32_t>(d, sems.value(i));
 	out.push_back({"dbc queues", "dbc.bin", std::move(d)});
 	return out;
 }

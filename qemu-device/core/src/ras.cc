@@ -2,6 +2,7 @@
 // RAS reports on QAIC_STATUS (docs/health.md, "RAS"). Syndrome layouts are
 // those of later upstream qaic_ras.c.
 #include "aic100/ras.h"
+#include "aic100/wire.h"
 
 #include <cstdio>
 #include <cstring>
@@ -13,11 +14,6 @@ using namespace ras;
 namespace {
 
 const char *const kSourceNames[kSources] = {"soc_mem", "pcie", "ddr", "sys_bus1", "sys_bus2", "nsp_mem", "tsens"};
-
-template <typename T> void put(uint8_t *p, size_t off, T v)
-{
-	std::memcpy(p + off, &v, sizeof(T));
-}
 
 } // namespace
 
@@ -77,55 +73,55 @@ std::array<uint8_t, kMessageSize> Ras::encode(const Event &e, uint32_t seq, uint
 {
 	std::array<uint8_t, kMessageSize> m{};
 	uint8_t *p = m.data();
-	put<uint16_t>(p, 0, kMagic);
-	put<uint16_t>(p, 2, kVersion);
-	put<uint32_t>(p, 4, seq);
+	wire::store<uint16_t>(p, 0, kMagic);
+	wire::store<uint16_t>(p, 2, kVersion);
+	wire::store<uint32_t>(p, 4, seq);
 	p[8] = 0; // PUSH
 	p[9] = 0;
-	put<uint16_t>(p, 10, static_cast<uint16_t>(kMessageSize - kHeaderSize));
-	put<int32_t>(p, 12, 0); // result
-	put<uint32_t>(p, 16, static_cast<uint32_t>(e.source));
-	put<uint32_t>(p, 20, static_cast<uint32_t>(e.type));
-	put<uint32_t>(p, 24, 1); // err_threshold: every error is reported
-	put<uint32_t>(p, 28, ce);
-	put<uint32_t>(p, 32, ue);
+	wire::store<uint16_t>(p, 10, static_cast<uint16_t>(kMessageSize - kHeaderSize));
+	wire::store<int32_t>(p, 12, 0); // result
+	wire::store<uint32_t>(p, 16, static_cast<uint32_t>(e.source));
+	wire::store<uint32_t>(p, 20, static_cast<uint32_t>(e.type));
+	wire::store<uint32_t>(p, 24, 1); // err_threshold: every error is reported
+	wire::store<uint32_t>(p, 28, ce);
+	wire::store<uint32_t>(p, 32, ue);
 	// The interrupt line of each source's error controller.
 	static const uint32_t irqs[kSources] = {33, 34, 35, 36, 37, 38, 39};
-	put<uint32_t>(p, 36, irqs[static_cast<unsigned>(e.source) % kSources]);
+	wire::store<uint32_t>(p, 36, irqs[static_cast<unsigned>(e.source) % kSources]);
 	uint8_t *syn = p + 40;
 	switch (e.source) {
 	case Source::SocMem:
-		put<uint64_t>(syn, 0, e.addr); // error_address[0]
+		wire::store<uint64_t>(syn, 0, e.addr); // error_address[0]
 		break;
 	case Source::Pcie:
 		if (e.type == Type::Ce)
-			put<uint32_t>(syn, 0, 1); // bad_tlp
+			wire::store<uint32_t>(syn, 0, 1); // bad_tlp
 		else if (e.type == Type::UeNf)
-			put<uint32_t>(syn, 28, 1); // poison_tlp
+			wire::store<uint32_t>(syn, 28, 1); // poison_tlp
 		else
-			put<uint32_t>(syn, 48, static_cast<uint32_t>(e.addr)); // addr
+			wire::store<uint32_t>(syn, 48, static_cast<uint32_t>(e.addr)); // addr
 		break;
 	case Source::Ddr:
-		put<uint32_t>(syn, 0, 1);                                     // count
-		put<uint32_t>(syn, 40, static_cast<uint32_t>(e.addr));        // addr_lsb
-		put<uint16_t>(syn, 44, static_cast<uint16_t>(e.addr >> 32)); // addr_msb
-		put<uint16_t>(syn, 50, static_cast<uint16_t>(e.type == Type::Ce ? 0 : 1));
+		wire::store<uint32_t>(syn, 0, 1);                                     // count
+		wire::store<uint32_t>(syn, 40, static_cast<uint32_t>(e.addr));        // addr_lsb
+		wire::store<uint16_t>(syn, 44, static_cast<uint16_t>(e.addr >> 32)); // addr_msb
+		wire::store<uint16_t>(syn, 50, static_cast<uint16_t>(e.type == Type::Ce ? 0 : 1));
 		break;
 	case Source::SysBus1:
-		put<uint16_t>(syn, 8, static_cast<uint16_t>(e.addr)); // addr[0]
+		wire::store<uint16_t>(syn, 8, static_cast<uint16_t>(e.addr)); // addr[0]
 		break;
 	case Source::SysBus2:
-		put<uint32_t>(syn, 0, static_cast<uint32_t>(e.addr));       // lsb3
-		put<uint32_t>(syn, 4, static_cast<uint32_t>(e.addr >> 32)); // msb3
+		wire::store<uint32_t>(syn, 0, static_cast<uint32_t>(e.addr));       // lsb3
+		wire::store<uint32_t>(syn, 4, static_cast<uint32_t>(e.addr >> 32)); // msb3
 		syn[28] = 1;                                                // valid
 		break;
 	case Source::NspMem:
-		put<uint32_t>(syn, 0, static_cast<uint32_t>(e.addr)); // error_address[0]
+		wire::store<uint32_t>(syn, 0, static_cast<uint32_t>(e.addr)); // error_address[0]
 		syn[32] = static_cast<uint8_t>(e.nsp);                // nsp_id
 		break;
 	case Source::Tsens:
-		put<uint32_t>(syn, 0, static_cast<uint32_t>(e.threshold));
-		put<int32_t>(syn, 4, e.temp_mc / 1000); // °C
+		wire::store<uint32_t>(syn, 0, static_cast<uint32_t>(e.threshold));
+		wire::store<int32_t>(syn, 4, e.temp_mc / 1000); // °C
 		break;
 	}
 	return m;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // SSR exchange on QAIC_SSR (docs/health.md, "SSR").
 #include "aic100/ssr.h"
+#include "aic100/wire.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,21 +9,11 @@
 
 namespace aic100 {
 
+using wire::load;
+
 using namespace ssr;
 
 namespace {
-
-template <typename T> T load(std::span<const uint8_t> m, size_t off)
-{
-	T v;
-	std::memcpy(&v, m.data() + off, sizeof(T));
-	return v;
-}
-
-template <typename T> void store(std::vector<uint8_t> &v, size_t off, T x)
-{
-	std::memcpy(v.data() + off, &x, sizeof(T));
-}
 
 uint32_t event_of(int stage)
 {
@@ -67,9 +58,9 @@ void Ssr::crash(unsigned dbc, std::vector<Region> dump)
 	for (size_t i = 0; i < dump.size(); i++) {
 		const Region &r = dump[i];
 		const size_t e = i * kTableEntrySize;
-		store<uint64_t>(job.area, e, 0); // save_perf: mandatory
-		store<uint64_t>(job.area, e + 8, kDebugBase + at);
-		store<uint64_t>(job.area, e + 16, r.data.size());
+		wire::store<uint64_t>(job.area.data(), e, 0); // save_perf: mandatory
+		wire::store<uint64_t>(job.area.data(), e + 8, kDebugBase + at);
+		wire::store<uint64_t>(job.area.data(), e + 16, r.data.size());
 		std::memcpy(job.area.data() + e + 24, r.desc.data(), std::min(r.desc.size(), kDescSize - 1));
 		std::memcpy(job.area.data() + e + 24 + kDescSize, r.filename.data(),
 			    std::min(r.filename.size(), kFileNameSize - 1));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Telemetry on QAIC_TELEMETRY (docs/health.md, "Telemetry").
 #include "aic100/telemetry.h"
+#include "aic100/wire.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,16 +9,11 @@
 
 namespace aic100 {
 
+using wire::load;
+
 using namespace telemetry;
 
 namespace {
-
-template <typename T> T load(std::span<const uint8_t> m, size_t off)
-{
-	T v;
-	std::memcpy(&v, m.data() + off, sizeof(T));
-	return v;
-}
 
 } // namespace
 
