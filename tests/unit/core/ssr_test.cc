@@ -325,6 +325,20 @@ TEST_F(SsrTest, TerminateDuringRecoveryLeaksNothing)
 	EXPECT_EQ(after.dram_free_mb, before.dram_free_mb);
 }
 
+TEST_F(SsrTest, CrashByNspFindsTheWorkloadRunningThere)
+{
+	listen();
+	const auto first = activate(elf), second = activate(elf);
+	ASSERT_EQ(second.status, kOk);
+	ASSERT_NE(second.nsp_mask, 0u);
+	const unsigned nsp = static_cast<unsigned>(__builtin_ctz(second.nsp_mask));
+	ASSERT_EQ(dev->inject("crash nsp=" + std::to_string(nsp) + " reason=by nsp"), "");
+	mhi->settle();
+	expect_event(second.virtual_channel_id, kBeforeShutdown);
+	EXPECT_TRUE(dev->dma_bridge().active(first.virtual_channel_id)) << "the other workload is untouched";
+	EXPECT_TRUE(qsm().activation_on(first.virtual_channel_id));
+}
+
 TEST_F(SsrTest, CrashInjectionIsRefusedWhereThereIsNoWorkload)
 {
 	EXPECT_NE(dev->inject("crash dbc=3").find("no workload on DBC 3"), std::string::npos);
