@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 
+#include "aic100/ras.h"
+#include "aic100/ssr.h"
+#include "aic100/telemetry.h"
 #include "nnc_host.h"
 
 namespace aic100::test {
@@ -90,6 +94,72 @@ TEST(Inject, UnknownCommandsListTheGrammar)
 	EXPECT_NE(e.find("unknown fault 'explode'"), std::string::npos);
 	EXPECT_NE(e.find("crash dbc=N"), std::string::npos);
 	EXPECT_NE(dev.inject("syserr now"), "");
+}
+
+// Random messages on the three health channels, many of them with a valid
+// header and a plausible command, during a recovery: the card refuses what
+// it must, never crashes, and still works afterwards.
+class HealthFuzzTest : public NncHostTest {};
+
+TEST_F(HealthFuzzTest, RandomMessagesOnHealthChannelsLeaveTheCardWorking)
+{
+	for (unsigned ch : {ssr::kUl, ssr::kDl, ras::kUl, ras::kDl, telemetry::kUl, telemetry::kDl})
+		ASSERT_TRUE(mhi->start(ch));
+	mhi->queue_dl(ssr::kDl, 65000, 2);
+	mhi->queue_dl(ras::kDl, 104, 1);
+	mhi->queue_dl(telemetry::kDl, 64, 2);
+	const auto a = activate(load_elf());
+	ASSERT_EQ(a.status, kOk);
+	ASSERT_EQ(dev->inject("crash dbc=" + std::to_string(a.virtual_channel_id)), "");
+	mhi->settle();
+	std::mt19937 rng(1234);
+	auto byte = [&] { return static_cast<uint8_t>(rng()); };
+	for (int i = 0; i < 3000; i++) {
+		std::vector<uint8_t> m(rng() % 48 + (i % 7 == 0 ? 0 : 1));
+		for (auto &b : m)
+			b = byte();
+		const unsigned pick = rng() % 3;
+		if (m.size() >= 12 && rng() % 2) {
+			// A plausible header, so the checks past it are reached too.
+			if (pick == 0) {
+				const uint32_t cmds[] = {ssr::kEventRsp, ssr::kDebugTransferInfoRsp, ssr::kMemoryRead,
+							 ssr::kDebugTransferDone, 0x40};
+				const uint32_t h[3] = {cmds[rng() % 5], static_cast<uint32_t>(m.size()),
+						       rng() % 2 ? a.virtual_channel_id : byte()};
+				std::memcpy(m.data(), h, 12);
+			} else {
+				const uint16_t magic = 0x55AA;
+				std::memcpy(m.data(), &magic, 2);
+			}
+		}
+		mhi->send(pick == 0 ? ssr::kUl : pick == 1 ? ras::kUl : telemetry::kUl, m);
+		mhi->rx[telemetry::kDl].clear();
+		mhi->rx[ssr::kDl].clear();
+	}
+	// Whatever state the SSR exchange reached, it ends (the host went
+	// quiet: the timeout) and the DBC is free again.
+	mhi->fire_timer();
+	mhi->fire_timer();
+	mhi->fire_timer();
+	mhi->fire_timer();
+	EXPECT_FALSE(dev->boot().qsm().ssr().busy());
+	EXPECT_EQ(resources().vc_free, 16u);
+	// Telemetry still answers a good request.
+	std::vector<uint8_t> req(telemetry::kMessageSize, 0);
+	const uint16_t magic = telemetry::kMagic, ver = telemetry::kVersion, len = 11;
+	const uint32_t seq = 77;
+	std::memcpy(&req[0], &magic, 2);
+	std::memcpy(&req[2], &ver, 2);
+	std::memcpy(&req[4], &seq, 4);
+	req[8] = telemetry::kTypeReq;
+	std::memcpy(&req[10], &len, 2);
+	req[12] = telemetry::kPowerMax;
+	mhi->send(telemetry::kUl, req);
+	const auto r = mhi->pop(telemetry::kDl);
+	ASSERT_EQ(r.size(), telemetry::kMessageSize);
+	EXPECT_EQ(as<uint32_t>(r, 4), seq);
+	EXPECT_EQ(r[14], telemetry::kOk);
+	EXPECT_NE(dev->describe().find("state=M0"), std::string::npos);
 }
 
 } // namespace
