@@ -151,6 +151,9 @@ class GuestRun:
 
 
 _runs = {}
+# QEMU killed by a signal while the guest ran (vm-run reports its exit status).
+QEMU_CRASH = re.compile(r"QEMU exit (1[3-5][0-9])\b")
+_qemu_crashes = []
 
 
 def guest_run(config: Config) -> GuestRun:
@@ -191,20 +194,33 @@ def guest_run(config: Config) -> GuestRun:
     # vm-run starts QEMU at once; each output line is stamped on arrival so
     # the guest's "online ... uptime=U now=N" notes can be placed on the
     # host's clock: online at arrival - (N - U).
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            errors="replace", bufsize=1)
-    lines, online = [], {}
-    for line in proc.stdout:
-        lines.append(line)
-        if m := ONLINE_NOTE.search(line):
-            arrival = time.monotonic() - start
-            online[m.group(1)] = arrival - (float(m.group(3)) - float(m.group(2)))
-    proc.wait()
-    run = GuestRun(config, proc.returncode, "".join(lines),
-                   log.read_text(errors="replace") if log.exists() else "", time.monotonic() - start,
-                   online)
-    run.parse()
+    for attempt in (1, 2):
+        start = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace", bufsize=1)
+        lines, online = [], {}
+        for line in proc.stdout:
+            lines.append(line)
+            if m := ONLINE_NOTE.search(line):
+                arrival = time.monotonic() - start
+                online[m.group(1)] = arrival - (float(m.group(3)) - float(m.group(2)))
+        proc.wait()
+        run = GuestRun(config, proc.returncode, "".join(lines),
+                       log.read_text(errors="replace") if log.exists() else "", time.monotonic() - start,
+                       online)
+        run.parse()
+        # QEMU itself crashing before the guest got anywhere (no KTAP at
+        # all) is not a result of the suites: keep the evidence, say so,
+        # and boot once more. A second crash fails the configuration.
+        crashed = QEMU_CRASH.search(run.output) and not run.plans
+        if not crashed or attempt == 2:
+            break
+        kept = log.with_name(log.stem + "-qemu-crash.log")
+        if log.exists():
+            log.replace(kept)
+        _qemu_crashes.append(f"{config.name}: QEMU crashed before the guest reported; serial log {kept}; "
+                             f"booted again")
+        print(f"\n[{config.name}] QEMU crashed before the guest reported (serial log {kept}); booting again")
     print(f"\n[{config.name}] guest ran in {run.seconds:.1f}s, exit {run.returncode}")
     for bdf, secs in online.items():
         print(f"[{config.name}] {bdf}: QEMU start to ONLINE {secs:.2f}s")
@@ -226,6 +242,8 @@ def pytest_terminal_summary(terminalreporter):
     if not _runs:
         return
     terminalreporter.section("aic100 guests")
+    for note in _qemu_crashes:
+        terminalreporter.write_line("WARNING " + note)
     for run in _runs.values():
         terminalreporter.write_line(f"{run.config.name}: guest ran {run.seconds:.1f}s, exit {run.returncode}")
         for bdf, secs in run.online_after.items():
