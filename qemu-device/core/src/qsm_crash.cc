@@ -124,13 +124,11 @@ void Qsm::crash(uint32_t id, const std::string &injected_fault)
 		// dropped; the activation stays, dead, until its owner
 		// deactivates it (answered as usual) or goes away.
 		Activation &a = it->second;
-		if (a.workers)
-			a.workers->stop();
+		stop_activation(a);
 		char msg[200];
 		std::snprintf(msg, sizeof(msg), "QSM: workload on DBC %u crashed (%s); no SSR client: held until deactivated",
 			      a.dbc, (injected_fault.empty() && a.workers ? a.workers->fault() : injected_fault).c_str());
 		host_.trace(msg);
-		dbr_.deactivate(a.dbc);
 		a.dead = true;
 		faults_++;
 		return;

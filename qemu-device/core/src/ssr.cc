@@ -188,7 +188,7 @@ void Ssr::ul_message(std::span<const uint8_t> msg)
 			return refuse("MEMORY_READ outside a dump transfer");
 		if (msg.size() < 32)
 			return refuse("MEMORY_READ shorter than 32 bytes");
-		return memory_read(h, msg);
+		return memory_read(msg);
 	case kDebugTransferDone: {
 		if (stage_ != Stage::Transfer)
 			return refuse("DEBUG_TRANSFER_DONE outside a dump transfer");
@@ -204,9 +204,8 @@ void Ssr::ul_message(std::span<const uint8_t> msg)
 	}
 }
 
-void Ssr::memory_read(const Header &h, std::span<const uint8_t> msg)
+void Ssr::memory_read(std::span<const uint8_t> msg)
 {
-	(void)h;
 	const uint64_t addr = load<uint64_t>(msg, 16), len = load<uint64_t>(msg, 24);
 	const std::vector<uint8_t> &area = job_->area;
 	const bool ok = len >= 1 && len <= kMaxRead && addr >= kDebugBase && addr - kDebugBase <= area.size() &&

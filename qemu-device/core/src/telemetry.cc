@@ -42,9 +42,16 @@ void Telemetry::reset()
 	tdp_uw_ = kPowerMaxUw;
 	power_state_ = 1;
 	sampled_ = false;
-	model_uw_ = demand_uw_ = power_uw_ = kIdlePowerUw;
+	model_uw_ = power_uw_ = kIdlePowerUw;
 	max_soc_mc_ = max_board_mc_ = 0;
 	throttled_ns_ = 0;
+}
+
+int64_t Telemetry::demand_uw() const
+{
+	// A pinned reading is what the board draws; the model's draw is held
+	// to the limit by throttling.
+	return pinned_[size_t(Sensor::BoardPower)].value_or(model_uw_);
 }
 
 int64_t Telemetry::cap_uw() const
@@ -68,16 +75,12 @@ void Telemetry::sample()
 		// host time, so keep it within what is assigned.
 		const double nsps = std::min<double>(double(busy) / double(dt), s.active);
 		model_uw_ = kIdlePowerUw + int64_t(nsps * double(kNspPowerUw));
-		if (demand_uw_ > cap_uw())
+		if (demand_uw() > cap_uw())
 			throttled_ns_ += dt;
 		last_ns_ = now;
 		last_busy_ns_ = s.busy_ns;
 	}
-	// A pinned reading is what the board draws; the model's draw is held
-	// to the limit by throttling.
-	const auto &pinned = pinned_[size_t(Sensor::BoardPower)];
-	demand_uw_ = pinned.value_or(model_uw_);
-	power_uw_ = pinned.value_or(std::min(model_uw_, cap_uw()));
+	power_uw_ = pinned_[size_t(Sensor::BoardPower)].value_or(std::min(model_uw_, cap_uw()));
 	max_soc_mc_ = std::max(max_soc_mc_, temperature(Sensor::SocTemp));
 	max_board_mc_ = std::max(max_board_mc_, temperature(Sensor::BoardTemp));
 }
@@ -160,7 +163,7 @@ int64_t Telemetry::read(uint8_t cmd, Status &st)
 	case kPowerMax:
 		return kPowerMaxUw;
 	case kThrottlePercent:
-		return demand_uw_ > cap_uw() ? (demand_uw_ - cap_uw()) * 100 / demand_uw_ : 0;
+		return demand_uw() > cap_uw() ? (demand_uw() - cap_uw()) * 100 / demand_uw() : 0;
 	case kThrottleTime:
 		return static_cast<int64_t>(throttled_ns_ / 1'000'000);
 	case kNspBusyNs:

@@ -105,7 +105,7 @@ private:
 	void start_next();
 	void enter(Stage s);
 	bool send(uint32_t cmd, std::span<const uint8_t> body);
-	void memory_read(const ssr::Header &h, std::span<const uint8_t> msg);
+	void memory_read(std::span<const uint8_t> msg);
 	void finish(bool with_host);
 	void refuse(const char *why);
 

@@ -88,6 +88,7 @@ private:
 	void sample();
 	int64_t temperature(telemetry::Sensor s) const;
 	int64_t cap_uw() const;
+	int64_t demand_uw() const; // the model's draw, or the pinned reading
 
 	HostInterface &host_;
 	Mhi &mhi_;
@@ -102,7 +103,6 @@ private:
 	bool sampled_ = false;
 	uint64_t last_ns_ = 0, last_busy_ns_ = 0;
 	int64_t model_uw_ = telemetry::kIdlePowerUw;  // what the NSPs' work would draw
-	int64_t demand_uw_ = telemetry::kIdlePowerUw; // that, or the pinned reading
 	int64_t power_uw_ = telemetry::kIdlePowerUw;  // what the board draws
 	int64_t max_soc_mc_ = 0, max_board_mc_ = 0;
 	uint64_t throttled_ns_ = 0;
