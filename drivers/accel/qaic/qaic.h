@@ -67,6 +67,19 @@ struct qaic_control {
 };
 
 /*
+ * The 12-byte header the QSM's RAS reports (QAIC_STATUS) and telemetry
+ * messages (QAIC_TELEMETRY) start with.
+ */
+struct qaic_status_hdr {
+	__le16	magic;
+	__le16	version;
+	__le32	seq;
+	u8	type;
+	u8	id;
+	__le16	len;		/* of what follows the header */
+} __packed;
+
+/*
  * DMA Bridge channels (DBCs). A DBC is "in use" from the card's
  * ACTIVATE_FROM_DEV until its DEACTIVATE_FROM_DEV (status 0), the close of
  * its user's fd or a card reset; meanwhile the host keeps its FIFO memory.

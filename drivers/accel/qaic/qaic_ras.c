@@ -27,7 +27,6 @@
 #define QAIC_RAS_MAGIC		0x55aa
 #define QAIC_RAS_VERSION	2
 #define QAIC_RAS_PUSH		0
-#define QAIC_RAS_HDR_LEN	12
 #define QAIC_RAS_SYNDROME_LEN	64
 
 enum qaic_ras_err_type {
@@ -49,12 +48,7 @@ enum qaic_ras_source {
 };
 
 struct qaic_ras_msg {
-	__le16	magic;
-	__le16	version;
-	__le32	seq;
-	u8	type;
-	u8	id;
-	__le16	len;		/* of what follows the header */
+	struct qaic_status_hdr hdr;
 	__le32	result;
 	__le32	source;
 	__le32	err_type;
@@ -223,7 +217,7 @@ static void qaic_ras_syndrome(const struct qaic_ras_msg *msg, u32 source, u32 ty
 		else
 			n += scnprintf(out + n, size - n, "index %u, address %#x", pcie->index,
 				       le32_to_cpu(pcie->addr));
-		if (le16_to_cpu(msg->version) >= 2 && (pcie->flags & BIT(0)))
+		if (le16_to_cpu(msg->hdr.version) >= 2 && (pcie->flags & BIT(0)))
 			n += scnprintf(out + n, size - n, ", link in low power");
 		break;
 	case QAIC_RAS_DDR:
@@ -291,16 +285,17 @@ static bool qaic_ras_handle(struct qaic_ras *ras, size_t len, int status)
 				     status);
 		return false;
 	}
-	version = le16_to_cpu(msg->version);
+	version = le16_to_cpu(msg->hdr.version);
 	source = le32_to_cpu(msg->source);
 	type = le32_to_cpu(msg->err_type);
-	if (le16_to_cpu(msg->magic) != QAIC_RAS_MAGIC || !version || version > QAIC_RAS_VERSION ||
-	    msg->type != QAIC_RAS_PUSH || le16_to_cpu(msg->len) != len - QAIC_RAS_HDR_LEN ||
+	if (le16_to_cpu(msg->hdr.magic) != QAIC_RAS_MAGIC || !version ||
+	    version > QAIC_RAS_VERSION || msg->hdr.type != QAIC_RAS_PUSH ||
+	    le16_to_cpu(msg->hdr.len) != len - sizeof(msg->hdr) ||
 	    type >= QAIC_RAS_ERR_TYPES || source >= QAIC_RAS_SOURCES) {
 		dev_warn_ratelimited(dev,
 				     "dropping a malformed RAS message (magic %#x, version %u, type %u, len %u, error type %u, source %u)\n",
-				     le16_to_cpu(msg->magic), version, msg->type,
-				     le16_to_cpu(msg->len), type, source);
+				     le16_to_cpu(msg->hdr.magic), version, msg->hdr.type,
+				     le16_to_cpu(msg->hdr.len), type, source);
 		return false;
 	}
 
@@ -319,7 +314,7 @@ static bool qaic_ras_handle(struct qaic_ras *ras, size_t len, int status)
 	qaic_ras_syndrome(msg, source, type, syndrome, sizeof(syndrome));
 	dev_printk(type == QAIC_RAS_UE ? KERN_ERR : KERN_WARNING, dev,
 		   "RAS event %u: %s error in %s (threshold %u; card counts %u corrected, %u uncorrected; interrupt %u): %s\n",
-		   le32_to_cpu(msg->seq), qaic_ras_severity[type], qaic_ras_source_name[source],
+		   le32_to_cpu(msg->hdr.seq), qaic_ras_severity[type], qaic_ras_source_name[source],
 		   le32_to_cpu(msg->err_threshold), le32_to_cpu(msg->ce_count),
 		   le32_to_cpu(msg->ue_count), le32_to_cpu(msg->intr_num), syndrome);
 	return type == QAIC_RAS_UE;

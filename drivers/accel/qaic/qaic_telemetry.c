@@ -68,12 +68,7 @@
 #define QAIC_TELE_MALFORMED		4
 
 struct qaic_tele_msg {
-	__le16	magic;
-	__le16	version;
-	__le32	seq;
-	u8	type;
-	u8	id;
-	__le16	len;		/* of what follows the header */
+	struct qaic_status_hdr hdr;
 	u8	cmd;
 	u8	cmd_type;
 	u8	status;
@@ -128,11 +123,11 @@ static int qaic_tele_xfer(struct qaic_device *qdev, u8 cmd, u8 cmd_type, s64 *va
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
-	req->magic = cpu_to_le16(QAIC_TELE_MAGIC);
-	req->version = cpu_to_le16(QAIC_TELE_VERSION);
-	req->seq = cpu_to_le32(tele->next_seq);
-	req->type = QAIC_TELE_REQ;
-	req->len = cpu_to_le16(QAIC_TELE_BODY_LEN);
+	req->hdr.magic = cpu_to_le16(QAIC_TELE_MAGIC);
+	req->hdr.version = cpu_to_le16(QAIC_TELE_VERSION);
+	req->hdr.seq = cpu_to_le32(tele->next_seq);
+	req->hdr.type = QAIC_TELE_REQ;
+	req->hdr.len = cpu_to_le16(QAIC_TELE_BODY_LEN);
 	req->cmd = cmd;
 	req->cmd_type = cmd_type;
 	if (cmd_type == QAIC_TELE_WRITE)
@@ -195,22 +190,22 @@ static void qaic_tele_rx(struct qaic_device *qdev, const struct qaic_tele_msg *m
 	struct qaic_telemetry *tele = &qdev->tele;
 	unsigned long flags;
 
-	if (len != sizeof(*msg) || le16_to_cpu(msg->magic) != QAIC_TELE_MAGIC ||
-	    le16_to_cpu(msg->version) != QAIC_TELE_VERSION || msg->type != QAIC_TELE_RESP ||
-	    le16_to_cpu(msg->len) != QAIC_TELE_BODY_LEN) {
+	if (len != sizeof(*msg) || le16_to_cpu(msg->hdr.magic) != QAIC_TELE_MAGIC ||
+	    le16_to_cpu(msg->hdr.version) != QAIC_TELE_VERSION || msg->hdr.type != QAIC_TELE_RESP ||
+	    le16_to_cpu(msg->hdr.len) != QAIC_TELE_BODY_LEN) {
 		dev_warn_ratelimited(&qdev->pdev->dev,
 				     "dropping a malformed %zu-byte telemetry response\n", len);
 		return;
 	}
 
 	spin_lock_irqsave(&tele->rx_lock, flags);
-	if (!tele->waiting || le32_to_cpu(msg->seq) != tele->seq) {
+	if (!tele->waiting || le32_to_cpu(msg->hdr.seq) != tele->seq) {
 		spin_unlock_irqrestore(&tele->rx_lock, flags);
 		dev_dbg(&qdev->pdev->dev, "dropping stale telemetry response %u\n",
-			le32_to_cpu(msg->seq));
+			le32_to_cpu(msg->hdr.seq));
 		return;
 	}
-	if (msg->cmd != tele->cmd || msg->cmd_type != tele->cmd_type || msg->id) {
+	if (msg->cmd != tele->cmd || msg->cmd_type != tele->cmd_type || msg->hdr.id) {
 		tele->result = -EPROTO;
 		dev_warn_ratelimited(&qdev->pdev->dev,
 				     "telemetry response %u does not match its request\n",
