@@ -2,6 +2,22 @@
 # Shared helpers for the aic100-virt scripts. Source it, do not run it.
 
 AIC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# What the scripts take from their environment, checked once here so that a
+# bare machine gets a clear message instead of a failure deep inside a step.
+[ -n "${HOME:-}" ] && [ -d "$HOME" ] || [ -n "${AIC100_CACHE:-}" ] ||
+	die "HOME is unset or not a directory: set HOME, or AIC100_CACHE to a cache folder"
+if [ -n "${TMPDIR:-}" ] && ! { [ -d "$TMPDIR" ] && [ -w "$TMPDIR" ]; }; then
+	die "TMPDIR=$TMPDIR is not a writable directory"
+fi
+# A minimal PATH (cron, env -i) may lack the sbin directories that hold
+# depmod, modprobe and chroot.
+case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin ;; esac
+export PATH
+
 AIC_CACHE=${AIC100_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aic100-virt}
 AIC_BUILD=${AIC100_BUILD:-$AIC_TOP/build}
 QEMU_VERSION=10.0.2
@@ -9,9 +25,6 @@ QEMU_SRC=$AIC_CACHE/qemu/qemu-$QEMU_VERSION
 QEMU_BUILD=$AIC_CACHE/qemu/build
 QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
 KERNEL_CACHE=$AIC_CACHE/kernel
-
-log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 # The guest kernel release chosen by setup (e.g. 6.12.117+deb12-amd64).
 kernel_release() {
@@ -21,3 +34,81 @@ kernel_release() {
 kernel_root() { echo "$KERNEL_CACHE/$(kernel_release)/root"; }
 kernel_image() { echo "$(kernel_root)/boot/vmlinuz-$(kernel_release)"; }
 kernel_headers() { echo "$KERNEL_CACHE/$(kernel_release)/headers/usr/src/linux-headers-$(kernel_release)"; }
+
+host_codename() { (. /etc/os-release && echo "${VERSION_CODENAME:-}"); }
+
+# The Debian archive URI and keyring that the system's apt sources use for
+# the suite $1 (deb822 or one-line format); prints "URI KEYRING".
+debian_archive() {
+	local suite=$1 src=/etc/apt/sources.list.d/debian.sources uri="" keyring=""
+	if [ -f "$src" ]; then
+		read -r uri keyring < <(awk -v c="$suite" '
+			/^URIs:/ { u=$2 } /^Signed-By:/ { k=$2 }
+			/^Suites:/ { for (i=2;i<=NF;i++) if ($i==c) hit=1 }
+			/^[ \t]*$/ { if (hit && !out) { out=u; ok=k } hit=0; u=""; k="" }
+			END { if (hit && !out) { out=u; ok=k } print out, ok }' "$src")
+	fi
+	if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
+		uri=$(awk -v c="$suite" '$1=="deb" && $3==c { print $2; exit }
+			$1=="deb" && $2 ~ /^\[/ && $4==c { print $3; exit }' /etc/apt/sources.list)
+	fi
+	[ -n "$uri" ] || die "no Debian archive for $suite in the system's apt sources"
+	echo "$uri ${keyring:-/usr/share/keyrings/debian-archive-keyring.gpg}"
+}
+
+# step LABEL CMD...: runs a long command with its output in a log, showing
+# what it is doing and how far it is: a live line on a terminal, plain lines
+# (at least every 20 s) otherwise. On failure, prints the log's tail and
+# dies. ninja's [n/N], kbuild's "CC [M]", apt's Get/Unpacking/Setting up
+# and pytest-like lines are recognised; any other line is shown as it is.
+step() {
+	local label=$1 slog
+	shift
+	mkdir -p "$AIC_BUILD/logs"
+	slog=$AIC_BUILD/logs/$(printf '%s' "$label" | tr -c 'A-Za-z0-9._-' '_').log
+	local rc=0 start=$SECONDS
+	log "$label (log: $slog)"
+	set +e
+	"$@" </dev/null 2>&1 | tee "$slog" | _progress_filter "$label" "$start"
+	rc=${PIPESTATUS[0]}
+	set -e
+	if [ "$rc" != 0 ]; then
+		tail -n 40 "$slog" >&2
+		die "$label failed (exit $rc; log: $slog)"
+	fi
+	log "$label: done in $((SECONDS - start))s"
+}
+
+_progress_filter() {
+	local label=$1 start=$2 line status="" shown="" last_plain=$SECONDS last_live=0 tty=0 now
+	[ -t 2 ] && tty=1
+	while :; do
+		if IFS= read -r -t 5 line; then
+			case "$line" in
+			\[[0-9]*/[0-9]*\]*)
+				local n=${line#[} ; n=${n%%]*}
+				status="${n} ($(( ${n%/*} * 100 / ${n#*/} ))%) ${line#*] }" ;;
+			Get:*) status="download ${line#Get:}" ;;
+			Unpacking* | Setting\ up* | Selecting*) status=$line ;;
+			*" CC [M] "* | *" LD [M] "* | *" BTF [M] "* | *" MODPOST "*) status=$line ;;
+			'') ;;
+			*) status=$line ;;
+			esac
+		elif [ $? -le 128 ]; then
+			break # end of input
+		fi
+		now=$SECONDS
+		if [ $tty = 1 ]; then
+			if [ "$now" != "$last_live" ] && [ -n "$status" ]; then
+				printf '\r\033[K[%s %ds] %.150s' "$label" $((now - start)) "$status" >&2
+				last_live=$now
+			fi
+		elif [ -n "$status" ] && { [ "$status" != "$shown" ] && [ $((now - last_plain)) -ge 10 ] ||
+			[ $((now - last_plain)) -ge 20 ]; }; then
+			printf '[%s %ds] %.200s\n' "$label" $((now - start)) "$status" >&2
+			shown=$status last_plain=$now
+		fi
+	done
+	[ $tty = 1 ] && printf '\r\033[K' >&2
+	return 0
+}
