@@ -5,11 +5,14 @@
 #   make test    set up, build, run the unit tests and the in-guest suites
 #
 # Other targets: setup, build, unit, guest-test, vm (interactive guest), clean,
-# checkpatch (upstream's checkpatch.pl --strict over our driver; informational).
+# checkpatch (upstream's checkpatch.pl --strict over our driver; informational),
+# fresh-root (the two commands above in a pristine Debian root, as a new user
+# runs them; CMD="..." runs something else there), test-fresh-root (the
+# runner's own tests).
 
 PYTEST := /usr/bin/python3 -m pytest
 
-.PHONY: all setup build demo test unit guest-test vm clean checkpatch bench
+.PHONY: all setup build demo test unit guest-test vm clean checkpatch bench fresh-root test-fresh-root
 
 all: build
 
@@ -31,6 +34,15 @@ guest-test: build
 test: build
 	cd build/cmake && ctest --output-on-failure
 	$(PYTEST) -v tests/harness
+
+fresh-root:
+	scripts/fresh-root $(if $(CMD),-- bash -c '$(CMD)')
+
+# The runner's tests run on the host (they make roots of their own).
+test-fresh-root:
+	@dpkg-query -W -f='$${Status}' python3-pytest 2>/dev/null | grep -q 'ok installed' || \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pytest >/dev/null
+	$(PYTEST) -v tests/scripts
 
 vm: build
 	scripts/vm-run --cards 1

@@ -98,13 +98,14 @@ _progress_filter() {
 			break # end of input
 		fi
 		now=$SECONDS
+		[ -n "$status" ] || status="(no output yet)"
 		if [ $tty = 1 ]; then
-			if [ "$now" != "$last_live" ] && [ -n "$status" ]; then
+			if [ "$now" != "$last_live" ]; then
 				printf '\r\033[K[%s %ds] %.150s' "$label" $((now - start)) "$status" >&2
 				last_live=$now
 			fi
-		elif [ -n "$status" ] && { [ "$status" != "$shown" ] && [ $((now - last_plain)) -ge 10 ] ||
-			[ $((now - last_plain)) -ge 20 ]; }; then
+		elif [ "$status" != "$shown" ] && [ $((now - last_plain)) -ge 10 ] ||
+			[ $((now - last_plain)) -ge 20 ]; then
 			printf '[%s %ds] %.200s\n' "$label" $((now - start)) "$status" >&2
 			shown=$status last_plain=$now
 		fi

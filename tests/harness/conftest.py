@@ -4,11 +4,14 @@ in-guest KTAP suites in it once (the boot suite, then the NNC, data-path and
 health suites where the configuration asks for them), and hands the parsed
 results to the tests."""
 
+import contextlib
 import dataclasses
 import os
+import queue
 import re
 import shlex
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -151,6 +154,33 @@ class GuestRun:
 
 
 _runs = {}
+_pytest_config = None
+# With nothing new from a guest for this long, say that it is still running.
+HEARTBEAT_S = 20
+
+
+def pytest_configure(config):
+    global _pytest_config
+    _pytest_config = config
+
+
+def say(text):
+    """A progress line on the terminal now, past pytest's output capture: a
+    guest runs for minutes before the first of its items reports."""
+    tr = _pytest_config.pluginmanager.get_plugin("terminalreporter") if _pytest_config else None
+    if tr is None:
+        print(text, flush=True)
+        return
+    capman = _pytest_config.pluginmanager.get_plugin("capturemanager")
+    with capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
+        tr.write_line(text)
+        tr.flush()
+
+
+def _stamped_lines(stream, out):
+    for line in stream:
+        out.put((time.monotonic(), line))
+    out.put((time.monotonic(), None))
 # QEMU killed by a signal while the guest ran (vm-run reports its exit status).
 QEMU_CRASH = re.compile(r"QEMU exit (1[3-5][0-9])\b")
 _qemu_crashes = []
@@ -196,14 +226,34 @@ def guest_run(config: Config) -> GuestRun:
     # host's clock: online at arrival - (N - U).
     for attempt in (1, 2):
         start = time.monotonic()
+        say(f"[{config.name}] booting the guest ({config.cards} card(s), {config.msi} MSI, "
+            f"suites: {' '.join(config.suites())})")
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 errors="replace", bufsize=1)
         lines, online = [], {}
-        for line in proc.stdout:
+        feed = queue.Queue()
+        threading.Thread(target=_stamped_lines, args=(proc.stdout, feed), daemon=True).start()
+        suite, last_said, last = "boot", time.monotonic(), "(no output yet)"
+        while True:
+            try:
+                arrival, line = feed.get(timeout=HEARTBEAT_S)
+            except queue.Empty:
+                say(f"[{config.name}] {time.monotonic() - start:.0f}s, still running; last: {last}")
+                continue
+            if line is None:
+                break
             lines.append(line)
             if m := ONLINE_NOTE.search(line):
-                arrival = time.monotonic() - start
-                online[m.group(1)] = arrival - (float(m.group(3)) - float(m.group(2)))
+                online[m.group(1)] = arrival - start - (float(m.group(3)) - float(m.group(2)))
+            if m := SUITE_MARK.match(line.rstrip("\n")):
+                suite = m.group(1)
+            stripped = line.strip()
+            if stripped:
+                last = stripped[:120]
+            # Each case as it ends, so a long suite shows how far it is.
+            if KTAP_RESULT.match(line.rstrip("\n")) or time.monotonic() - last_said > HEARTBEAT_S:
+                say(f"[{config.name}] {arrival - start:.0f}s {suite}: {last}")
+                last_said = time.monotonic()
         proc.wait()
         run = GuestRun(config, proc.returncode, "".join(lines),
                        log.read_text(errors="replace") if log.exists() else "", time.monotonic() - start,
