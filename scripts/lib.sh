@@ -21,8 +21,11 @@ export PATH
 AIC_CACHE=${AIC100_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aic100-virt}
 AIC_BUILD=${AIC100_BUILD:-$AIC_TOP/build}
 QEMU_VERSION=10.0.2
-QEMU_SRC=$AIC_CACHE/qemu/qemu-$QEMU_VERSION
-QEMU_BUILD=$AIC_CACHE/qemu/build
+# One QEMU tree per clone that builds its own device (AIC100_QEMU_DIR): the
+# source tree links hw/misc/aic100 to one clone's qemu-device/.
+QEMU_DIR=${AIC100_QEMU_DIR:-$AIC_CACHE/qemu}
+QEMU_SRC=$QEMU_DIR/qemu-$QEMU_VERSION
+QEMU_BUILD=$QEMU_DIR/build
 QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
 KERNEL_CACHE=$AIC_CACHE/kernel
 
