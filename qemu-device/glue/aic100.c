@@ -151,6 +151,18 @@ static void aic100_work(void *opaque)
     }
 }
 
+/*
+ * Timed work goes through the bottom half too: only the bottom half runs
+ * under the device's re-entrancy guard, which keeps the card's own DMA out
+ * of its BARs while it works.
+ */
+static void aic100_timer_expired(void *opaque)
+{
+    Aic100State *s = opaque;
+
+    qemu_bh_schedule(s->work_bh);
+}
+
 static const Aic100HostOps aic100_host_ops = {
     .dma_read = aic100_dma_read,
     .dma_write = aic100_dma_write,
@@ -226,6 +238,12 @@ static const MemoryRegionOps aic100_bar4_ops = {
 
 static void aic100_free_core(Aic100State *s)
 {
+    /*
+     * The core first: freeing it stops the NSP threads, which schedule the
+     * bottom half (kick) until they end.
+     */
+    aic100_core_free(s->core);
+    s->core = NULL;
     if (s->timer) {
         timer_free(s->timer);
         s->timer = NULL;
@@ -234,8 +252,6 @@ static void aic100_free_core(Aic100State *s)
         qemu_bh_delete(s->work_bh);
         s->work_bh = NULL;
     }
-    aic100_core_free(s->core);
-    s->core = NULL;
 }
 
 /* "inject": write a fault name to trigger it (qom-set from the monitor). */
@@ -304,7 +320,7 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
     }
     s->work_bh = qemu_bh_new_guarded(aic100_work, s,
                                      &DEVICE(s)->mem_reentrancy_guard);
-    s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, aic100_work, s);
+    s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, aic100_timer_expired, s);
     s->core = aic100_core_new(&cfg, &aic100_host_ops, s, err, sizeof(err));
     if (!s->core) {
         error_setg(errp, "aic100: %s", err);

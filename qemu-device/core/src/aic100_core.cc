@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
 
 #include "aic100/device.h"
 
@@ -71,6 +72,26 @@ aic100::DeviceConfig to_cpp(const Aic100Config &c)
 	return d;
 }
 
+// Runs `fn` so that no exception reaches QEMU's C code: what failed is
+// reported as a guest error (it is almost always an allocation sized by the
+// guest) and the access is refused. False when it was.
+template <typename Fn>
+bool guarded(Aic100Core *core, const char *what, Fn fn) noexcept
+{
+	const char *why = "unknown error";
+	try {
+		fn();
+		return true;
+	} catch (const std::exception &e) {
+		why = e.what();
+	} catch (...) {
+	}
+	char msg[160];
+	std::snprintf(msg, sizeof(msg), "aic100 core: %s refused: %s", what, why);
+	core->host.guest_error(msg);
+	return false;
+}
+
 } // namespace
 
 extern "C" {
@@ -118,35 +139,31 @@ void aic100_core_free(Aic100Core *core)
 
 void aic100_core_reset(Aic100Core *core)
 {
-	core->dev.reset();
+	guarded(core, "reset", [&] { core->dev.reset(); });
 }
 
 uint64_t aic100_core_bar_read(Aic100Core *core, unsigned bar, uint64_t offset, unsigned size)
 {
-	return core->dev.bar_read(bar, offset, size);
+	uint64_t value = 0;
+	guarded(core, "register read", [&] { value = core->dev.bar_read(bar, offset, size); });
+	return value;
 }
 
 void aic100_core_bar_write(Aic100Core *core, unsigned bar, uint64_t offset, uint64_t value, unsigned size)
 {
-	core->dev.bar_write(bar, offset, value, size);
+	guarded(core, "register write", [&] { core->dev.bar_write(bar, offset, value, size); });
 }
 
 void aic100_core_process(Aic100Core *core)
 {
-	try {
-		core->dev.process();
-	} catch (const std::exception &e) {
-		// Allocation failures on guest-sized requests end up here; the
-		// card refuses the work instead of taking QEMU down.
-		char msg[128];
-		std::snprintf(msg, sizeof(msg), "aic100 core: request refused: %s", e.what());
-		core->host.guest_error(msg);
-	}
+	guarded(core, "request", [&] { core->dev.process(); });
 }
 
 int aic100_core_inject(Aic100Core *core, const char *fault, char *err, size_t err_len)
 {
-	const std::string why = core->dev.inject(fault);
+	std::string why;
+	if (!guarded(core, "injection", [&] { why = core->dev.inject(fault); }))
+		why = "the card could not take it (see the guest error log)";
 	if (why.empty())
 		return 0;
 	if (err && err_len)
@@ -156,8 +173,10 @@ int aic100_core_inject(Aic100Core *core, const char *fault, char *err, size_t er
 
 void aic100_core_describe(Aic100Core *core, char *buf, size_t len)
 {
-	if (buf && len)
-		std::snprintf(buf, len, "%s", core->dev.describe().c_str());
+	if (!buf || !len)
+		return;
+	buf[0] = '\0';
+	guarded(core, "describe", [&] { std::snprintf(buf, len, "%s", core->dev.describe().c_str()); });
 }
 
 } // extern "C"

@@ -89,6 +89,13 @@ void Device::reset()
 
 void Device::process()
 {
+	if (processing_)
+		return;
+	struct Busy {
+		bool &b;
+		explicit Busy(bool &flag) : b(flag) { b = true; }
+		~Busy() { b = false; }
+	} busy(processing_);
 	mhi_.process();
 	dbr_.process();
 	boot_.poll();
@@ -125,6 +132,13 @@ uint64_t Device::bar_read(unsigned bar, uint64_t offset, unsigned size)
 
 void Device::bar_write(unsigned bar, uint64_t offset, uint64_t value, unsigned size)
 {
+	if (processing_) {
+		char m[96];
+		std::snprintf(m, sizeof(m), "BAR%u: write at 0x%llx by the card's own DMA refused", bar,
+			      static_cast<unsigned long long>(offset));
+		host_.guest_error(m);
+		return;
+	}
 	switch (bar) {
 	case 0:
 		if (offset < regs::kBar0Size)

@@ -67,6 +67,9 @@ void DmaBridge::reset()
 	active_.fill(false);
 	queues_.fill(Queues{});
 	stats_.fill(Stats{});
+	inflight_.fill(InFlight{});
+	for (auto &g : gen_)
+		g++;
 	for (auto &s : sems_)
 		s->reset();
 	pending_ = 0;
@@ -77,14 +80,19 @@ void DmaBridge::activate(unsigned i, const Queues &q)
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = q;
 	stats_.at(i) = Stats{};
+	inflight_.at(i) = InFlight{};
+	gen_.at(i)++;
 	sems_.at(i)->reset();
-	active_.at(i) = true;
+	// The QSM refuses empty FIFOs; the engine divides by their size.
+	active_.at(i) = q.n != 0;
 }
 
 void DmaBridge::deactivate(unsigned i)
 {
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = Queues{};
+	inflight_.at(i) = InFlight{};
+	gen_.at(i)++;
 	active_.at(i) = false;
 	pending_.fetch_and(~(1u << i));
 	sems_.at(i)->wake_all();
@@ -144,58 +152,88 @@ void DmaBridge::process()
 bool DmaBridge::run(unsigned i, uint64_t &budget)
 {
 	DbcRegs &d = dbc_[i];
-	const Queues &q = queues_[i];
-	while (active_[i] && d.req_head != d.req_tail) {
+	const uint64_t gen = gen_[i];
+	InFlight &f = inflight_[i];
+	while (!gone(i, gen) && (f.valid || d.req_head != d.req_tail)) {
 		if (budget == 0)
 			return true;
+		const Queues q = queues_[i];
 		// A full response FIFO holds everything back until the host reads.
 		if ((d.rsp_tail + 1) % q.n == d.rsp_head)
 			return false;
-		uint8_t raw[sizeof(Request)];
-		if (host_.dma_read(q.req + uint64_t{d.req_head} * sizeof(Request), raw, sizeof(raw)) != DmaStatus::Ok) {
-			char m[80];
-			std::snprintf(m, sizeof(m), "DBC%u: request FIFO unreadable; channel stopped", i);
-			host_.guest_error(m);
-			active_[i] = false;
-			return false;
-		}
-		Request r;
-		std::memcpy(&r, raw, sizeof(r));
-		bool blocked = false;
-		const uint16_t status = execute(i, raw, blocked);
-		if (blocked)
-			return false; // a presync wait; retried when a semaphore moves
-		stats_[i].requests++;
-		budget -= std::min<uint64_t>(budget, r.len);
-		if (status != kOk) {
-			stats_[i].errors++;
-			char m[80];
-			std::snprintf(m, sizeof(m), "DBC%u: request %u failed with status %u", i, d.req_head, status);
-			host_.guest_error(m);
-		}
-		bool msi = r.cmd & kCmdForceMsi;
-		if (r.cmd & kCmdResponse) {
-			const uint16_t rsp[2] = {r.req_id, status};
-			if (host_.dma_write(q.rsp + uint64_t{d.rsp_tail} * 4, rsp, sizeof(rsp)) == DmaStatus::Ok) {
-				// Only the empty-to-non-empty edge interrupts.
-				msi |= d.rsp_head == d.rsp_tail;
-				d.rsp_tail = (d.rsp_tail + 1) % q.n;
-				stats_[i].responses++;
-			} else {
-				host_.guest_error("DBC: response FIFO not writable");
+		if (!f.valid) {
+			uint8_t raw[sizeof(Request)];
+			const DmaStatus st = host_.dma_read(q.req + uint64_t{d.req_head} * sizeof(Request), raw,
+							    sizeof(raw));
+			if (gone(i, gen))
+				return false;
+			if (st != DmaStatus::Ok) {
+				char m[80];
+				std::snprintf(m, sizeof(m), "DBC%u: request FIFO unreadable; channel stopped", i);
+				host_.guest_error(m);
+				active_[i] = false;
+				return false;
 			}
+			f = InFlight{};
+			std::memcpy(f.raw, raw, sizeof(raw));
+			f.valid = true;
+			budget -= std::min<uint64_t>(budget, sizeof(Request));
 		}
-		d.req_head = (d.req_head + 1) % q.n;
-		if (msi)
-			raise(i);
+		switch (advance(i, f, budget)) {
+		case Step::Blocked: // a presync wait; retried when a semaphore moves
+		case Step::Gone:
+			return false;
+		case Step::Yield:
+			return true;
+		case Step::Done:
+			break;
+		}
+		finish(i, f);
 	}
 	return false;
 }
 
-uint16_t DmaBridge::execute(unsigned i, const uint8_t *raw, bool &blocked)
+// The request is complete: its response, the head pointer and the interrupt.
+void DmaBridge::finish(unsigned i, InFlight &f)
+{
+	DbcRegs &d = dbc_[i];
+	const uint64_t gen = gen_[i];
+	const Queues q = queues_[i];
+	Request r;
+	std::memcpy(&r, f.raw, sizeof(r));
+	const uint16_t status = f.status;
+	f = InFlight{};
+	stats_[i].requests++;
+	if (status != kOk) {
+		stats_[i].errors++;
+		char m[80];
+		std::snprintf(m, sizeof(m), "DBC%u: request %u failed with status %u", i, d.req_head, status);
+		host_.guest_error(m);
+	}
+	bool msi = r.cmd & kCmdForceMsi;
+	if (r.cmd & kCmdResponse) {
+		const uint16_t rsp[2] = {r.req_id, status};
+		const DmaStatus st = host_.dma_write(q.rsp + uint64_t{d.rsp_tail} * 4, rsp, sizeof(rsp));
+		if (gone(i, gen))
+			return;
+		if (st == DmaStatus::Ok) {
+			// Only the empty-to-non-empty edge interrupts.
+			msi |= d.rsp_head == d.rsp_tail;
+			d.rsp_tail = (d.rsp_tail + 1) % q.n;
+			stats_[i].responses++;
+		} else {
+			host_.guest_error("DBC: response FIFO not writable");
+		}
+	}
+	d.req_head = (d.req_head + 1) % q.n;
+	if (msi)
+		raise(i);
+}
+
+DmaBridge::Step DmaBridge::advance(unsigned i, InFlight &f, uint64_t &budget)
 {
 	Request r;
-	std::memcpy(&r, raw, sizeof(r));
+	std::memcpy(&r, f.raw, sizeof(r));
 	Semaphores &sems = *sems_[i];
 	auto op_of = [](uint32_t s) { return static_cast<Semaphores::Op>((s >> 24) & 7); };
 	auto idx_of = [](uint32_t s) { return (s >> 16) & 0x1F; };
@@ -203,58 +241,44 @@ uint16_t DmaBridge::execute(unsigned i, const uint8_t *raw, bool &blocked)
 
 	// Presync: at most one; a wait holds the request, other commands run
 	// before the transfer.
-	int pre = -1;
-	for (int k = 0; k < 4; k++) {
-		if ((r.sem[k] & kSemEnable) && (r.sem[k] & kSemPresync)) {
-			if (pre >= 0)
-				return kTwoPresyncs;
-			pre = k;
-		}
-	}
-	if (pre >= 0) {
-		const uint32_t s = r.sem[pre];
-		const auto op = op_of(s);
-		if (op > Semaphores::Op::WaitGt0)
-			return kBadSemaphore;
-		if (op >= Semaphores::Op::WaitEq) {
-			if (!sems.satisfied(idx_of(s), op, val_of(s))) {
-				blocked = true;
-				return kOk;
+	if (!f.presync_done) {
+		int pre = -1;
+		for (int k = 0; k < 4 && !f.status; k++) {
+			if ((r.sem[k] & kSemEnable) && (r.sem[k] & kSemPresync)) {
+				if (pre >= 0)
+					f.status = kTwoPresyncs;
+				pre = k;
 			}
-		} else {
-			sems.apply(idx_of(s), op, val_of(s));
 		}
+		if (pre >= 0 && !f.status) {
+			const uint32_t s = r.sem[pre];
+			const auto op = op_of(s);
+			if (op > Semaphores::Op::WaitGt0) {
+				f.status = kBadSemaphore;
+			} else if (op >= Semaphores::Op::WaitEq) {
+				if (!sems.satisfied(idx_of(s), op, val_of(s)))
+					return Step::Blocked;
+			} else {
+				sems.apply(idx_of(s), op, val_of(s));
+			}
+		}
+		f.presync_done = true;
+		// A request whose presync is malformed ends at once, before any
+		// transfer: no postsync, no doorbell.
+		if (f.status)
+			return Step::Done;
 	}
 
-	// The transfer. DMA fences (sem bits 29/30) need no waiting here: each
-	// transfer is complete before the next request starts.
-	uint16_t status = kOk;
-	const unsigned type = r.cmd & kCmdTransferMask;
-	if (type == 3) {
-		status = kIllegalTransfer;
-	} else if (type && (r.cmd & kCmdBulk)) {
-		status = move(i, type == 1, type == 1 ? r.src : r.dest, type == 1 ? r.dest : r.src, r.len);
-	} else if (type) {
-		// Linked list (docs/dma-bridge.md): the host address field points at
-		// the first descriptor; len bounds how many are followed.
-		uint64_t at = type == 1 ? r.src : r.dest;
-		for (uint32_t n = 0; at && status == kOk; n++) {
-			LinkedDescriptor d;
-			if (n >= r.len || n >= kMaxLinked) {
-				status = kBadList;
-				break;
-			}
-			if (host_.dma_read(at, &d, sizeof(d)) != DmaStatus::Ok) {
-				status = kHostDmaFault;
-				break;
-			}
-			status = move(i, type == 1, d.host, d.dev, d.len);
-			at = d.next;
-		}
+	if (!f.transfer_done) {
+		const Step st = transfer(i, f, budget);
+		if (st != Step::Done)
+			return st;
+		f.transfer_done = true;
 	}
 
 	// Postsync semaphores, then the doorbell, even after a failed transfer:
 	// the workload must not wait forever for an input that never comes.
+	uint16_t status = f.status;
 	for (int k = 0; k < 4; k++) {
 		const uint32_t s = r.sem[k];
 		if (!(s & kSemEnable) || (s & kSemPresync))
@@ -277,7 +301,89 @@ uint16_t DmaBridge::execute(unsigned i, const uint8_t *raw, bool &blocked)
 			ddr_.write(r.db_addr, std::span(reinterpret_cast<const uint8_t *>(&v), n));
 		}
 	}
-	return status;
+	f.status = status;
+	return Step::Done;
+}
+
+// Moves the request's data, at most `budget` bytes per call; Yield when the
+// budget ran out first. DMA fences (sem bits 29/30) need no waiting here:
+// each transfer is complete before the next request starts.
+DmaBridge::Step DmaBridge::transfer(unsigned i, InFlight &f, uint64_t &budget)
+{
+	Request r;
+	std::memcpy(&r, f.raw, sizeof(r));
+	const uint64_t gen = gen_[i];
+	const unsigned type = r.cmd & kCmdTransferMask;
+	const bool in = type == 1;
+	if (type == 0)
+		return Step::Done;
+	if (type == 3) {
+		f.status = kIllegalTransfer;
+		return Step::Done;
+	}
+	if (r.cmd & kCmdBulk) {
+		const uint64_t host = in ? r.src : r.dest, dev = in ? r.dest : r.src;
+		if (f.done == 0 && !in_window(i, dev, r.len)) {
+			f.status = kOutsideWindow;
+			return Step::Done;
+		}
+		const uint64_t n = std::min<uint64_t>(r.len - f.done, budget);
+		f.status = move(i, in, host + f.done, dev + f.done, n);
+		if (gone(i, gen))
+			return Step::Gone;
+		f.done += n;
+		budget -= n;
+		return f.status || f.done == r.len ? Step::Done : Step::Yield;
+	}
+
+	// Linked list (docs/dma-bridge.md): the host address field points at the
+	// first descriptor; len bounds how many are followed.
+	if (f.descs == 0 && !f.have_desc && !f.next_desc)
+		f.next_desc = in ? r.src : r.dest;
+	for (;;) {
+		if (!f.have_desc) {
+			if (!f.next_desc)
+				return Step::Done;
+			if (f.descs >= r.len || f.descs >= kMaxLinked) {
+				f.status = kBadList;
+				return Step::Done;
+			}
+			if (budget == 0)
+				return Step::Yield;
+			LinkedDescriptor d;
+			const DmaStatus st = host_.dma_read(f.next_desc, &d, sizeof(d));
+			if (gone(i, gen))
+				return Step::Gone;
+			budget -= std::min<uint64_t>(budget, sizeof(d));
+			if (st != DmaStatus::Ok) {
+				f.status = kHostDmaFault;
+				return Step::Done;
+			}
+			f.descs++;
+			f.have_desc = true;
+			f.desc_host = d.host;
+			f.desc_dev = d.dev;
+			f.desc_len = d.len;
+			f.done = 0;
+			f.next_desc = d.next;
+			if (!in_window(i, d.dev, d.len)) {
+				f.status = kOutsideWindow;
+				return Step::Done;
+			}
+		}
+		if (budget == 0 && f.done < f.desc_len)
+			return Step::Yield;
+		const uint64_t n = std::min<uint64_t>(f.desc_len - f.done, budget);
+		f.status = move(i, in, f.desc_host + f.done, f.desc_dev + f.done, n);
+		if (gone(i, gen))
+			return Step::Gone;
+		f.done += n;
+		budget -= n;
+		if (f.status)
+			return Step::Done;
+		if (f.done == f.desc_len)
+			f.have_desc = false;
+	}
 }
 
 namespace {

@@ -264,8 +264,8 @@ void Mhi::mhi_reset_from_host()
 	ready_ = ee_ != ExecEnv::Pbl;
 	state_ = ready_ ? MhiState::Ready : MhiState::Reset;
 	host_.trace("MHI: reset by host");
-	if (fn_)
-		fn_->mhi_reset();
+	pending_fn_reset_ = true;
+	host_.kick();
 }
 
 void Mhi::drop_channels()
@@ -407,8 +407,8 @@ void Mhi::soc_reset()
 	const uint32_t intvec = bhi_.intvec;
 	host_.trace("MHI: SoC reset");
 	reset();
-	if (fn_)
-		fn_->mhi_reset();
+	pending_fn_reset_ = true;
+	host_.kick();
 	if (attached) {
 		bhi_.intvec = intvec;
 		state_ = MhiState::SysErr;
@@ -455,6 +455,11 @@ void Mhi::do_m0()
 
 void Mhi::process()
 {
+	if (pending_fn_reset_) {
+		pending_fn_reset_ = false;
+		if (fn_)
+			fn_->mhi_reset();
+	}
 	if (pending_bhi_) {
 		pending_bhi_ = false;
 		if (ee_ == ExecEnv::Pbl && fn_)
@@ -627,10 +632,18 @@ void Mhi::service_channel(unsigned ch)
 void Mhi::service_ul(unsigned ch)
 {
 	const uint64_t epoch = epoch_;
+	size_t budget = kUlBudgetBytes;
 	for (;;) {
 		Channel &c = channels_[ch];
 		if (epoch != epoch_ || !c.running || c.rp == c.wp)
 			return;
+		if (budget == 0) {
+			// The rest in a later pass: a ring full of large TDs must not
+			// hold the event loop.
+			pending_chdb_.set(ch);
+			host_.kick();
+			return;
+		}
 		// Find the end of the TD first: reading its buffers only once it is
 		// complete keeps a TD the host is still writing from being read twice.
 		std::vector<RingElement> tres;
@@ -640,6 +653,11 @@ void Mhi::service_ul(unsigned ch)
 			RingElement e;
 			if (host_.dma_read(p, &e, sizeof(e)) != DmaStatus::Ok) {
 				error("MHI: channel %u TRE at 0x%llx unreadable", ch, static_cast<unsigned long long>(p));
+				stop_channel(ch);
+				return;
+			}
+			if (tres.size() == kMaxTdTres) {
+				error("MHI: channel %u: TD of more than %zu TREs; channel stopped", ch, kMaxTdTres);
 				stop_channel(ch);
 				return;
 			}
@@ -692,6 +710,7 @@ void Mhi::service_ul(unsigned ch)
 				     !(e.dword1 & mhi::kTreBei));
 		}
 		c.rp = p;
+		budget -= std::min(budget, data.size() + tres.size() * sizeof(RingElement));
 		if (ok && fn_)
 			fn_->ul_message(ch, data);
 	}
@@ -702,10 +721,11 @@ bool Mhi::send(unsigned ch, std::vector<uint8_t> msg, bool may_split)
 	if (ch >= kNumChannels || !channels_[ch].running || !channels_[ch].inbound || msg.empty())
 		return false;
 	Channel &c = channels_[ch];
-	if (c.out.size() >= kMaxDlQueue) {
+	if (c.out.size() >= kMaxDlQueue || c.out_bytes + msg.size() > kMaxDlQueueBytes) {
 		error("MHI: channel %u: host posts no buffers; message dropped", ch);
 		return false;
 	}
+	c.out_bytes += msg.size();
 	c.out.push_back({std::move(msg), may_split});
 	service_dl(ch);
 	return true;
@@ -748,6 +768,7 @@ void Mhi::service_dl(unsigned ch)
 		}
 		c.out_offset += n;
 		if (code != Completion::Eot || c.out_offset == m.data.size()) {
+			c.out_bytes -= m.data.size();
 			c.out.pop_front();
 			c.out_offset = 0;
 		}

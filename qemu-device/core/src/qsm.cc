@@ -240,7 +240,7 @@ void Qsm::control(std::span<const uint8_t> msg)
 				send_reply(h, Reply{});
 				return;
 			}
-			if (!stage_dma(msg, ts[0], held.dma, held.bytes)) {
+			if (!stage_dma(msg, ts[0], held.dma, held.bytes, kMaxHeldDma - held_by_others(h.handle))) {
 				held_.erase(it);
 				send_error(h, kTooLarge);
 				return;
@@ -267,10 +267,11 @@ void Qsm::control(std::span<const uint8_t> msg)
 	std::map<uint32_t, std::vector<uint8_t>> dma;
 	uint64_t bytes = 0;
 	uint32_t chunk = 0;
+	const uint64_t limit = kMaxHeldDma - held_by_others(h.handle);
 	for (const Trans &t : ts) {
 		if (t.type != kDmaXferToDev)
 			continue;
-		if (!stage_dma(msg, t, dma, bytes)) {
+		if (!stage_dma(msg, t, dma, bytes, limit)) {
 			send_error(h, kTooLarge);
 			return;
 		}
@@ -299,8 +300,18 @@ void Qsm::control(std::span<const uint8_t> msg)
 	run_message(h, msg, ts, dma);
 }
 
+uint64_t Qsm::held_by_others(uint32_t handle) const
+{
+	uint64_t n = 0;
+	for (const auto &[who, held] : held_)
+		n += who == handle ? 0 : held.bytes;
+	return std::min(n, kMaxHeldDma);
+}
+
+// Reads the data of one DMA_XFER_TO_DEV; false when it would take the bytes
+// held for this message past `limit`.
 bool Qsm::stage_dma(std::span<const uint8_t> msg, const Trans &t, std::map<uint32_t, std::vector<uint8_t>> &dma,
-		    uint64_t &bytes)
+		    uint64_t &bytes, uint64_t limit)
 {
 	if (t.len < sizeof(DmaXferToDev))
 		return false;
@@ -310,7 +321,7 @@ bool Qsm::stage_dma(std::span<const uint8_t> msg, const Trans &t, std::map<uint3
 	auto &buf = dma[x.tag];
 	for (uint32_t i = 0; i < x.count; i++) {
 		const auto p = load<DmaPair>(msg, t.off + sizeof(DmaXferToDev) + i * sizeof(DmaPair));
-		if (p.size > kMaxHeldDma || bytes + p.size > kMaxHeldDma)
+		if (p.size > limit || bytes + p.size > limit)
 			return false;
 		const size_t old = buf.size();
 		buf.resize(old + p.size);

@@ -597,5 +597,58 @@ TEST_F(BootTest, InterruptModerationHoldsMsisUntilItsTimer)
 	EXPECT_EQ(host.msis.size(), before + 2);
 }
 
+// ---- what a hostile or confused host can make the card do ---------------
+
+bool has_error(const FakeHost &host, const char *what)
+{
+	return std::any_of(host.errors.begin(), host.errors.end(),
+			   [&](const std::string &e) { return e.find(what) != std::string::npos; });
+}
+
+TEST_F(BootTest, RegisterWritesByTheCardsOwnDmaAreRefused)
+{
+	// Every DMA of the card tries to reset MHI through BAR0, as a transfer
+	// aimed at the card's own registers would.
+	make(true);
+	host.on_dma = [&] { dev->bar_write(0, regs::MHICTRL, regs::MHICTRL_RESET, 4); };
+	mhi->ready_handshake();
+	host.on_dma = nullptr;
+	EXPECT_TRUE(has_error(host, "own DMA refused"));
+	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateM0);
+	ASSERT_TRUE(mhi->start(10, 128));
+	ASSERT_TRUE(mhi->start(11, 128));
+	expect_status_reply(nnc_status(1), 1);
+}
+
+TEST_F(BootTest, AChainOfMoreTresThanAllowedStopsTheChannel)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(0, 2048));
+	ASSERT_TRUE(mhi->start(1));
+	mhi->queue_dl(1, 4096, 4);
+	std::vector<std::vector<uint8_t>> pieces(Mhi::kMaxTdTres + 1, std::vector<uint8_t>{0x42});
+	mhi->send(0, pieces);
+	EXPECT_TRUE(has_error(host, "TREs; channel stopped"));
+	EXPECT_TRUE(mhi->pop(1).empty()) << "nothing echoed";
+	EXPECT_FALSE(dev->mhi().channel_running(0));
+}
+
+TEST_F(BootTest, DataQueuedForAHostThatPostsNoBuffersIsBoundedInBytes)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(0));
+	ASSERT_TRUE(mhi->start(1)); // no receive buffers posted
+	const std::vector<uint8_t> mib(1u << 20, 0x17);
+	size_t queued = 0;
+	while (queued < Mhi::kMaxDlQueue && dev->mhi().send(1, mib, true))
+		queued++;
+	EXPECT_EQ(queued, Mhi::kMaxDlQueueBytes >> 20);
+	EXPECT_EQ(dev->mhi().dl_backlog(1), queued);
+	EXPECT_TRUE(has_error(host, "host posts no buffers"));
+}
+
 } // namespace
 } // namespace aic100::test

@@ -98,5 +98,40 @@ TEST(CoreCApiTest, RejectsBadConfigWithAMessage)
 	EXPECT_NE(std::string(err).find("nsps"), std::string::npos);
 }
 
+// A host whose kick fails as an allocation would, once armed.
+bool g_throw_on_kick = false;
+std::vector<std::string> g_core_errors;
+
+TEST(CoreCApiTest, NoExceptionCrossesIntoQemusCCode)
+{
+	Aic100HostOps ops{};
+	ops.dma_read = [](void *, uint64_t, void *, size_t) { return 1; };
+	ops.dma_write = [](void *, uint64_t, const void *, size_t) { return 1; };
+	ops.raise_msi = [](void *, unsigned) {};
+	ops.msi_vectors_enabled = [](void *) { return 1u; };
+	ops.now_ns = [](void *) { return uint64_t{0}; };
+	ops.guest_error = [](void *, const char *m) { g_core_errors.emplace_back(m); };
+	ops.kick = [](void *) {
+		if (g_throw_on_kick)
+			throw std::bad_alloc();
+	};
+	ops.arm_timer = [](void *, uint64_t) {};
+	Aic100Config cfg;
+	aic100_core_default_config(&cfg);
+	cfg.ddr_size = 64ull << 20;
+	char err[128] = "";
+	Aic100Core *core = aic100_core_new(&cfg, &ops, nullptr, err, sizeof(err));
+	ASSERT_NE(core, nullptr) << err;
+	g_throw_on_kick = true;
+	// A command-ring doorbell and a reset both kick the event loop.
+	EXPECT_NO_THROW(aic100_core_bar_write(core, 0, regs::CRDB_LOWER, 0x1000, 4));
+	EXPECT_NO_THROW(aic100_core_bar_write(core, 0, regs::MHICTRL, regs::MHICTRL_RESET, 4));
+	g_throw_on_kick = false;
+	ASSERT_FALSE(g_core_errors.empty());
+	EXPECT_NE(g_core_errors.back().find("register write refused"), std::string::npos) << g_core_errors.back();
+	EXPECT_NO_THROW(aic100_core_process(core));
+	aic100_core_free(core);
+}
+
 } // namespace
 } // namespace aic100

@@ -101,7 +101,7 @@ protected:
 	{
 		uint32_t tail = rd(reg(kDbc, DBC_REQTP));
 		for (const Req &r : reqs) {
-			host.dma_write(kReq + tail * 64, &r, 64);
+			host.poke(kReq + tail * 64, &r, 64);
 			tail = (tail + 1) % kN;
 		}
 		dbr.write(reg(kDbc, DBC_REQTP), tail, 4);
@@ -114,7 +114,7 @@ protected:
 		const uint32_t tail = rd(reg(kDbc, DBC_RSPTP));
 		while (head != tail) {
 			uint16_t e[2];
-			host.dma_read(kRsp + head * 4, e, 4);
+			host.peek(kRsp + head * 4, e, 4);
 			out.emplace_back(e[0], e[1]);
 			head = (head + 1) % kN;
 		}
@@ -355,6 +355,112 @@ TEST_F(DbcEngineTest, DeactivationStopsTheChannel)
 	dbr.process();
 	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), 0u);
 	EXPECT_TRUE(host.msis.empty());
+}
+
+// ---- bounded work and the card's own DMA ---------------------------------
+
+struct LinkedDesc {
+	uint64_t host, dev;
+	uint32_t len, reserved;
+	uint64_t next;
+};
+static_assert(sizeof(LinkedDesc) == 32);
+constexpr uint64_t kZeroes = 0x10000000; // host memory that reads as zeros
+
+TEST_F(DbcEngineTest, ALinkedListMovesNoMoreThanTheByteBudgetPerPass)
+{
+	// One 1 MiB descriptor that names itself, followed 256 times: a pass of
+	// the engine must stop at the budget however few descriptors that is.
+	host.zero_from = kZeroes;
+	constexpr uint64_t kSelf = 0x60000;
+	const LinkedDesc d{kZeroes, kWinLo, 1u << 20, 0, kSelf};
+	host.dma_write(kSelf, &d, sizeof(d));
+	Req r;
+	r.req_id = 5;
+	r.cmd = 0x10 | 1; // to device, linked list
+	r.src = kSelf;
+	r.len = 256;
+	submit({r});
+	EXPECT_LE(host.dma_read_bytes, DmaBridge::kBudget);
+	EXPECT_TRUE(responses().empty()) << "the request goes on in later passes";
+	EXPECT_GT(host.kicks.load(), 0u) << "and asks for them";
+	std::vector<std::pair<uint16_t, uint16_t>> got;
+	for (int pass = 0; pass < 16 && got.empty(); pass++) {
+		dbr.process();
+		got = responses();
+	}
+	EXPECT_EQ(host.dma_read_bytes, 256ull << 20);
+	EXPECT_EQ(got, (std::vector<std::pair<uint16_t, uint16_t>>{{5, DmaBridge::kBadList}}));
+}
+
+TEST(DbcBudgetTest, ABulkTransferLargerThanTheBudgetResumesWhereItStopped)
+{
+	test::FakeHost host;
+	host.zero_from = kZeroes;
+	Ddr ddr{256ull << 20};
+	DmaBridge dbr{host, ddr};
+	constexpr unsigned kDbc = 0;
+	dbr.activate(kDbc, {kReq, kRsp, 4, 0, 192ull << 20});
+	std::vector<uint8_t> marker(16, 0xEE);
+	ASSERT_TRUE(ddr.write(100ull << 20, marker));
+	Req r;
+	r.req_id = 1;
+	r.cmd = 0x10 | 0x08 | 1; // response, bulk, to device
+	r.src = kZeroes;
+	r.dest = 0;
+	r.len = 100u << 20;
+	host.dma_write(kReq, &r, sizeof(r));
+	dbr.write(kDbcBase + kDbc * kDbcStride + DBC_REQTP, 1, 4);
+	dbr.process();
+	EXPECT_LE(host.dma_read_bytes, DmaBridge::kBudget);
+	EXPECT_EQ(dbr.dbc(kDbc).rsp_tail, 0u);
+	for (int pass = 0; pass < 4 && dbr.dbc(kDbc).rsp_tail == 0; pass++)
+		dbr.process();
+	ASSERT_EQ(dbr.dbc(kDbc).rsp_tail, 1u);
+	uint16_t rsp[2];
+	host.dma_read(kRsp, rsp, sizeof(rsp));
+	EXPECT_EQ(rsp[1], DmaBridge::kOk);
+	EXPECT_EQ(host.dma_read_bytes, 100ull << 20);
+	std::vector<uint8_t> after(16);
+	ASSERT_TRUE(ddr.read(100ull << 20, after));
+	EXPECT_EQ(after, marker) << "not a byte beyond the transfer";
+	EXPECT_EQ(dbr.stats(kDbc).bytes_in, 100ull << 20);
+}
+
+TEST_F(DbcEngineTest, ADbcStoppedByItsOwnDmaEndsTheRequestCleanly)
+{
+	// The request's DMA reaches back into the card and stops the channel
+	// (as a transfer aimed at the card's BARs can): nothing more may touch
+	// the old FIFOs, and nothing may divide by the cleared FIFO size.
+	host.on_dma = [&] {
+		host.on_dma = nullptr;
+		dbr.deactivate(kDbc);
+	};
+	submit({to_dev(1, kHostBuf, kWinLo, 8)});
+	EXPECT_FALSE(dbr.active(kDbc));
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), 0u);
+	EXPECT_EQ(rd(reg(kDbc, DBC_RSPTP)), 0u);
+	EXPECT_TRUE(host.msis.empty());
+}
+
+TEST_F(DbcEngineTest, ARequestOfAChannelHandedOverMidTransferTouchesNothingOfTheNewOwner)
+{
+	const uint64_t kNewRsp = 0x30000;
+	int dmas = 0;
+	host.on_dma = [&] {
+		if (++dmas == 2) { // during the transfer itself
+			dbr.deactivate(kDbc);
+			dbr.activate(kDbc, {kReq, kNewRsp, kN, kWinLo, kWinHi});
+		}
+	};
+	submit({to_dev(1, kHostBuf, kWinLo, 8)});
+	host.on_dma = nullptr;
+	EXPECT_TRUE(dbr.active(kDbc));
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), 0u);
+	EXPECT_EQ(rd(reg(kDbc, DBC_RSPTP)), 0u);
+	uint32_t word = 0xFFFFFFFF;
+	host.dma_read(kNewRsp, &word, 4);
+	EXPECT_EQ(word, 0u) << "no response in the new owner's FIFO";
 }
 
 } // namespace

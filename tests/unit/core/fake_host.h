@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -15,18 +16,38 @@ namespace aic100::test {
 
 class FakeHost : public HostInterface {
 public:
+	// The card's DMA: runs the on_dma hook first.
 	DmaStatus dma_read(uint64_t addr, void *buf, size_t len) override
+	{
+		if (on_dma && in_memory(addr, len))
+			on_dma();
+		return peek(addr, buf, len);
+	}
+	DmaStatus dma_write(uint64_t addr, const void *buf, size_t len) override
+	{
+		if (on_dma && in_memory(addr, len))
+			on_dma();
+		return poke(addr, buf, len);
+	}
+
+	// The host's own accesses to its memory (test helpers).
+	DmaStatus peek(uint64_t addr, void *buf, size_t len)
 	{
 		if (!in_memory(addr, len))
 			return DmaStatus::Error;
 		auto *out = static_cast<uint8_t *>(buf);
+		if (addr >= zero_from) {
+			std::memset(out, 0, len);
+			dma_read_bytes += len;
+			return DmaStatus::Ok;
+		}
 		for (size_t i = 0; i < len; i++) {
 			auto it = mem.find(addr + i);
 			out[i] = it == mem.end() ? 0 : it->second;
 		}
 		return DmaStatus::Ok;
 	}
-	DmaStatus dma_write(uint64_t addr, const void *buf, size_t len) override
+	DmaStatus poke(uint64_t addr, const void *buf, size_t len)
 	{
 		if (!in_memory(addr, len))
 			return DmaStatus::Error;
@@ -48,6 +69,13 @@ public:
 	}
 
 	std::map<uint64_t, uint8_t> mem;
+	// Memory at and above this bus address reads as zeros, quickly: room
+	// for transfers far larger than the byte map could hold.
+	uint64_t zero_from = ~0ull;
+	uint64_t dma_read_bytes = 0; // read from the zero region
+	// Runs at every DMA, before it: how a test makes the card's own DMA
+	// reach back into the card (a transfer aimed at its BARs).
+	std::function<void()> on_dma;
 	uint64_t mem_limit = 1ull << 32; // bus addresses at or beyond this fault
 	std::vector<unsigned> msis;
 	std::vector<std::string> errors;

@@ -52,17 +52,17 @@ public:
 		next_ += size;
 		return a;
 	}
-	void put(uint64_t addr, const void *p, size_t n) { h_.dma_write(addr, p, n); }
+	void put(uint64_t addr, const void *p, size_t n) { h_.poke(addr, p, n); }
 	std::vector<uint8_t> get(uint64_t addr, size_t n)
 	{
 		std::vector<uint8_t> v(n);
-		h_.dma_read(addr, v.data(), n);
+		h_.peek(addr, v.data(), n);
 		return v;
 	}
 	template <typename T> T get_obj(uint64_t addr)
 	{
 		T t;
-		h_.dma_read(addr, &t, sizeof(t));
+		h_.peek(addr, &t, sizeof(t));
 		return t;
 	}
 

@@ -152,5 +152,38 @@ TEST_F(MhiTest, NarrowReadsSeeTheRightBytes)
 	EXPECT_EQ(mhi.read(MHICFG, 2), 128u);
 }
 
+// Counts what MHI asks of the firmware.
+struct CountingFunction final : MhiFunction {
+	int resets = 0;
+	void mhi_m0() override {}
+	void mhi_reset() override { resets++; }
+	void bhi_transfer(uint64_t, uint32_t) override {}
+	void channel_started(unsigned) override {}
+	void channel_stopped(unsigned) override {}
+	void ul_message(unsigned, std::span<const uint8_t>) override {}
+};
+
+TEST_F(MhiTest, ResetsByRegisterLeaveTheFirmwaresWorkToTheEventLoop)
+{
+	// The firmware's reset stops NSP threads and reloads images: that is no
+	// work for the vCPU thread that wrote the register.
+	CountingFunction fn;
+	mhi.set_function(&fn);
+	const unsigned kicks = host.kicks;
+	wr(MHICTRL, MHICTRL_RESET);
+	EXPECT_EQ(rd(MHICTRL) & MHICTRL_RESET, 0u) << "the register side is done at once";
+	EXPECT_EQ(fn.resets, 0);
+	EXPECT_GT(host.kicks.load(), kicks);
+	mhi.process();
+	EXPECT_EQ(fn.resets, 1);
+	wr(MHI_SOC_RESET_REQ, 1);
+	EXPECT_EQ(fn.resets, 1);
+	mhi.process();
+	EXPECT_EQ(fn.resets, 2);
+	mhi.process();
+	EXPECT_EQ(fn.resets, 2) << "once per reset";
+	mhi.set_function(nullptr);
+}
+
 } // namespace
 } // namespace aic100

@@ -355,5 +355,38 @@ TEST_F(QsmTest, RepliesNeverExceedFourKilobytes)
 	EXPECT_LE(last.size(), 4096u);
 }
 
+TEST_F(QsmTest, DmaHeldForUnfinishedMessagesIsCappedForAllUsersTogether)
+{
+	// Each user may stage up to the cap, but the card holds no more than
+	// the cap for everyone: the host chooses both the sizes and the users.
+	constexpr uint64_t kBig = 0x80000000; // host memory that reads as zeros
+	host.zero_from = kBig;
+	auto big_dma = [](uint64_t addr, uint64_t size, uint32_t chunk) {
+		NncTrans t{kDmaXferToDev, raw(DmaXferToDev{{kDmaXferToDev, 24 + 16}, kTagElf, 1, chunk, 0})};
+		const auto p = raw(DmaPair{addr, size});
+		t.data.insert(t.data.end(), p.begin(), p.end());
+		return t;
+	};
+	LoadElfReq req{};
+	req.type = kLoadElf;
+	req.tag = kTagElf;
+	req.data_length = 2ull << 30; // more than will ever arrive: the message stays held
+	auto r = send({passthrough(raw(req)), big_dma(kBig, 600u << 20, 9)}, 5);
+	ASSERT_EQ(r.size(), 1u);
+	ASSERT_EQ(r[0].type, kDmaXferCont);
+	r = send({passthrough(raw(req)), big_dma(kBig, 500u << 20, 9)}, 6);
+	ASSERT_EQ(r.size(), 1u);
+	EXPECT_EQ(as<StatusFromDev>(r[0].data).status, 4u) << "too large: the cap is shared";
+	EXPECT_EQ(host.dma_read_bytes, 600ull << 20) << "refused before reading";
+	// The first user gives up; the second now fits.
+	r = send({dma(0, {}, 9)}, 5);
+	EXPECT_TRUE(r.empty());
+	r = send({passthrough(raw(req)), big_dma(kBig, 500u << 20, 9)}, 6);
+	ASSERT_EQ(r.size(), 1u);
+	EXPECT_EQ(r[0].type, kDmaXferCont);
+	r = send({dma(0, {}, 9)}, 6);
+	EXPECT_TRUE(r.empty());
+}
+
 } // namespace
 } // namespace aic100::test

@@ -48,7 +48,10 @@ public:
 	void reset();
 
 	// Runs the work register accesses queued and timers that expired; the
-	// host calls it after kick() or when the armed timer fires.
+	// host calls it after kick() or when the armed timer fires. The card's
+	// own DMA may be aimed at its BARs: register writes that arrive while
+	// it runs are refused (as QEMU's re-entrancy guard refuses them), so no
+	// block changes under its own feet.
 	void process();
 
 	// Fault injection (QEMU monitor/QMP, the test mailbox, tests): the
@@ -87,6 +90,7 @@ private:
 	DmaBridge dbr_;
 	Boot boot_;
 	Mailbox mbox_;
+	bool processing_ = false;
 };
 
 } // namespace aic100

@@ -75,17 +75,41 @@ public:
 	};
 	const Stats &stats(unsigned i) const { return stats_.at(i); }
 
-	// Bytes one process() call moves before it yields to the event loop.
+	// Bytes one process() call moves before it yields to the event loop;
+	// a longer transfer goes on where it stopped in the next call. Every
+	// request and linked-list descriptor read counts too, so that no guest
+	// input makes one call long.
 	static constexpr uint64_t kBudget = 64ull << 20;
 
 private:
+	// Where a request stands: transfers resume across process() calls.
+	struct InFlight {
+		bool valid = false;
+		uint8_t raw[64] = {};
+		bool presync_done = false;
+		bool transfer_done = false;
+		uint16_t status = 0;
+		uint64_t done = 0;       // bytes of the bulk transfer or current descriptor moved
+		uint64_t next_desc = 0;  // host address of the next linked descriptor, 0: none
+		uint32_t descs = 0;      // linked descriptors followed
+		bool have_desc = false;
+		uint64_t desc_host = 0, desc_dev = 0, desc_len = 0;
+	};
+	enum class Step { Done, Blocked, Yield, Gone };
+
 	// Runs DBC i until its FIFO is empty, it waits on a semaphore or a full
 	// response FIFO, or the budget is spent. True when it should be re-run.
 	bool run(unsigned i, uint64_t &budget);
-	uint16_t execute(unsigned i, const uint8_t *req, bool &blocked);
+	Step advance(unsigned i, InFlight &f, uint64_t &budget);
+	Step transfer(unsigned i, InFlight &f, uint64_t &budget);
+	void finish(unsigned i, InFlight &f);
 	bool in_window(unsigned i, uint64_t addr, uint64_t len) const;
 	uint16_t move(unsigned i, bool to_device, uint64_t host, uint64_t dev, uint64_t len);
 	void raise(unsigned i);
+	// True when DBC i was stopped, reset or handed over since `gen`: the
+	// host's DMA can reach the card's own registers, so any access to host
+	// memory may have changed the DBC under the caller.
+	bool gone(unsigned i, uint64_t gen) const { return gen_[i] != gen || !active_[i]; }
 
 	HostInterface &host_;
 	Ddr &ddr_;
@@ -94,6 +118,8 @@ private:
 	std::array<Queues, regs::kNumDbc> queues_{};
 	std::array<std::unique_ptr<Semaphores>, regs::kNumDbc> sems_;
 	std::array<Stats, regs::kNumDbc> stats_{};
+	std::array<InFlight, regs::kNumDbc> inflight_{};
+	std::array<uint64_t, regs::kNumDbc> gen_{};
 	std::atomic<uint32_t> pending_{0}; // DBCs with work to look at; NSP threads set bits
 };
 

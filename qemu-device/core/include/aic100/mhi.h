@@ -95,9 +95,12 @@ public:
 	uint64_t qtimer_ticks() const;
 	const MhiConfig &config() const { return cfg_; }
 
-	// Limits on what the host may make the card hold.
+	// Limits on what the host may make the card hold or do at once.
 	static constexpr size_t kMaxTdBytes = 1u << 20;
-	static constexpr size_t kMaxDlQueue = 512;
+	static constexpr size_t kMaxTdTres = 1024;           // TREs in one chained TD
+	static constexpr size_t kMaxDlQueue = 512;           // messages queued per DL channel
+	static constexpr size_t kMaxDlQueueBytes = 16u << 20; // their bytes
+	static constexpr size_t kUlBudgetBytes = 64u << 20;  // UL bytes one process() call reads per channel
 
 private:
 	struct Outgoing {
@@ -114,6 +117,7 @@ private:
 		uint64_t wp = 0;
 		std::deque<Outgoing> out;
 		size_t out_offset = 0;
+		size_t out_bytes = 0; // of every message in `out`
 	};
 
 	uint32_t read32(uint32_t offset);
@@ -170,6 +174,10 @@ private:
 	bool pending_m0_ = false;
 	bool pending_bhi_ = false;
 	bool pending_crdb_ = false;
+	// The firmware's side of a reset the host asked for by register: done in
+	// process(), since it stops NSP threads and reloads firmware, which is
+	// no work for the vCPU thread.
+	bool pending_fn_reset_ = false;
 	std::bitset<regs::kMaxEventRings> pending_erdb_;
 	std::bitset<regs::kNumChannels> pending_chdb_;
 

@@ -81,6 +81,8 @@ public:
 	static constexpr unsigned kSemsPerVc = 32;
 	static constexpr unsigned kMcids = 256;
 	static constexpr size_t kMaxObjectsPerUser = 1024;
+	// DMA data the QSM holds for messages still being assembled, all users
+	// together: the host chooses how much each message brings.
 	static constexpr uint64_t kMaxHeldDma = 1ull << 30;
 
 private:
@@ -108,7 +110,8 @@ private:
 	void run_message(const nnc::Header &h, std::span<const uint8_t> msg, const std::vector<Trans> &ts,
 			 std::map<uint32_t, std::vector<uint8_t>> &dma);
 	bool stage_dma(std::span<const uint8_t> msg, const Trans &t, std::map<uint32_t, std::vector<uint8_t>> &dma,
-		       uint64_t &bytes);
+		       uint64_t &bytes, uint64_t limit);
+	uint64_t held_by_others(uint32_t handle) const;
 	uint64_t dma_needed(std::span<const uint8_t> msg, const std::vector<Trans> &ts) const;
 	void send_reply(const nnc::Header &req, const Reply &r);
 	void send_error(const nnc::Header &req, uint32_t code);
