@@ -650,5 +650,31 @@ TEST_F(BootTest, DataQueuedForAHostThatPostsNoBuffersIsBoundedInBytes)
 	EXPECT_TRUE(has_error(host, "host posts no buffers"));
 }
 
+TEST_F(BootTest, SblKeepsItsBootLogForABusyHostThatReadsLate)
+{
+	// The host's logging client is up but posts its buffers late (a loaded
+	// machine): the SBL waits for it instead of starting AMSS without it.
+	make(false);
+	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(chan::kLoggingUl));
+	ASSERT_TRUE(mhi->start(chan::kLoggingDl)); // no buffers yet
+	ASSERT_TRUE(mhi->start(2));
+	ASSERT_TRUE(mhi->start(3));
+	mhi->queue_dl(3, 0xFFFF);
+	for (int i = 0; i < 20; i++)
+		serve_sahara();
+	host.clock_ns += 10'000'000'000; // ten seconds later
+	mhi->settle();
+	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "still in SBL";
+	mhi->queue_dl(chan::kLoggingDl, 4096, 24);
+	std::string log;
+	for (auto p = mhi->pop(chan::kLoggingDl); !p.empty(); p = mhi->pop(chan::kLoggingDl))
+		log.append(p.begin(), p.end());
+	EXPECT_NE(log.find("starting AMSS"), std::string::npos) << log;
+	mhi->settle();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+}
+
 } // namespace
 } // namespace aic100::test

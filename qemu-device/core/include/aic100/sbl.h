@@ -57,9 +57,12 @@ public:
 	bool failed() const { return sahara_ && sahara_->state() == SaharaTarget::State::Failed; }
 	const std::vector<std::string> &log_history() const { return history_; }
 
-	// After the images are in, how long the SBL waits for the host to drain
-	// the boot log and answer time sync before it starts AMSS anyway.
-	static constexpr uint64_t kHandoverGraceNs = 1'000'000'000;
+	// After the images are in, how long the SBL waits for a host whose
+	// logging and time-sync clients are up to drain the boot log and answer
+	// time sync before it starts AMSS anyway. Generous: a busy host is slow,
+	// not gone, and its boot log must not be lost to it; only a host that
+	// stopped reading altogether waits this long.
+	static constexpr uint64_t kHandoverGraceNs = 60'000'000'000;
 
 private:
 	void sahara_send(std::vector<uint8_t> packet) override;
