@@ -427,7 +427,8 @@ static void aic100_class_init(ObjectClass *klass, void *data)
     device_class_set_props(dc, aic100_props);
     object_class_property_add_str(klass, "inject", NULL, aic100_set_inject);
     object_class_property_set_description(klass, "inject",
-        "write a fault to inject it: syserr; crash dbc=N|nsp=N [reason=TEXT]; "
+        "write a fault to inject it: syserr; "
+        "crash dbc=N|nsp=N [hold=1] [reason=TEXT]; ssr release; "
         "ras ce|ue|ue_nf source=S [addr=A] [nsp=N] [temp=MC] [threshold=T]; "
         "sensor NAME=VALUE|auto (docs/health.md)");
     object_class_property_add_str(klass, "state", aic100_get_state, NULL);

@@ -1245,12 +1245,16 @@ void add_ssr(Suite &s, const Options &o)
 		const size_t mark = ue.mark();
 		const std::string reason = reason_for("epipe");
 		const auto t0 = Clock::now();
-		const std::string r = mb.run("crash dbc=" + std::to_string(dbc) + " reason=" + reason);
+		// The card holds the recovery before power-up until released, so
+		// the checks below always run while the DBC is under SSR.
+		const std::string r = mb.run("crash dbc=" + std::to_string(dbc) + " hold=1 reason=" + reason);
 		t.expect(r.empty(), "crash dbc=%u: %s", dbc, r.c_str());
 		waiter.join();
 		t.expect(waited == -EPIPE, "the waiter's WAIT_BO: %s, want EPIPE", qaic::errno_name(-waited).c_str());
 		t.note("the waiter saw %s %.1f ms after the injection", qaic::errno_name(-waited).c_str(), ms_since(t0));
 		// While the card recovers the DBC, every data-path call on it fails with EPIPE.
+		t.expect(wait_for([&] { return S.dbc_state(dbc).value_or(0) >= 2; }, kSsrTimeout),
+			 "dbc%u_state never showed the recovery (now %s)", dbc, fmt(S.dbc_state(dbc)).c_str());
 		const auto st0 = S.dbc_state(dbc);
 		auto extra = qaic::Bo::create(*dev, 4096);
 		qaic_attach_slice_entry sl{};
@@ -1260,16 +1264,16 @@ void add_ssr(Suite &s, const Options &o)
 		const int r_attach = qaic::attach_slices(*dev, extra->handle(), dbc, qaic::kToDevice, std::span(&sl, 1));
 		const int r_wait = qaic::wait(*dev, dbc, m.in->handle(), 100);
 		const auto st1 = S.dbc_state(dbc);
-		if (st0 >= 2 && st1 >= 2) {
-			t.expect(r_exec == -EPIPE, "EXECUTE_BO under SSR: %s", qaic::errno_name(-r_exec).c_str());
-			t.expect(r_attach == -EPIPE, "ATTACH_SLICE_BO under SSR: %s", qaic::errno_name(-r_attach).c_str());
-			t.expect(r_wait == -EPIPE, "WAIT_BO under SSR: %s", qaic::errno_name(-r_wait).c_str());
-			t.note("under SSR (state %s..%s): EXECUTE %s, ATTACH %s, WAIT %s", fmt(st0).c_str(),
-			       fmt(st1).c_str(), qaic::errno_name(-r_exec).c_str(), qaic::errno_name(-r_attach).c_str(),
-			       qaic::errno_name(-r_wait).c_str());
-		} else {
-			t.note("the SSR was over (state %s..%s) before the checks", fmt(st0).c_str(), fmt(st1).c_str());
-		}
+		t.expect(st0.value_or(0) >= 2 && st1.value_or(0) >= 2, "the DBC left SSR during the checks (state %s..%s)",
+			 fmt(st0).c_str(), fmt(st1).c_str());
+		t.expect(r_exec == -EPIPE, "EXECUTE_BO under SSR: %s", qaic::errno_name(-r_exec).c_str());
+		t.expect(r_attach == -EPIPE, "ATTACH_SLICE_BO under SSR: %s", qaic::errno_name(-r_attach).c_str());
+		t.expect(r_wait == -EPIPE, "WAIT_BO under SSR: %s", qaic::errno_name(-r_wait).c_str());
+		t.note("under SSR (state %s..%s): EXECUTE %s, ATTACH %s, WAIT %s", fmt(st0).c_str(), fmt(st1).c_str(),
+		       qaic::errno_name(-r_exec).c_str(), qaic::errno_name(-r_attach).c_str(),
+		       qaic::errno_name(-r_wait).c_str());
+		const std::string rel = mb.run("ssr release");
+		t.expect(rel.empty(), "ssr release: %s", rel.c_str());
 		t.expect(wait_dbc_idle(ue, S.bdf, dbc, mark), "no DBC_STATE=0 uevent for DBC %u within %.0f s", dbc,
 			 kSsrTimeout);
 		t.note("DBC %u free again %.1f ms after the injection", dbc, ms_since(t0));

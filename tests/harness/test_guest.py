@@ -18,6 +18,11 @@ def test_ktap_case(config, suite, case):
     assert ok, f"{case} failed in the guest:\n{diag}"
 
 
+def test_qemu_did_not_crash(config):
+    run = guest_run(config)
+    assert not run.qemu_crashed, f"QEMU crashed: {run.crash_note()}\n{run.output[-3000:]}"
+
+
 def test_suite_complete(config):
     run = guest_run(config)
     for suite in config.suites():

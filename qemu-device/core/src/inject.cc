@@ -14,7 +14,7 @@ namespace aic100 {
 
 namespace {
 
-constexpr char kUsage[] = "known: syserr; crash dbc=N|nsp=N [reason=TEXT]; "
+constexpr char kUsage[] = "known: syserr; crash dbc=N|nsp=N [hold=1] [reason=TEXT]; ssr release; "
 			  "ras ce|ue|ue_nf source=S [addr=A] [nsp=N] [temp=MC] [threshold=T]; "
 			  "sensor soc_temp|board_temp|ddr_temp|board_power=VALUE|auto";
 
@@ -89,14 +89,29 @@ std::string Device::inject(const std::string &command)
 			return "crash: " + err;
 		const std::string reason = a.count("reason") ? a["reason"] : "no reason given";
 		a.erase("reason");
+		bool hold = false;
+		if (a.count("hold")) {
+			const auto h = number(a["hold"], 0, 1);
+			if (!h)
+				return "crash: hold=" + a["hold"] + " is not 0 or 1";
+			hold = *h;
+			a.erase("hold");
+		}
 		if (a.size() != 1 || !(a.count("dbc") || a.count("nsp")))
 			return "crash: give dbc=N or nsp=N";
 		if (a.count("dbc")) {
 			const auto n = number(a["dbc"], 0, 255);
-			return n ? qsm.crash_dbc(unsigned(*n), reason) : "crash: dbc=" + a["dbc"] + " is not a number";
+			return n ? qsm.crash_dbc(unsigned(*n), reason, hold) : "crash: dbc=" + a["dbc"] + " is not a number";
 		}
 		const auto n = number(a["nsp"], 0, 255);
-		return n ? qsm.crash_nsp(unsigned(*n), reason) : "crash: nsp=" + a["nsp"] + " is not a number";
+		return n ? qsm.crash_nsp(unsigned(*n), reason, hold) : "crash: nsp=" + a["nsp"] + " is not a number";
+	}
+	if (verb == "ssr") {
+		std::string what, extra;
+		in >> what;
+		if (what != "release" || (in >> extra))
+			return "ssr: the only command is 'ssr release'";
+		return qsm.ssr_release();
 	}
 	if (verb == "ras") {
 		std::string type;

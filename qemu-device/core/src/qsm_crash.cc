@@ -68,7 +68,7 @@ uint64_t Qsm::next_deadline() const
 	return running_ ? ssr_.next_deadline() : HostInterface::kNoDeadline;
 }
 
-std::string Qsm::crash_dbc(unsigned dbc, const std::string &reason)
+std::string Qsm::crash_dbc(unsigned dbc, const std::string &reason, bool hold)
 {
 	if (!running_)
 		return "the QSM is not running";
@@ -76,13 +76,13 @@ std::string Qsm::crash_dbc(unsigned dbc, const std::string &reason)
 		return "no DBC " + std::to_string(dbc) + " (0..15)";
 	for (const auto &[id, a] : acts_)
 		if (a.dbc == dbc)
-			return inject_crash(id, 0, reason);
+			return inject_crash(id, 0, reason, hold);
 	if (ssr_.recovering(dbc))
 		return "DBC " + std::to_string(dbc) + " is recovering already";
 	return "no workload on DBC " + std::to_string(dbc);
 }
 
-std::string Qsm::crash_nsp(unsigned nsp, const std::string &reason)
+std::string Qsm::crash_nsp(unsigned nsp, const std::string &reason, bool hold)
 {
 	if (!running_)
 		return "the QSM is not running";
@@ -91,11 +91,11 @@ std::string Qsm::crash_nsp(unsigned nsp, const std::string &reason)
 	for (const auto &[id, a] : acts_)
 		if (a.nsp_mask & (1u << nsp))
 			return inject_crash(id, static_cast<unsigned>(std::popcount(a.nsp_mask & ((1u << nsp) - 1))),
-					    reason);
+					    reason, hold);
 	return "no workload on NSP " + std::to_string(nsp);
 }
 
-std::string Qsm::inject_crash(uint32_t id, unsigned core, const std::string &reason)
+std::string Qsm::inject_crash(uint32_t id, unsigned core, const std::string &reason, bool hold)
 {
 	Activation &a = acts_.at(id);
 	if (a.dead)
@@ -103,6 +103,7 @@ std::string Qsm::inject_crash(uint32_t id, unsigned core, const std::string &rea
 	if (a.injected || (a.workers && a.workers->faulted()))
 		return "the workload on DBC " + std::to_string(a.dbc) + " is crashing already";
 	a.injected = true;
+	a.hold_recovery = hold;
 	// A running program fails between two instructions; poll() sees it end.
 	if (a.workers && a.workers->inject_fault(core, reason))
 		return {};
@@ -159,7 +160,7 @@ void Qsm::crash(uint32_t id, const std::string &injected_fault)
 	if (auto k = objects_.find(a.const_id); a.const_id && k != objects_.end())
 		k->second.users--;
 	recovering_[a.dbc] = Recovering{a.nsp_mask, a.group, a.window_size};
-	ssr_.crash(a.dbc, std::move(dump));
+	ssr_.crash(a.dbc, std::move(dump), a.hold_recovery);
 }
 
 void Qsm::ssr_done(unsigned dbc)

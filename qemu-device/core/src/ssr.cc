@@ -17,14 +17,15 @@ namespace {
 
 uint32_t event_of(int stage)
 {
-	static const uint32_t events[] = {kBeforeShutdown, kAfterShutdown, kBeforePowerUp, 0, 0, kAfterPowerUp};
+	static const uint32_t events[] = {kBeforeShutdown, kAfterShutdown, kBeforePowerUp, 0, 0, kAfterPowerUp, 0};
 	return events[stage];
 }
 
 const char *stage_name(int stage)
 {
 	static const char *const names[] = {"BEFORE_SHUTDOWN",     "AFTER_SHUTDOWN", "BEFORE_POWER_UP",
-					    "DEBUG_TRANSFER_INFO", "MEMORY_READ",    "AFTER_POWER_UP"};
+					    "DEBUG_TRANSFER_INFO", "MEMORY_READ",    "AFTER_POWER_UP",
+					    "the hold"};
 	return names[stage];
 }
 
@@ -46,14 +47,14 @@ bool Ssr::recovering(unsigned dbc) const
 	return std::any_of(queue_.begin(), queue_.end(), [dbc](const Job &j) { return j.dbc == dbc; });
 }
 
-void Ssr::crash(unsigned dbc, std::vector<Region> dump)
+void Ssr::crash(unsigned dbc, std::vector<Region> dump, bool hold)
 {
 	// The table, then each region at a 64-byte boundary.
 	const uint64_t table_len = dump.size() * kTableEntrySize;
 	uint64_t size = table_len;
 	for (const Region &r : dump)
 		size += (r.data.size() + 63) & ~uint64_t{63};
-	Job job{dbc, std::vector<uint8_t>(size, 0), table_len};
+	Job job{dbc, std::vector<uint8_t>(size, 0), table_len, hold};
 	uint64_t at = table_len;
 	for (size_t i = 0; i < dump.size(); i++) {
 		const Region &r = dump[i];
@@ -122,6 +123,9 @@ void Ssr::enter(Stage s)
 	}
 	case Stage::Transfer:
 		break; // the host asks
+	case Stage::Held:
+		host_.trace("SSR: recovery held before power-up");
+		break;
 	}
 	if (!sent) {
 		host_.guest_error("SSR: the host takes no more messages on QAIC_SSR; recovering without it");
@@ -172,7 +176,7 @@ void Ssr::ul_message(std::span<const uint8_t> msg)
 		case Stage::AfterShutdown:
 			return enter(Stage::BeforePowerUp);
 		case Stage::BeforePowerUp:
-			return enter(Stage::TransferInfo);
+			return enter(job_->hold ? Stage::Held : Stage::TransferInfo);
 		default:
 			return finish(true);
 		}
@@ -245,10 +249,23 @@ void Ssr::channel_stopped()
 		finish(false);
 }
 
+std::string Ssr::release()
+{
+	if (!job_ || stage_ != Stage::Held)
+		return "no recovery is held";
+	enter(Stage::TransferInfo);
+	return {};
+}
+
 void Ssr::poll()
 {
 	if (!job_ || host_.now_ns() < deadline_)
 		return;
+	if (stage_ == Stage::Held) {
+		// Nobody released it: the NSPs come up by themselves.
+		enter(Stage::TransferInfo);
+		return;
+	}
 	char msg[160];
 	std::snprintf(msg, sizeof(msg), "SSR: no answer to %s for DBC %u within %llu s; recovering without the host",
 		      stage_name(static_cast<int>(stage_)), job_->dbc,

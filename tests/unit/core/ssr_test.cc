@@ -350,5 +350,46 @@ TEST_F(SsrTest, CrashInjectionIsRefusedWhereThereIsNoWorkload)
 	EXPECT_EQ(qsm().ssr().recoveries(), 0u);
 }
 
+TEST_F(SsrTest, AHeldRecoveryWaitsBeforePowerUpUntilReleased)
+{
+	listen();
+	const unsigned dbc = activate_one();
+	EXPECT_EQ(dev->inject("ssr release"), "no recovery is held");
+	EXPECT_NE(dev->inject("crash dbc=" + std::to_string(dbc) + " hold=2"), "");
+	ASSERT_EQ(dev->inject("crash dbc=" + std::to_string(dbc) + " hold=1 reason=held for a test"), "");
+	mhi->settle();
+	expect_event(dbc, kBeforeShutdown);
+	expect_event(dbc, kAfterShutdown);
+	expect_event(dbc, kBeforePowerUp);
+	// However long the host waits, nothing more comes until the release.
+	host.clock_ns += kTimeoutNs / 2;
+	mhi->settle();
+	EXPECT_TRUE(mhi->pop(kDl).empty());
+	EXPECT_TRUE(qsm().ssr().recovering(dbc));
+	EXPECT_EQ(dev->inject("ssr release"), "");
+	mhi->settle();
+	EXPECT_EQ(as<SsrHeader>(mhi->pop(kDl)).cmd, kDebugTransferInfo);
+	mhi->send(kUl, ssr_msg(kDebugTransferInfoRsp, dbc, u32(1)));
+	expect_event(dbc, kAfterPowerUp);
+	EXPECT_FALSE(qsm().ssr().busy());
+	EXPECT_EQ(qsm().ssr().abandoned(), 0u);
+}
+
+TEST_F(SsrTest, AHeldRecoveryThatNobodyReleasesGoesOnByItself)
+{
+	listen();
+	const unsigned dbc = activate_one();
+	ASSERT_EQ(dev->inject("crash dbc=" + std::to_string(dbc) + " hold=1"), "");
+	mhi->settle();
+	expect_event(dbc, kBeforeShutdown);
+	expect_event(dbc, kAfterShutdown);
+	expect_event(dbc, kBeforePowerUp);
+	mhi->fire_timer();
+	EXPECT_EQ(as<SsrHeader>(mhi->pop(kDl)).cmd, kDebugTransferInfo);
+	mhi->send(kUl, ssr_msg(kDebugTransferInfoRsp, dbc, u32(1)));
+	expect_event(dbc, kAfterPowerUp);
+	EXPECT_FALSE(qsm().ssr().busy());
+}
+
 } // namespace
 } // namespace aic100::test

@@ -56,8 +56,10 @@ public:
 	// Fault injection: the workload on `dbc`, or the one running on
 	// physical NSP `nsp`, crashes as if that NSP failed. Empty when done,
 	// else why not.
-	std::string crash_dbc(unsigned dbc, const std::string &reason);
-	std::string crash_nsp(unsigned nsp, const std::string &reason);
+	// `hold`: the recovery waits before power-up for ssr_release().
+	std::string crash_dbc(unsigned dbc, const std::string &reason, bool hold = false);
+	std::string crash_nsp(unsigned nsp, const std::string &reason, bool hold = false);
+	std::string ssr_release() { return ssr_.release(); }
 
 	Ssr &ssr() { return ssr_; }
 	Ras &ras() { return ras_; }
@@ -177,6 +179,7 @@ private:
 		std::unique_ptr<nsp::Workers> workers;
 		std::string name;     // the workload's, for crash dumps
 		bool injected = false; // a crash was injected into it
+		bool hold_recovery = false; // ... asking for a held recovery
 		// Crashed with no SSR client to recover it: stopped, its
 		// requests dropped, held until its owner deactivates it.
 		bool dead = false;
@@ -191,7 +194,7 @@ private:
 		int32_t group;
 		uint64_t window_size;
 	};
-	std::string inject_crash(uint32_t act, unsigned core, const std::string &reason);
+	std::string inject_crash(uint32_t act, unsigned core, const std::string &reason, bool hold);
 	// Tears the activation down but for its DBC and NSPs, and starts SSR.
 	void crash(uint32_t act, const std::string &injected_fault = {});
 	std::vector<Ssr::Region> crash_dump(const Activation &a, const std::string &fault,

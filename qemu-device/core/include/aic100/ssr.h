@@ -72,7 +72,12 @@ public:
 	Ssr(HostInterface &host, Mhi &mhi, Owner &owner);
 
 	// A workload on `dbc` crashed; `dump` is what the host may download.
-	void crash(unsigned dbc, std::vector<Region> dump);
+	// With `hold`, the recovery stops once the host acknowledged
+	// BEFORE_POWER_UP, as a card whose NSPs are slow to power up would,
+	// until release() or kTimeoutNs (a test's window on a DBC mid-SSR).
+	void crash(unsigned dbc, std::vector<Region> dump, bool hold = false);
+	// Lets a held recovery go on; empty when done, else why not.
+	std::string release();
 	// A message on QAIC_SSR's host-to-card channel.
 	void ul_message(std::span<const uint8_t> msg);
 	// The host stopped one of the channels: a recovery under way carries on
@@ -95,11 +100,12 @@ public:
 	uint64_t abandoned() const { return abandoned_; }
 
 private:
-	enum class Stage { BeforeShutdown, AfterShutdown, BeforePowerUp, TransferInfo, Transfer, AfterPowerUp };
+	enum class Stage { BeforeShutdown, AfterShutdown, BeforePowerUp, TransferInfo, Transfer, AfterPowerUp, Held };
 	struct Job {
 		unsigned dbc;
 		std::vector<uint8_t> area; // table, then the regions
 		uint64_t table_len;
+		bool hold = false;
 	};
 
 	void start_next();
