@@ -296,7 +296,9 @@ bool alarming(const std::string &s)
 	static const char *const signs[] = {"WARNING:", "BUG:", "Oops", "Call Trace", "general protection",
 					    "Kernel panic", "refcount_t", "list_add corruption", "list_del corruption",
 					    "UBSAN", "KASAN", "INFO: task", "circular locking", "recursive locking",
-					    "sleeping function called", "kmemleak", "use-after-free", "double free"};
+					    "sleeping function called", "kmemleak", "use-after-free", "double free",
+					    // A DMA the IOMMU refused: the card wrote where the host had not mapped.
+					    "DMAR: [DMA", "DMAR: DRHD: handling fault"};
 	return std::any_of(std::begin(signs), std::end(signs),
 			   [&](const char *w) { return s.find(w) != std::string::npos; });
 }
