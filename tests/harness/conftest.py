@@ -50,9 +50,9 @@ DATA_CASES = ["round_trip", "workloads", "pipelined", "processes_16", "partial_e
 # our driver, and with upstream's (which binds none of the health channels).
 HEALTH_CASES = ["mailbox_present", "hwmon_sensors_follow_injections", "hwmon_power_limit",
                 "telemetry_nsp_counters", "bad_injections_refused", "ssr_errno_epipe", "ssr_devcoredump",
-                "ssr_crash_loop", "ssr_kill_during_recovery", "reload_under_load",
-                "reset_under_load", "ras_ce_ue_nf_counted",
-                "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
+                "ssr_crash_loop", "ssr_epipe_after_quick_recovery", "ssr_kill_during_recovery",
+                "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing",
+                "ras_ue_resets_card"]
 HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
                          "upstream_ras_sensor_injections_ignored", "upstream_ue_syserr_recovery"]
 

@@ -1323,11 +1323,19 @@ int qaic_wait_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file
 		ret = -ETIMEDOUT;
 	} else {
 		ret = left < 0 ? left : 0;
-		/* The BO completed (or the wait ended) because the DBC went away. */
-		if (READ_ONCE(to_qaic_bo(obj)->ssr_aborted) || qaic_dbc_in_ssr(dbc))
+		/*
+		 * The BO completed (or the wait ended) because the DBC went away,
+		 * or the DBC went away while this task waited for the CPU after
+		 * the BO completed. An SSR of the user's workload is EPIPE however
+		 * quickly the card recovered the DBC, as in qaic_dbc_check().
+		 */
+		if (READ_ONCE(to_qaic_bo(obj)->ssr_aborted) || qaic_dbc_in_ssr(dbc)) {
 			ret = -EPIPE;
-		else if (READ_ONCE(dbc->releases) != releases || !qaic_dbc_owned(dbc, usr))
-			ret = -EPERM;
+		} else if (READ_ONCE(dbc->releases) != releases || !qaic_dbc_owned(dbc, usr)) {
+			/* Pairs with the barrier in qaic_dbc_enter_ssr(). */
+			smp_rmb();
+			ret = READ_ONCE(dbc->lost_handle) == usr->handle ? -EPIPE : -EPERM;
+		}
 	}
 	drm_gem_object_put(obj);
 	return ret;
