@@ -50,6 +50,7 @@
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
+#include <linux/irq.h>
 #include <linux/io.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
@@ -1199,25 +1200,31 @@ int qaic_data_request_irqs(struct qaic_device *qdev)
 }
 
 /*
- * The card is going away: its DBC interrupts go before MHI's. With multiple
- * MSIs every vector shares the message written through the first, and
- * freeing vector 0 (MHI's, when its controller is unregistered) clears it
- * in the card while the DBC vectors are still unmasked: a DBC interrupt in
- * between would be a DMA write to address 0 (a DMAR fault behind an IOMMU).
- * The handlers are waited for; the DBCs are released afterwards.
+ * The card is going away: its DBC vectors are masked before MHI's goes.
+ * With multiple MSIs every vector shares the message written through the
+ * first, and freeing vector 0 (MHI's, when its controller is unregistered)
+ * clears it in the card while the DBC vectors are still in use: a DBC
+ * interrupt in between would be a DMA write to address 0 (a DMAR fault
+ * behind an IOMMU). A masked vector only sets its pending bit.
+ *
+ * Masked, not freed: the interrupt thread balances the hard handler's
+ * disable_irq_nosync() with enable_irq(), and free_irq() resets the depth,
+ * which would leave the thread's last enable unbalanced. disable_irq()
+ * waits for the handlers; unlazy, it masks at once rather than at the next
+ * interrupt. Devres frees the vectors after the DBCs are released.
  */
-void qaic_data_free_irqs(struct qaic_device *qdev)
+void qaic_data_disable_irqs(struct qaic_device *qdev)
 {
-	struct device *dev = &qdev->pdev->dev;
 	unsigned int i;
 
+	/* On a single MSI the DBCs share vector 0 with MHI: nothing to do. */
+	if (qdev->single_msi)
+		return;
 	for (i = 0; i < QAIC_NUM_DBC; i++) {
 		if (qdev->dbc[i].irq <= 0)
 			continue;
-		/* Polling wakes the interrupt thread: it stops first. */
-		cancel_work_sync(&qdev->dbc[i].poll_work);
-		devm_free_irq(dev, qdev->dbc[i].irq, &qdev->dbc[i]);
-		qdev->dbc[i].irq = 0;
+		irq_set_status_flags(qdev->dbc[i].irq, IRQ_DISABLE_UNLAZY);
+		disable_irq(qdev->dbc[i].irq);
 	}
 }
 
