@@ -416,11 +416,14 @@ std::string join(const std::vector<int> &v)
 	return "[" + s + "]";
 }
 
-// Waits until the accel device announces DBC `dbc` IDLE again after `from`.
-bool wait_dbc_idle(Uevents &u, const std::string &bdf, uint32_t dbc, size_t from, double timeout_s = kSsrTimeout)
+// Waits until the card's device on `subsystem` (the accel device, or the
+// UMD's class device, whose uevents come separately) announces DBC `dbc`
+// IDLE again after `from`.
+bool wait_dbc_idle(Uevents &u, const std::string &bdf, uint32_t dbc, size_t from, double timeout_s = kSsrTimeout,
+		   const std::string &subsystem = "accel")
 {
 	return u.wait([&](const Uevent &e) {
-		return e.subsystem == "accel" && of_card(e, bdf) && e.dbc_id == int(dbc) && e.dbc_state == 0;
+		return e.subsystem == subsystem && of_card(e, bdf) && e.dbc_id == int(dbc) && e.dbc_state == 0;
 	}, from, timeout_s);
 }
 
@@ -1280,6 +1283,8 @@ void add_ssr(Suite &s, const Options &o)
 		const auto seq = dbc_states(ue, S.bdf, dbc, "accel", mark);
 		t.expect(seq == std::vector<int>({2, 3, 4, 5, 0}), "DBC %u states announced %s, want [2,3,4,5,0]", dbc,
 			 join(seq).c_str());
+		t.expect(wait_dbc_idle(ue, S.bdf, dbc, mark, kSsrTimeout, kUmdClass),
+			 "no DBC_STATE=0 uevent on the UMD's device for DBC %u", dbc);
 		const auto useq = dbc_states(ue, S.bdf, dbc, kUmdClass, mark);
 		t.expect(useq == seq, "the UMD's device announced %s", join(useq).c_str());
 		t.expect(S.dbc_state(dbc) == 0, "dbc%u_state %s after recovery", dbc, fmt(S.dbc_state(dbc)).c_str());
@@ -1432,6 +1437,8 @@ void add_ssr(Suite &s, const Options &o)
 			const auto seq = dbc_states(ue, S.bdf, dbcA, "accel", mark);
 			t.expect(seq == std::vector<int>({2, 3, 4, 5, 0}), "crash %u: DBC %u announced %s, want [2,3,4,5,0]",
 				 k, dbcA, join(seq).c_str());
+			t.expect(wait_dbc_idle(ue, S.bdf, dbcA, mark, kSsrTimeout, kUmdClass),
+				 "crash %u: no DBC_STATE=0 uevent on the UMD's device", k);
 			const auto useq = dbc_states(ue, S.bdf, dbcA, kUmdClass, mark);
 			t.expect(std::count(useq.begin(), useq.end(), 2) == 1 &&
 					 std::count(useq.begin(), useq.end(), 5) == 1,
