@@ -185,6 +185,19 @@ def _stamped_lines(stream, out):
 QEMU_CRASH = re.compile(r"QEMU exit (1[3-5][0-9])\b")
 _qemu_crashes = []
 
+# A report of QEMU's sanitizers (make SANITIZE=1: vm-run runs the ASan+UBSan
+# QEMU, whose stderr is in the run's output): the first line of each.
+SANITIZER_REPORT = re.compile(r"^.*(==\d+==\s*ERROR: (AddressSanitizer|LeakSanitizer)|"
+                              r"\bruntime error: |SUMMARY: (AddressSanitizer|UndefinedBehaviorSanitizer|"
+                              r"LeakSanitizer)).*$", re.M)
+
+
+def sanitizer_report(output):
+    """The sanitizer report in a guest run's output (from its first line to
+    QEMU's end), or None."""
+    m = SANITIZER_REPORT.search(output)
+    return output[m.start():] if m else None
+
 
 def guest_run(config: Config) -> GuestRun:
     """Runs the guest for `config` the first time it is asked for."""
@@ -262,7 +275,8 @@ def guest_run(config: Config) -> GuestRun:
         # QEMU itself crashing before the guest got anywhere (no KTAP at
         # all) is not a result of the suites: keep the evidence, say so,
         # and boot once more. A second crash fails the configuration.
-        crashed = QEMU_CRASH.search(run.output) and not run.plans
+        # A sanitizer report is a finding, never a reason to boot again.
+        crashed = QEMU_CRASH.search(run.output) and not run.plans and not sanitizer_report(run.output)
         if not crashed or attempt == 2:
             break
         kept = log.with_name(log.stem + "-qemu-crash.log")
