@@ -309,6 +309,91 @@ void add_tests(ktap::Suite &s, const Options &o)
 		expect(qaic::detach_slices(*dev, out->handle()), -EBUSY, "DETACH of a queued BO");
 		expect(qaic::detach_slices(*dev, bo->handle()), 0, "DETACH");
 	});
+
+	// The card is unbound from the driver (hot unplug) while a user has BOs
+	// mapped: the DRM core zaps every mapping of the device, and the user
+	// must still reach its BOs' memory (host pages the BOs keep), not die
+	// of SIGBUS; the ioctls tell it ENODEV. Then the card is bound again.
+	s.add_isolated("bo_mmap_after_unbind", 120, [o](ktap::Case &t) {
+		if (o.upstream)
+			return t.skip("upstream's qaic maps BOs without a fault handler: SIGBUS after an unplug");
+		const auto cards = qaic::find_cards();
+		if (o.card >= cards.size())
+			return t.expect(false, "no card %u", o.card);
+		const std::string bdf = cards[o.card].bdf;
+		{
+			auto dev = open_card(t, o.card);
+			if (!dev)
+				return;
+			qaic::DataChannel ch(*dev);
+			if (!open_channel(t, ch))
+				return;
+			// One BO sliced and queued on the DBC, one only mapped.
+			auto sliced = qaic::Bo::create(*dev, 65536), plain = qaic::Bo::create(*dev, 65536);
+			if (!sliced || !plain)
+				return t.expect(false, "CREATE_BO");
+			auto so = slice(65536, ch.ddr_base());
+			so.sem0 = qaic::sem(QAIC_SEM_WAIT_GT_0, 9, 0, true); // nothing signals it: stays queued
+			t.expect(!qaic::attach_slices(*dev, sliced->handle(), ch.dbc(), qaic::kFromDevice, std::span(&so, 1)),
+				 "ATTACH");
+			const qaic_execute_entry e{sliced->handle(), qaic::kFromDevice};
+			t.expect(!qaic::execute(*dev, ch.dbc(), std::span(&e, 1)), "EXECUTE_BO");
+			for (size_t i = 0; i < 65536; i++)
+				plain->data()[i] = static_cast<uint8_t>(i * 7 + 1);
+			std::FILE *f = std::fopen("/sys/bus/pci/drivers/qaic/unbind", "w");
+			const bool unbound = f && std::fputs(bdf.c_str(), f) >= 0 && std::fclose(f) == 0;
+			t.expect(unbound, "unbind %s", bdf.c_str());
+			if (!unbound)
+				return;
+			// Each BO touched in a process of its own: a SIGBUS ends that one only.
+			for (const auto *bo : {&*plain, &*sliced}) {
+				std::fflush(stdout);
+				const pid_t pid = fork();
+				if (pid == 0) {
+					bool ok = true;
+					if (bo == &*plain)
+						for (size_t i = 0; i < 65536; i++)
+							ok &= bo->data()[i] == static_cast<uint8_t>(i * 7 + 1);
+					for (size_t i = 0; i < 65536; i++)
+						bo->data()[i] = static_cast<uint8_t>(i ^ 0x5a);
+					for (size_t i = 0; i < 65536; i++)
+						ok &= bo->data()[i] == static_cast<uint8_t>(i ^ 0x5a);
+					_exit(ok ? 0 : 1);
+				}
+				int st = 0;
+				waitpid(pid, &st, 0);
+				const char *which = bo == &*plain ? "a mapped BO" : "a queued BO";
+				t.expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s after the unbind: %s", which,
+					 WIFSIGNALED(st) ? strsignal(WTERMSIG(st))
+							 : WEXITSTATUS(st) ? "its contents changed" : "?");
+			}
+			t.expect(qaic::wait(*dev, ch.dbc(), sliced->handle(), 100) == -ENODEV, "WAIT_BO after the unbind: %s",
+				 qaic::errno_name(-qaic::wait(*dev, ch.dbc(), sliced->handle(), 100)).c_str());
+			int err = 0;
+			t.expect(!qaic::Bo::create(*dev, 4096, &err) && err == -ENODEV, "CREATE_BO after the unbind: %s",
+				 qaic::errno_name(-err).c_str());
+		} // the user closes everything
+		std::FILE *f = std::fopen("/sys/bus/pci/drivers/qaic/bind", "w");
+		t.expect(f && std::fputs(bdf.c_str(), f) >= 0 && std::fclose(f) == 0, "bind %s", bdf.c_str());
+		auto dev = open_card(t, o.card);
+		if (!dev)
+			return;
+		qaic::DataChannel ch(*dev);
+		if (!open_channel(t, ch))
+			return;
+		auto in = qaic::Bo::create(*dev, 4096), out = qaic::Bo::create(*dev, 4096);
+		if (!in || !out)
+			return t.expect(false, "CREATE_BO after the bind");
+		std::memset(in->data(), 0xa5, 4096);
+		const auto s1 = slice(4096, ch.ddr_base());
+		t.expect(!qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&s1, 1)) &&
+				 !qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice, std::span(&s1, 1)),
+			 "ATTACH after the bind");
+		const qaic_execute_entry e[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
+		t.expect(!qaic::execute(*dev, ch.dbc(), e) && !qaic::wait(*dev, ch.dbc(), out->handle(), 10000) &&
+				 !std::memcmp(in->data(), out->data(), 4096),
+			 "a round trip after the bind");
+	});
 }
 
 } // namespace

@@ -645,7 +645,7 @@ void add_tests(ktap::Suite &s, const Options &o)
 		unsigned bad = 0;
 		while (p && fgets(line, sizeof(line), p)) {
 			for (const char *pat : {"Oops", "WARNING:", "BUG:", "Call Trace", "general protection",
-						"Unable to handle", "qaic: probe of"}) {
+						"Unable to handle", "qaic: probe of", "DMAR: [DMA"}) {
 				if (strstr(line, pat)) {
 					if (bad++ < 10)
 						t.note("dmesg: %s", line);

@@ -13,12 +13,21 @@
 // injections leave the driver alone, and a UE nobody hears takes the card
 // to SYS_ERR, from which upstream brings it back ONLINE.
 //
-// Usage: qaic-health-tests [--card N] [--upstream 1] [--crashes N] [--case NAME]
+// Cases with counts: ssr_crash_loop (--crashes, 20), reload_under_load
+// (--reloads, 6) and reset_under_load (--resets, 4). --soak 1 runs only the
+// soak (make soak, scripts/soak): a baseline, those three cases (with the
+// counts given) and soak_no_leaks, which checks that the card's resources,
+// the guest's memory, devcoredump and the kernel log are as they were and
+// prints the figures.
+//
+// Usage: qaic-health-tests [--card N] [--upstream 1] [--crashes N] [--reloads N]
+//                          [--resets N] [--soak 1] [--case NAME]
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +35,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -37,7 +47,9 @@
 #include <linux/netlink.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,8 +71,11 @@ using Clock = std::chrono::steady_clock;
 struct Options {
 	unsigned card = 0;
 	bool upstream = false;
-	unsigned crashes = 20;
-	std::string only; // run this case alone
+	unsigned crashes = 20; // ssr_crash_loop
+	unsigned reloads = 6;  // reload_under_load
+	unsigned resets = 4;   // reset_under_load
+	bool soak = false;     // the soak's cases only (make soak)
+	std::string only;      // run this case alone
 };
 
 constexpr double kOnlineTimeout = 60; // seconds; TCG guests are slow
@@ -97,6 +112,14 @@ bool is_online(unsigned card)
 {
 	auto c = card_info(card);
 	return c && c->accel_minor && qaic::Device::open(*c->accel_minor).has_value();
+}
+
+bool is_online_bdf(const std::string &bdf)
+{
+	for (const auto &c : qaic::find_cards())
+		if (c.bdf == bdf)
+			return c.accel_minor && qaic::Device::open(*c.accel_minor).has_value();
+	return false;
 }
 
 std::optional<qaic::Device> open_card(ktap::Case &t, unsigned card, double timeout_s = kOnlineTimeout)
@@ -223,13 +246,18 @@ public:
 	Kmsg &operator=(const Kmsg &) = delete;
 
 	bool ok() const { return fd_ >= 0; }
+	// Times the ring buffer overwrote records before they were read (a
+	// long case reads lines() as it goes to keep up).
+	unsigned lost() const { return lost_; }
 	const std::vector<LogLine> &lines()
 	{
 		char buf[8192];
 		for (;;) {
 			const ssize_t n = ::read(fd_, buf, sizeof(buf) - 1);
-			if (n < 0 && errno == EPIPE)
-				continue; // overwritten before we read it
+			if (n < 0 && errno == EPIPE) {
+				lost_++; // overwritten before we read it
+				continue;
+			}
 			if (n <= 0)
 				break;
 			buf[n] = 0;
@@ -258,6 +286,7 @@ public:
 
 private:
 	int fd_ = -1;
+	unsigned lost_ = 0;
 	std::vector<LogLine> lines_;
 };
 
@@ -267,7 +296,9 @@ bool alarming(const std::string &s)
 	static const char *const signs[] = {"WARNING:", "BUG:", "Oops", "Call Trace", "general protection",
 					    "Kernel panic", "refcount_t", "list_add corruption", "list_del corruption",
 					    "UBSAN", "KASAN", "INFO: task", "circular locking", "recursive locking",
-					    "sleeping function called", "kmemleak", "use-after-free", "double free"};
+					    "sleeping function called", "kmemleak", "use-after-free", "double free",
+					    // A DMA the IOMMU refused: the card wrote where the host had not mapped.
+					    "DMAR: [DMA", "DMAR: DRHD: handling fault"};
 	return std::any_of(std::begin(signs), std::end(signs),
 			   [&](const char *w) { return s.find(w) != std::string::npos; });
 }
@@ -281,6 +312,8 @@ void expect_log_clean(ktap::Case &t, Kmsg &k, const char *when)
 				t.note("kernel: %s", l.text.c_str());
 		}
 	t.expect(bad == 0, "%s: %u alarming kernel messages", when, bad);
+	if (k.lost())
+		t.note("%s: the kernel log overwrote records %u times before they were read", when, k.lost());
 }
 
 // ---- kernel uevents (NETLINK_KOBJECT_UEVENT) -----------------------------------
@@ -1215,6 +1248,249 @@ void add_bad_injections(Suite &s, const Options &o)
 
 std::string reason_for(const std::string &what) { return what + "-" + unique_tag(); }
 
+// p-th percentile (0..100) of `v`, nearest rank.
+double percentile(std::vector<double> v, double p)
+{
+	if (v.empty())
+		return 0;
+	std::sort(v.begin(), v.end());
+	const size_t rank = size_t(std::ceil(p / 100 * double(v.size())));
+	return v[std::min(v.size(), std::max<size_t>(rank, 1)) - 1];
+}
+
+double mean(const std::vector<double> &v)
+{
+	double sum = 0;
+	for (double x : v)
+		sum += x;
+	return v.empty() ? 0 : sum / double(v.size());
+}
+
+std::optional<int64_t> meminfo_kb(const char *key)
+{
+	std::ifstream f("/proc/meminfo");
+	const std::string want = std::string(key) + ":";
+	for (std::string k; f >> k;) {
+		int64_t v;
+		f >> v;
+		if (k == want)
+			return v;
+		f.ignore(64, '\n');
+	}
+	return std::nullopt;
+}
+
+// Figures the soak's cases hand on to its last one, soak_no_leaks. Each case
+// runs in a child process of its own (ktap's add_isolated), so they live in
+// memory shared with the parent, mapped before the first case starts.
+struct SoakFigures {
+	bool have_base;
+	cmd::ResourceInfo res0;
+	uint32_t nws_loaded0, nws_active0, consts_loaded0, consts_in_use0;
+	int64_t mem_available0_kb, slab0_kb, sunreclaim0_kb;
+	unsigned long taint0;
+	// ssr_crash_loop
+	unsigned crashes, recoveries;
+	double idle_mean_ms, idle_p99_ms, idle_worst_ms; // crash to the DBC IDLE again
+	double back_mean_ms, back_p99_ms, back_worst_ms; // crash to A's first correct inference after recover()
+	uint64_t ssr_inferences, ssr_mismatches;
+	// reload_under_load, reset_under_load
+	unsigned reloads, reloads_unbind, reloads_kill, resets, resets_pci, resets_soc;
+	double reload_online_mean_ms, reload_online_worst_ms, reset_online_mean_ms, reset_online_worst_ms;
+	uint64_t cycle_inferences, cycle_mismatches;
+	char reload_errnos[160], reset_errnos[160];
+};
+SoakFigures *g_fig = nullptr;
+
+void add_ssr_crash_loop(Suite &s, const Options &o)
+{
+	s.add_isolated("ssr_crash_loop", std::max(900u, 300 + o.crashes * 5), [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		qaic::Mailbox mb(o.card);
+		auto devA = open_card(t, o.card);
+		auto devB = open_card(t, o.card);
+		Uevents ue;
+		Kmsg km;
+		if (!fs_ || !mb.ok() || !devA || !devB)
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		const Sysfs &S = *fs_;
+		t.expect(ue.ok(), "no uevent socket");
+		free_all_devcd(S.bdf);
+		std::optional<qaic::Pipeline> pa, pb;
+		pa.emplace(*devA, *wl::find("vadd_f32"), 8);
+		pb.emplace(*devB, *wl::find("matmul_i8"), 4);
+		qaic::Pipeline &a = *pa, &b = *pb;
+		for (auto *p : {&a, &b})
+			if (const auto why = p->setup(); !why.empty())
+				return t.expect(false, "setup: %s", why.c_str());
+		const uint32_t dbcB = b.dbc();
+		const auto faults0 = S.tele("nsp_faults");
+		const size_t mark0 = ue.mark();
+
+		// B: batches of 25 inferences, every output checked, until told to stop.
+		std::atomic<bool> stop{false};
+		std::atomic<uint64_t> b_inferences{0}, b_batches{0}, b_mismatches{0};
+		std::string b_problem;
+		std::thread tb([&] {
+			while (!stop) {
+				const qaic::RunResult r = b.run(25);
+				b_inferences += r.inferences;
+				b_mismatches += r.mismatches;
+				b_batches++;
+				if (!r.problem.empty() || r.mismatches || r.inferences != 25) {
+					b_problem = "batch " + std::to_string(b_batches) + ": " +
+						    std::to_string(r.inferences) + " of 25, " +
+						    std::to_string(r.mismatches) + " wrong; " + r.problem + " " +
+						    r.first_mismatch;
+					return;
+				}
+			}
+		});
+
+		unsigned in_wait = 0, in_exec = 0, sysfs_ssr_seen = 0, recovered = 0;
+		uint64_t a_inferences = 0, a_mismatches = 0;
+		std::vector<double> idle_ms, back_ms;
+		std::vector<unsigned> dbcs_used;
+		const auto start = Clock::now();
+		auto last_note = start;
+		for (unsigned k = 0; k < o.crashes && !t.failed(); k++) {
+			const uint32_t dbcA = a.dbc();
+			if (std::find(dbcs_used.begin(), dbcs_used.end(), dbcA) == dbcs_used.end())
+				dbcs_used.push_back(dbcA);
+			// A streams inferences until the crash stops it: the crash
+			// comes once A has had a full pipeline of outputs back.
+			std::atomic<bool> a_done{false};
+			qaic::RunResult ra;
+			const uint64_t c0 = a.completed();
+			std::thread ta([&] {
+				ra = a.run(100000000);
+				a_done = true;
+			});
+			if (!wait_for([&] { return a.completed() >= c0 + 8 || a_done; }, 60, 1) || a_done) {
+				stop = true;
+				abandon(t, ("crash " + std::to_string(k) + ": A is not streaming: " + ra.problem).c_str());
+			}
+			const size_t mark = ue.mark();
+			const std::string reason = reason_for("loop " + std::to_string(k));
+			const auto t0 = Clock::now();
+			const std::string r = mb.run("crash dbc=" + std::to_string(dbcA) + " reason=" + reason);
+			if (!r.empty()) {
+				stop = true;
+				abandon(t, ("crash " + std::to_string(k) + " refused: " + r).c_str());
+			}
+			if (!wait_for([&] { return a_done.load(); }, 30, 1)) {
+				stop = true;
+				abandon(t, ("crash " + std::to_string(k) + ": A's run() did not stop").c_str());
+			}
+			ta.join();
+			a_inferences += ra.inferences;
+			a_mismatches += ra.mismatches;
+			t.expect(ra.error == -EPIPE, "crash %u: A's run() ended with %s (%s), want EPIPE", k,
+				 qaic::errno_name(-ra.error).c_str(), ra.problem.c_str());
+			t.expect(!ra.mismatches, "crash %u: %llu wrong outputs of A before it; %s", k,
+				 static_cast<unsigned long long>(ra.mismatches), ra.first_mismatch.c_str());
+			(ra.problem.rfind("WAIT_BO", 0) == 0 ? in_wait : in_exec)++;
+			// The DBC's state in sysfs runs through the SSR stages back to 0.
+			std::vector<int> seen;
+			const bool idle = wait_for([&] {
+				const auto st = S.dbc_state(dbcA);
+				if (st && (seen.empty() || seen.back() != *st))
+					seen.push_back(int(*st));
+				return st == 0;
+			}, kSsrTimeout, 1);
+			idle_ms.push_back(ms_since(t0));
+			t.expect(idle, "crash %u: dbc%u_state %s, not back to 0 (seen %s)", k, dbcA,
+				 fmt(S.dbc_state(dbcA)).c_str(), join(seen).c_str());
+			// Values 2..5 in order, maybe none of them (a quick SSR), then 0.
+			const auto ssr_states = [](int v) { return v == 0 || (v >= 2 && v <= 5); };
+			t.expect(std::is_sorted(seen.begin(), seen.end() - (seen.size() && seen.back() == 0)) &&
+					 std::all_of(seen.begin(), seen.end(), ssr_states),
+				 "crash %u: dbc%u_state went %s", k, dbcA, join(seen).c_str());
+			sysfs_ssr_seen += std::any_of(seen.begin(), seen.end(), [](int v) { return v >= 2; });
+			// The uevents: every state, in order, on both devices.
+			t.expect(wait_dbc_idle(ue, S.bdf, dbcA, mark), "crash %u: no DBC_STATE=0 uevent", k);
+			const auto seq = dbc_states(ue, S.bdf, dbcA, "accel", mark);
+			t.expect(seq == std::vector<int>({2, 3, 4, 5, 0}), "crash %u: DBC %u announced %s, want [2,3,4,5,0]",
+				 k, dbcA, join(seq).c_str());
+			t.expect(wait_dbc_idle(ue, S.bdf, dbcA, mark, kSsrTimeout, kUmdClass),
+				 "crash %u: no DBC_STATE=0 uevent on the UMD's device", k);
+			const auto useq = dbc_states(ue, S.bdf, dbcA, kUmdClass, mark);
+			t.expect(std::count(useq.begin(), useq.end(), 2) == 1 &&
+					 std::count(useq.begin(), useq.end(), 5) == 1,
+				 "crash %u: the UMD's device announced %s", k, join(useq).c_str());
+			// A carries on: back to a correct inference.
+			const std::string rec = a.recover();
+			t.expect(rec.empty(), "crash %u: recover(): %s", k, rec.c_str());
+			if (!rec.empty())
+				break;
+			const qaic::RunResult first = a.run(1);
+			back_ms.push_back(ms_since(t0));
+			const qaic::RunResult more = a.run(19);
+			a_inferences += first.inferences + more.inferences;
+			a_mismatches += first.mismatches + more.mismatches;
+			if (expect_run(t, ("crash " + std::to_string(k) + ": A after recover()").c_str(), first, 1) &&
+			    expect_run(t, ("crash " + std::to_string(k) + ": A after recover()").c_str(), more, 19))
+				recovered++;
+			// Its dump names this crash; freed for the next one.
+			check_dump(t, S.bdf, dbcA, reason, false);
+			km.lines(); // keep up with the kernel's ring buffer
+			if (k + 1 == o.crashes || (k + 1) % 100 == 0 || Clock::now() - last_note > std::chrono::seconds(15)) {
+				last_note = Clock::now();
+				t.note("progress: crash %u/%u at %.0f s: crash to DBC idle mean %.1f ms (worst %.1f), to A "
+				       "correct again mean %.1f ms; B %llu inferences, all correct; MemAvailable %s kB",
+				       k + 1, o.crashes, ms_since(start) / 1000, mean(idle_ms),
+				       *std::max_element(idle_ms.begin(), idle_ms.end()), mean(back_ms),
+				       static_cast<unsigned long long>(b_inferences.load()),
+				       fmt(meminfo_kb("MemAvailable")).c_str());
+				std::fflush(stdout);
+			}
+		}
+		stop = true;
+		tb.join();
+		t.expect(b_problem.empty(), "B: %s", b_problem.c_str());
+		t.expect(b_inferences > 0, "B ran no inference");
+		t.expect(dbc_states(ue, S.bdf, dbcB, "accel", mark0).empty(), "B's DBC %u changed state: %s", dbcB,
+			 join(dbc_states(ue, S.bdf, dbcB, "accel", mark0)).c_str());
+		t.expect(!ue.overflowed(), "the uevent socket overflowed");
+		t.expect(S.tele("nsp_faults") == (faults0 ? *faults0 + o.crashes : -1),
+			 "nsp_faults %s -> %s over %u crashes", fmt(faults0).c_str(), fmt(S.tele("nsp_faults")).c_str(),
+			 o.crashes);
+		std::string used;
+		for (unsigned d : dbcs_used)
+			used += (used.empty() ? "" : ",") + std::to_string(d);
+		t.note("%u crashes of A (DBCs %s), %u recovered: EPIPE in WAIT_BO %u times, in EXECUTE_BO %u; an SSR "
+		       "state seen in sysfs %u times", o.crashes, used.c_str(), recovered, in_wait, in_exec,
+		       sysfs_ssr_seen);
+		t.note("crash to DBC idle: mean %.1f ms, p99 %.1f, worst %.1f; crash to A's first correct inference: "
+		       "mean %.1f ms, p99 %.1f, worst %.1f",
+		       mean(idle_ms), percentile(idle_ms, 99), percentile(idle_ms, 100), mean(back_ms),
+		       percentile(back_ms, 99), percentile(back_ms, 100));
+		t.note("A: %llu good inferences; B (DBC %u): %llu inferences in %llu batches, all correct",
+		       static_cast<unsigned long long>(a_inferences), dbcB,
+		       static_cast<unsigned long long>(b_inferences.load()),
+		       static_cast<unsigned long long>(b_batches.load()));
+		t.expect(sysfs_ssr_seen > 0, "dbcN_state never showed an SSR state in %u crashes", o.crashes);
+		// Both gone: every NSP, DBC, semaphore, MCID and byte of DDR is free again.
+		pa.reset();
+		pb.reset();
+		if (const auto idle = idle_resources(t, *devA))
+			t.note("after the loop: %s", describe(*idle).c_str());
+		expect_log_clean(t, km, "crash loop");
+		if (g_fig) {
+			g_fig->crashes = o.crashes;
+			g_fig->recoveries = recovered;
+			g_fig->idle_mean_ms = mean(idle_ms);
+			g_fig->idle_p99_ms = percentile(idle_ms, 99);
+			g_fig->idle_worst_ms = percentile(idle_ms, 100);
+			g_fig->back_mean_ms = mean(back_ms);
+			g_fig->back_p99_ms = percentile(back_ms, 99);
+			g_fig->back_worst_ms = percentile(back_ms, 100);
+			g_fig->ssr_inferences = a_inferences + b_inferences;
+			g_fig->ssr_mismatches = a_mismatches + b_mismatches;
+		}
+	});
+}
+
 void add_ssr(Suite &s, const Options &o)
 {
 	// The errno contract of docs/health.md, step by step.
@@ -1338,145 +1614,9 @@ void add_ssr(Suite &s, const Options &o)
 			expect_run(t, "after recover()", p.run(20), 20);
 	});
 
-	// Two workloads on two DBCs: A crashes over and over, B keeps computing.
-	s.add_isolated("ssr_crash_loop", 900, [o](ktap::Case &t) {
-		auto fs_ = sysfs_of(t, o.card);
-		qaic::Mailbox mb(o.card);
-		auto devA = open_card(t, o.card);
-		auto devB = open_card(t, o.card);
-		Uevents ue;
-		Kmsg km;
-		if (!fs_ || !mb.ok() || !devA || !devB)
-			return t.expect(mb.ok(), "%s", mb.problem().c_str());
-		const Sysfs &S = *fs_;
-		t.expect(ue.ok(), "no uevent socket");
-		free_all_devcd(S.bdf);
-		qaic::Pipeline a(*devA, *wl::find("vadd_f32"), 8);
-		qaic::Pipeline b(*devB, *wl::find("matmul_i8"), 4);
-		for (auto *p : {&a, &b})
-			if (const auto why = p->setup(); !why.empty())
-				return t.expect(false, "setup: %s", why.c_str());
-		const uint32_t dbcB = b.dbc();
-		const auto faults0 = S.tele("nsp_faults");
-		const size_t mark0 = ue.mark();
-
-		// B: batches of 25 inferences, every output checked, until told to stop.
-		std::atomic<bool> stop{false};
-		std::atomic<uint64_t> b_inferences{0}, b_batches{0};
-		std::string b_problem;
-		std::thread tb([&] {
-			while (!stop) {
-				const qaic::RunResult r = b.run(25);
-				b_inferences += r.inferences;
-				b_batches++;
-				if (!r.problem.empty() || r.mismatches || r.inferences != 25) {
-					b_problem = "batch " + std::to_string(b_batches) + ": " +
-						    std::to_string(r.inferences) + " of 25, " +
-						    std::to_string(r.mismatches) + " wrong; " + r.problem + " " +
-						    r.first_mismatch;
-					return;
-				}
-			}
-		});
-
-		unsigned in_wait = 0, in_exec = 0, sysfs_ssr_seen = 0;
-		uint64_t a_inferences = 0;
-		double total_ms = 0, worst_ms = 0;
-		std::vector<unsigned> dbcs_used;
-		for (unsigned k = 0; k < o.crashes && !t.failed(); k++) {
-			const uint32_t dbcA = a.dbc();
-			dbcs_used.push_back(dbcA);
-			// A streams inferences until the crash stops it.
-			std::atomic<bool> a_done{false};
-			qaic::RunResult ra;
-			std::thread ta([&] {
-				ra = a.run(100000000);
-				a_done = true;
-			});
-			std::this_thread::sleep_for(std::chrono::milliseconds(150));
-			const size_t mark = ue.mark();
-			const std::string reason = reason_for("loop " + std::to_string(k));
-			const auto t0 = Clock::now();
-			const std::string r = mb.run("crash dbc=" + std::to_string(dbcA) + " reason=" + reason);
-			if (!r.empty()) {
-				stop = true;
-				abandon(t, ("crash " + std::to_string(k) + " refused: " + r).c_str());
-			}
-			if (!wait_for([&] { return a_done.load(); }, 30, 5)) {
-				stop = true;
-				abandon(t, ("crash " + std::to_string(k) + ": A's run() did not stop").c_str());
-			}
-			ta.join();
-			a_inferences += ra.inferences;
-			t.expect(ra.error == -EPIPE, "crash %u: A's run() ended with %s (%s), want EPIPE", k,
-				 qaic::errno_name(-ra.error).c_str(), ra.problem.c_str());
-			t.expect(!ra.mismatches, "crash %u: %llu wrong outputs of A before it; %s", k,
-				 static_cast<unsigned long long>(ra.mismatches), ra.first_mismatch.c_str());
-			(ra.problem.rfind("WAIT_BO", 0) == 0 ? in_wait : in_exec)++;
-			// The DBC's state in sysfs runs through the SSR stages back to 0.
-			std::vector<int> seen;
-			const bool idle = wait_for([&] {
-				const auto st = S.dbc_state(dbcA);
-				if (st && (seen.empty() || seen.back() != *st))
-					seen.push_back(int(*st));
-				return st == 0;
-			}, kSsrTimeout, 1);
-			const double ms = ms_since(t0);
-			total_ms += ms;
-			worst_ms = std::max(worst_ms, ms);
-			t.expect(idle, "crash %u: dbc%u_state %s, not back to 0 (seen %s)", k, dbcA,
-				 fmt(S.dbc_state(dbcA)).c_str(), join(seen).c_str());
-			// Values 2..5 in order, maybe none of them (a quick SSR), then 0.
-			const auto ssr_states = [](int v) { return v == 0 || (v >= 2 && v <= 5); };
-			t.expect(std::is_sorted(seen.begin(), seen.end() - (seen.size() && seen.back() == 0)) &&
-					 std::all_of(seen.begin(), seen.end(), ssr_states),
-				 "crash %u: dbc%u_state went %s", k, dbcA, join(seen).c_str());
-			sysfs_ssr_seen += std::any_of(seen.begin(), seen.end(), [](int v) { return v >= 2; });
-			// The uevents: every state, in order, on both devices.
-			t.expect(wait_dbc_idle(ue, S.bdf, dbcA, mark), "crash %u: no DBC_STATE=0 uevent", k);
-			const auto seq = dbc_states(ue, S.bdf, dbcA, "accel", mark);
-			t.expect(seq == std::vector<int>({2, 3, 4, 5, 0}), "crash %u: DBC %u announced %s, want [2,3,4,5,0]",
-				 k, dbcA, join(seq).c_str());
-			t.expect(wait_dbc_idle(ue, S.bdf, dbcA, mark, kSsrTimeout, kUmdClass),
-				 "crash %u: no DBC_STATE=0 uevent on the UMD's device", k);
-			const auto useq = dbc_states(ue, S.bdf, dbcA, kUmdClass, mark);
-			t.expect(std::count(useq.begin(), useq.end(), 2) == 1 &&
-					 std::count(useq.begin(), useq.end(), 5) == 1,
-				 "crash %u: the UMD's device announced %s", k, join(useq).c_str());
-			// Its dump names this crash; freed for the next one.
-			check_dump(t, S.bdf, dbcA, reason, false);
-			// A carries on.
-			const std::string rec = a.recover();
-			t.expect(rec.empty(), "crash %u: recover(): %s", k, rec.c_str());
-			if (!rec.empty())
-				break;
-			expect_run(t, ("crash " + std::to_string(k) + ": A after recover()").c_str(), a.run(20), 20);
-			a_inferences += 20;
-		}
-		stop = true;
-		tb.join();
-		t.expect(b_problem.empty(), "B: %s", b_problem.c_str());
-		t.expect(b_inferences > 0, "B ran no inference");
-		t.expect(dbc_states(ue, S.bdf, dbcB, "accel", mark0).empty(), "B's DBC %u changed state: %s", dbcB,
-			 join(dbc_states(ue, S.bdf, dbcB, "accel", mark0)).c_str());
-		t.expect(!ue.overflowed(), "the uevent socket overflowed");
-		t.expect(S.tele("nsp_faults") == (faults0 ? *faults0 + o.crashes : -1),
-			 "nsp_faults %s -> %s over %u crashes", fmt(faults0).c_str(), fmt(S.tele("nsp_faults")).c_str(),
-			 o.crashes);
-		std::string used;
-		for (unsigned d : dbcs_used)
-			used += (used.empty() ? "" : ",") + std::to_string(d);
-		t.note("%u crashes of A (DBCs %s): EPIPE in WAIT_BO %u times, in EXECUTE_BO %u; an SSR state seen in sysfs "
-		       "%u times; crash to DBC free %.0f ms on average, %.0f at worst",
-		       o.crashes, used.c_str(), in_wait, in_exec, sysfs_ssr_seen, total_ms / std::max(1u, o.crashes),
-		       worst_ms);
-		t.note("A: %llu good inferences; B (DBC %u): %llu inferences in %llu batches, all correct",
-		       static_cast<unsigned long long>(a_inferences), dbcB,
-		       static_cast<unsigned long long>(b_inferences.load()),
-		       static_cast<unsigned long long>(b_batches.load()));
-		t.expect(sysfs_ssr_seen > 0, "dbcN_state never showed an SSR state in %u crashes", o.crashes);
-		expect_log_clean(t, km, "crash loop");
-	});
+	// Two workloads on two DBCs: A crashes over and over (--crashes, 20 in
+	// the regular suite, 1000 in the soak), B keeps computing.
+	add_ssr_crash_loop(s, o);
 
 	// A user killed while the card recovers its DBC leaves nothing behind.
 	s.add_isolated("ssr_kill_during_recovery", 300, [o](ktap::Case &t) {
@@ -1576,6 +1716,570 @@ void add_ssr(Suite &s, const Options &o)
 			if (l.level <= 3 || l.text.find("refused") != std::string::npos ||
 			    l.text.find("unexpected") != std::string::npos || l.text.find("abandon") != std::string::npos)
 				t.expect(false, "kernel: %s", l.text.c_str());
+	});
+}
+
+// ---- module reloads and card resets under load ------------------------------------
+
+// A workload streaming in a process of its own, as an application's would:
+// its open accel node pins the module, and its end (an error, or a kill)
+// lets go of it. What it did is in memory shared with the case.
+class Worker {
+public:
+	struct Shared {
+		std::atomic<int> state; // 0 starting, 1 streaming, 2 ended (its node about to close)
+		std::atomic<uint64_t> inferences, mismatches;
+		std::atomic<int32_t> error; // -errno of the call that ended it; 0: it never streamed
+		char problem[240];
+	};
+
+	Worker(unsigned card, const char *workload, unsigned depth) : name_(workload)
+	{
+		void *p = ::mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return;
+		sh_ = new (p) Shared{};
+		std::fflush(stdout);
+		pid_ = ::fork();
+		if (pid_ == 0) {
+			child(card, depth);
+			sh_->state = 2;
+			std::fflush(stdout);
+			_exit(0);
+		}
+	}
+	~Worker()
+	{
+		if (pid_ > 0 && !reaped_) {
+			::kill(pid_, SIGKILL);
+			::waitpid(pid_, nullptr, 0);
+		}
+		if (sh_)
+			::munmap(sh_, sizeof(Shared));
+	}
+	Worker(const Worker &) = delete;
+	Worker &operator=(const Worker &) = delete;
+
+	const std::string &name() const { return name_; }
+	bool started() const { return pid_ > 0; }
+	bool wait_streaming(double timeout_s)
+	{
+		return started() && wait_for([&] { return sh_->state != 0; }, timeout_s, 5) && sh_->state == 1;
+	}
+	uint64_t inferences() const { return sh_ ? sh_->inferences.load() : 0; }
+	uint64_t mismatches() const { return sh_ ? sh_->mismatches.load() : 0; }
+	int error() const { return sh_ ? sh_->error.load() : 0; }
+	std::string problem() const { return sh_ ? std::string(sh_->problem) : "no shared memory"; }
+	void kill9() const
+	{
+		if (pid_ > 0)
+			::kill(pid_, SIGKILL);
+	}
+	// Waits for the process to end; true if it did within the time.
+	bool reap(double timeout_s)
+	{
+		if (pid_ <= 0 || reaped_)
+			return reaped_;
+		reaped_ = wait_for([&] { return ::waitpid(pid_, &status_, WNOHANG) == pid_; }, timeout_s, 2);
+		return reaped_;
+	}
+	bool exited_by_itself() const { return reaped_ && WIFEXITED(status_) && WEXITSTATUS(status_) == 0; }
+	int status() const { return status_; }
+
+private:
+	void child(unsigned card, unsigned depth)
+	{
+		const auto c = card_info(card);
+		auto dev = c && c->accel_minor ? qaic::Device::open(*c->accel_minor) : std::nullopt;
+		if (!dev) {
+			std::snprintf(sh_->problem, sizeof(sh_->problem), "card %u: no ONLINE accel node", card);
+			return;
+		}
+		qaic::Pipeline p(*dev, *wl::find(name_), depth);
+		if (const std::string why = p.setup(); !why.empty()) {
+			std::snprintf(sh_->problem, sizeof(sh_->problem), "setup: %s", why.c_str());
+			return;
+		}
+		// Long enough for a reset's way back; short enough to tell a hang.
+		p.set_wait_timeout(20000);
+		for (;;) {
+			const qaic::RunResult r = p.run(10);
+			sh_->inferences += r.inferences;
+			sh_->mismatches += r.mismatches;
+			if (r.mismatches && !sh_->problem[0])
+				std::snprintf(sh_->problem, sizeof(sh_->problem), "wrong output: %s", r.first_mismatch.c_str());
+			if (!r.problem.empty()) {
+				if (!sh_->problem[0])
+					std::snprintf(sh_->problem, sizeof(sh_->problem), "%s", r.problem.c_str());
+				sh_->error = r.error ? r.error : -EPROTO;
+				return; // ~Pipeline: DEACTIVATE and unload, as an application does
+			}
+			sh_->state = 1;
+		}
+	}
+
+	std::string name_;
+	Shared *sh_ = nullptr;
+	pid_t pid_ = -1;
+	bool reaped_ = false;
+	int status_ = 0;
+};
+
+// What a user in the middle of a reset or an unplug may be told (README,
+// docs/health.md): ENODEV while the card is not ONLINE or gone, EPERM for a
+// DBC the reset took away, EPIPE for one under SSR.
+bool reset_errno(int e) { return e == -ENODEV || e == -EPERM || e == -EPIPE; }
+
+std::string errno_counts(const std::map<int, unsigned> &m)
+{
+	std::string s;
+	for (const auto &[e, n] : m)
+		s += (s.empty() ? "" : ", ") + qaic::errno_name(-e) + " x" + std::to_string(n);
+	return s.empty() ? "none" : s;
+}
+
+// Runs a write that might block in the kernel in a thread of its own:
+// 0 or -errno, or -ETIME when it has not returned within the time (then the
+// blocked tasks' stacks go to the kernel log and the case gives up).
+int bounded_write(ktap::Case &t, const std::string &path, const std::string &value, double timeout_s)
+{
+	auto done = std::make_shared<std::atomic<int>>(1);
+	std::thread([path, value, done] { *done = write_sysfs(path, value); }).detach();
+	if (!wait_for([&] { return *done != 1; }, timeout_s, 2)) {
+		write_sysfs("/proc/sysrq-trigger", "w");
+		abandon(t, ("writing '" + value + "' to " + path + " has not returned after " +
+			    std::to_string(int(timeout_s)) + " s (blocked tasks dumped to the kernel log)").c_str());
+	}
+	return *done;
+}
+
+// The module vm-run loaded (aic_module) and its parameters.
+struct ModuleFile {
+	std::string path, params;
+};
+
+ModuleFile module_file()
+{
+	ModuleFile m;
+	if (const char *p = std::getenv("aic_module"); p && std::strcmp(p, "none"))
+		m.path = p;
+	if (const char *r = std::getenv("aic_run")) {
+		std::string a = slurp(std::string(r) + "/module-args");
+		while (!a.empty() && (a.back() == '\n' || a.back() == ' '))
+			a.pop_back();
+		m.params = a;
+	}
+	return m;
+}
+
+int rmmod_qaic()
+{
+	return ::syscall(SYS_delete_module, "qaic", O_NONBLOCK) ? -errno : 0;
+}
+
+int insmod(const ModuleFile &m)
+{
+	const int fd = ::open(m.path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	const int r = ::syscall(SYS_finit_module, fd, m.params.c_str(), 0) ? -errno : 0;
+	::close(fd);
+	return r;
+}
+
+// The MHI controller's soc_reset attribute of the card.
+std::string soc_reset_attr(const std::string &pci)
+{
+	std::error_code ec;
+	for (const auto &e : fs::directory_iterator(pci, ec)) {
+		const std::string n = e.path().filename().string();
+		if (n.rfind("mhi", 0) == 0 && fs::exists(e.path() / "soc_reset"))
+			return (e.path() / "soc_reset").string();
+	}
+	return {};
+}
+
+// Two workloads streaming on the card, each in a process of its own.
+std::vector<std::unique_ptr<Worker>> start_workers(ktap::Case &t, unsigned card)
+{
+	std::vector<std::unique_ptr<Worker>> w;
+	w.push_back(std::make_unique<Worker>(card, "vadd_f32", 4));
+	w.push_back(std::make_unique<Worker>(card, "matmul_i8", 4));
+	for (auto &x : w)
+		if (!x->wait_streaming(60)) {
+			t.expect(false, "%s did not start streaming: %s", x->name().c_str(), x->problem().c_str());
+			return {};
+		}
+	return w;
+}
+
+// After the reload or reset: the workers end by themselves (told one of the
+// documented errnos), with nothing computed wrong.
+void reap_workers(ktap::Case &t, std::vector<std::unique_ptr<Worker>> &w, const std::string &what,
+		  std::map<int, unsigned> &errnos, uint64_t &inferences, uint64_t &mismatches)
+{
+	for (auto &x : w) {
+		const bool ended = x->reap(60);
+		t.expect(ended, "%s: %s still running 60 s after the card came back", what.c_str(), x->name().c_str());
+		if (ended)
+			t.expect(x->exited_by_itself(), "%s: %s ended with status %#x", what.c_str(), x->name().c_str(),
+				 x->status());
+		inferences += x->inferences();
+		mismatches += x->mismatches();
+		t.expect(!x->mismatches(), "%s: %s computed %llu wrong outputs: %s", what.c_str(), x->name().c_str(),
+			 static_cast<unsigned long long>(x->mismatches()), x->problem().c_str());
+		errnos[x->error()]++;
+		t.expect(reset_errno(x->error()), "%s: %s ended with %s (%s), want ENODEV, EPERM or EPIPE",
+			 what.c_str(), x->name().c_str(), qaic::errno_name(-x->error()).c_str(), x->problem().c_str());
+	}
+}
+
+// Every card bound to qaic and ONLINE, as users see it.
+bool all_online(unsigned cards)
+{
+	unsigned n = 0;
+	for (const auto &c : qaic::find_cards())
+		n += c.driver == "qaic" && c.accel_minor && is_online_bdf(c.bdf);
+	return n == cards;
+}
+
+// After a reload or reset: the card computes correctly and its pool is idle.
+void expect_card_works(ktap::Case &t, unsigned card, const std::string &what, uint64_t &inferences)
+{
+	auto dev = open_card(t, card);
+	if (!dev)
+		return;
+	if (run_workload(t, *dev, "vadd_f32", 30))
+		inferences += 30;
+	if (run_workload(t, *dev, "matmul_i8", 10))
+		inferences += 10;
+	const auto r = idle_resources(t, *dev);
+	t.expect(r.has_value(), "%s: the pool is not idle", what.c_str());
+}
+
+void add_reload_reset(Suite &s, const Options &o)
+{
+	// rmmod/insmod of qaic while workloads stream. Users pin the module, so
+	// a plain rmmod is refused (and leaves them computing); the reload then
+	// happens in one of two ways, alternately: the cards are unbound from
+	// the driver under the users' feet (hot unplug: they get ENODEV or
+	// EPERM and close), or the users are killed and rmmod goes as soon as
+	// their nodes are closed.
+	s.add_isolated("reload_under_load", std::max(300u, 120 + o.reloads * 40), [o](ktap::Case &t) {
+		const ModuleFile mod = module_file();
+		if (mod.path.empty())
+			return t.skip("no module path ($aic_module)");
+		const unsigned cards = unsigned(qaic::find_cards().size());
+		t.expect(all_online(cards), "not every card ONLINE at the start");
+		Kmsg km;
+		std::map<int, unsigned> errnos;
+		std::vector<double> online_ms;
+		uint64_t inferences = 0, mismatches = 0;
+		unsigned by_unbind = 0, by_kill = 0;
+		const auto start = Clock::now();
+		for (unsigned k = 0; k < o.reloads && !t.failed(); k++) {
+			const bool unbind = k % 2 == 0;
+			const std::string what = "reload " + std::to_string(k + 1) + (unbind ? " (unbind)" : " (kill)");
+			auto w = start_workers(t, o.card);
+			if (w.empty())
+				break;
+			// In use: refused at once, and the users go on.
+			const int busy = rmmod_qaic();
+			t.expect(busy == -EWOULDBLOCK, "%s: rmmod with users: %s, want EWOULDBLOCK", what.c_str(),
+				 qaic::errno_name(-busy).c_str());
+			const uint64_t before = w[0]->inferences();
+			t.expect(wait_for([&] { return w[0]->inferences() > before; }, 30, 2),
+				 "%s: %s stopped after a refused rmmod", what.c_str(), w[0]->name().c_str());
+			int rm = -EWOULDBLOCK;
+			if (unbind) {
+				for (const auto &c : qaic::find_cards())
+					if (c.driver == "qaic") {
+						const int r = bounded_write(t, "/sys/bus/pci/drivers/qaic/unbind", c.bdf, 60);
+						t.expect(r == 0, "%s: unbind %s: %s", what.c_str(), c.bdf.c_str(),
+							 qaic::errno_name(-r).c_str());
+					}
+				reap_workers(t, w, what, errnos, inferences, mismatches);
+				rm = rmmod_qaic();
+				by_unbind++;
+			} else {
+				for (auto &x : w)
+					x->kill9();
+				// As soon as the killed users' nodes are closed.
+				wait_for([&] { return (rm = rmmod_qaic()) != -EWOULDBLOCK; }, 30, 2);
+				for (auto &x : w) {
+					t.expect(x->reap(30), "%s: %s not gone 30 s after SIGKILL", what.c_str(),
+						 x->name().c_str());
+					inferences += x->inferences();
+					mismatches += x->mismatches();
+					t.expect(!x->mismatches(), "%s: %s computed wrong outputs: %s", what.c_str(),
+						 x->name().c_str(), x->problem().c_str());
+				}
+				by_kill++;
+			}
+			t.expect(rm == 0, "%s: rmmod: %s (refcnt %s)", what.c_str(), qaic::errno_name(-rm).c_str(),
+				 qaic::read_attr("/sys/module/qaic/refcnt").c_str());
+			if (rm)
+				break;
+			unsigned bound = 0;
+			for (const auto &c : qaic::find_cards())
+				bound += !c.driver.empty() || c.accel_minor.has_value();
+			t.expect(bound == 0, "%s: %u cards still bound after rmmod", what.c_str(), bound);
+			const auto t0 = Clock::now();
+			const int ins = insmod(mod);
+			t.expect(ins == 0, "%s: insmod %s %s: %s", what.c_str(), mod.path.c_str(), mod.params.c_str(),
+				 qaic::errno_name(-ins).c_str());
+			const bool back = ins == 0 && wait_for([&] { return all_online(cards); }, kOnlineTimeout, 20);
+			online_ms.push_back(ms_since(t0));
+			t.expect(back, "%s: not every card ONLINE %.0f s after insmod", what.c_str(), kOnlineTimeout);
+			if (!back)
+				break;
+			expect_card_works(t, o.card, what, inferences);
+			km.lines();
+			t.note("progress: %s of %u at %.0f s: ONLINE %.0f ms after insmod; workloads told %s",
+			       what.c_str(), o.reloads, ms_since(start) / 1000, online_ms.back(),
+			       errno_counts(errnos).c_str());
+			std::fflush(stdout);
+		}
+		t.note("%u reloads (%u unbinding the cards under load, %u killing the users), ONLINE after insmod in "
+		       "%.0f ms on average, %.0f at worst; %llu inferences checked, %llu wrong; the users were told %s",
+		       by_unbind + by_kill, by_unbind, by_kill, mean(online_ms), percentile(online_ms, 100),
+		       static_cast<unsigned long long>(inferences), static_cast<unsigned long long>(mismatches),
+		       errno_counts(errnos).c_str());
+		expect_log_clean(t, km, "reloads");
+		if (g_fig) {
+			g_fig->reloads = by_unbind + by_kill;
+			g_fig->reloads_unbind = by_unbind;
+			g_fig->reloads_kill = by_kill;
+			g_fig->reload_online_mean_ms = mean(online_ms);
+			g_fig->reload_online_worst_ms = percentile(online_ms, 100);
+			g_fig->cycle_inferences += inferences;
+			g_fig->cycle_mismatches += mismatches;
+			std::snprintf(g_fig->reload_errnos, sizeof(g_fig->reload_errnos), "%s", errno_counts(errnos).c_str());
+		}
+	});
+
+	// Resets of the card while workloads stream, alternately a PCI reset
+	// (sysfs reset: the driver's reset_prepare/reset_done) and a SoC reset
+	// through MHI (soc_reset: SYS_ERR and MHI's recovery).
+	s.add_isolated("reset_under_load", std::max(300u, 120 + o.resets * 40), [o](ktap::Case &t) {
+		auto fs_ = sysfs_of(t, o.card);
+		Uevents ue;
+		Kmsg km;
+		if (!fs_)
+			return;
+		const Sysfs &S = *fs_;
+		t.expect(ue.ok(), "no uevent socket");
+		const std::string soc = soc_reset_attr(S.pci);
+		t.expect(!soc.empty(), "no soc_reset attribute under %s", S.pci.c_str());
+		std::map<int, unsigned> errnos;
+		std::vector<double> online_ms;
+		uint64_t inferences = 0, mismatches = 0;
+		unsigned pci = 0, socs = 0;
+		const auto start = Clock::now();
+		for (unsigned k = 0; k < o.resets && !t.failed(); k++) {
+			const bool pci_reset = k % 2 == 0 || soc.empty();
+			const std::string what = "reset " + std::to_string(k + 1) + (pci_reset ? " (PCI)" : " (SoC)");
+			auto w = start_workers(t, o.card);
+			if (w.empty())
+				break;
+			const size_t mark = ue.mark();
+			const auto t0 = Clock::now();
+			const int r = bounded_write(t, pci_reset ? S.pci + "/reset" : soc, "1", 60);
+			t.expect(r == 0, "%s: %s", what.c_str(), qaic::errno_name(-r).c_str());
+			(pci_reset ? pci : socs)++;
+			t.expect(wait_offline_online(ue, S.bdf, mark), "%s: no offline, then online, uevent", what.c_str());
+			const bool back = wait_for([&] { return is_online(o.card); }, kOnlineTimeout, 20);
+			online_ms.push_back(ms_since(t0));
+			t.expect(back, "%s: not ONLINE again", what.c_str());
+			reap_workers(t, w, what, errnos, inferences, mismatches);
+			if (!back)
+				break;
+			for (uint32_t d = 0; d < 16; d++)
+				t.expect(S.dbc_state(d) == 0, "%s: dbc%u_state %s", what.c_str(), d,
+					 fmt(S.dbc_state(d)).c_str());
+			expect_card_works(t, o.card, what, inferences);
+			km.lines();
+			t.note("progress: %s of %u at %.0f s: ONLINE again %.0f ms after the reset; workloads told %s",
+			       what.c_str(), o.resets, ms_since(start) / 1000, online_ms.back(),
+			       errno_counts(errnos).c_str());
+			std::fflush(stdout);
+		}
+		t.expect(!ue.overflowed(), "the uevent socket overflowed");
+		t.note("%u resets (%u PCI, %u SoC), ONLINE again in %.0f ms on average, %.0f at worst; %llu inferences "
+		       "checked, %llu wrong; the users were told %s",
+		       pci + socs, pci, socs, mean(online_ms), percentile(online_ms, 100),
+		       static_cast<unsigned long long>(inferences), static_cast<unsigned long long>(mismatches),
+		       errno_counts(errnos).c_str());
+		expect_log_clean(t, km, "resets");
+		if (g_fig) {
+			g_fig->resets = pci + socs;
+			g_fig->resets_pci = pci;
+			g_fig->resets_soc = socs;
+			g_fig->reset_online_mean_ms = mean(online_ms);
+			g_fig->reset_online_worst_ms = percentile(online_ms, 100);
+			g_fig->cycle_inferences += inferences;
+			g_fig->cycle_mismatches += mismatches;
+			std::snprintf(g_fig->reset_errnos, sizeof(g_fig->reset_errnos), "%s", errno_counts(errnos).c_str());
+		}
+	});
+}
+
+// ---- the soak: a baseline, the loops above with large counts, then nothing leaked ----
+
+constexpr int64_t kMemAvailableSlackKb = 16 * 1024; // MemAvailable may end this much lower
+constexpr int64_t kUnreclaimableSlabSlackKb = 4 * 1024; // SUnreclaim may end this much higher
+
+struct MemFigures {
+	std::optional<int64_t> available, slab, sunreclaim;
+};
+
+// After dropping the page cache, dentries and inodes: what is left is what
+// the kernel holds on to.
+MemFigures settled_memory()
+{
+	::sync();
+	write_sysfs("/proc/sys/vm/drop_caches", "3");
+	return {meminfo_kb("MemAvailable"), meminfo_kb("Slab"), meminfo_kb("SUnreclaim")};
+}
+
+unsigned long taint()
+{
+	return std::strtoul(qaic::read_attr("/proc/sys/kernel/tainted").c_str(), nullptr, 0);
+}
+
+unsigned count_devcd()
+{
+	std::error_code ec;
+	unsigned n = 0;
+	for (const auto &d : fs::directory_iterator("/sys/class/devcoredump", ec))
+		n += d.path().filename().string().rfind("devcd", 0) == 0; // not "disabled"
+	return n;
+}
+
+void add_soak(Suite &s, const Options &o)
+{
+	s.add_isolated("soak_baseline", 300, [o](ktap::Case &t) {
+		auto dev = open_card(t, o.card);
+		qaic::Mailbox mb(o.card);
+		if (!dev || !mb.ok())
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		t.expect(count_devcd() == 0, "%u devcoredumps before the soak", count_devcd());
+		// Warm-up: the first inferences allocate what stays allocated
+		// (slab caches, IOMMU page tables, the workloads' ELFs on the host).
+		run_workload(t, *dev, "vadd_f32", 50);
+		run_workload(t, *dev, "matmul_i8", 20);
+		const auto res = idle_resources(t, *dev);
+		qaic::Nnc nnc(*dev);
+		const auto st = nnc.status();
+		t.expect(st.ok(), "STATUS: %s", st.describe().c_str());
+		const MemFigures m = settled_memory();
+		t.expect(m.available && m.slab && m.sunreclaim, "/proc/meminfo unreadable");
+		if (!res || !st.ok() || !m.available || !m.slab || !m.sunreclaim)
+			return;
+		g_fig->have_base = true;
+		g_fig->res0 = *res;
+		g_fig->nws_loaded0 = st.resp.dev.num_loaded_nws;
+		g_fig->nws_active0 = st.resp.dev.num_active_nws;
+		g_fig->consts_loaded0 = st.resp.dev.num_loaded_consts;
+		g_fig->consts_in_use0 = st.resp.dev.num_consts_in_use;
+		g_fig->mem_available0_kb = *m.available;
+		g_fig->slab0_kb = *m.slab;
+		g_fig->sunreclaim0_kb = *m.sunreclaim;
+		g_fig->taint0 = taint();
+		t.note("before: %s; STATUS: %u ELFs loaded, %u active, %u constants loaded, %u in use", describe(*res).c_str(),
+		       g_fig->nws_loaded0, g_fig->nws_active0, g_fig->consts_loaded0, g_fig->consts_in_use0);
+		t.note("before: MemAvailable %" PRId64 " kB, Slab %" PRId64 " kB (unreclaimable %" PRId64 " kB), tainted %#lx",
+		       *m.available, *m.slab, *m.sunreclaim, g_fig->taint0);
+	});
+
+	add_ssr_crash_loop(s, o);
+	add_reload_reset(s, o);
+
+	s.add_isolated("soak_no_leaks", 300, [o](ktap::Case &t) {
+		SoakFigures &f = *g_fig;
+		if (!f.have_base)
+			return t.expect(false, "no baseline (soak_baseline failed)");
+		auto fs_ = sysfs_of(t, o.card);
+		auto dev = open_card(t, o.card);
+		if (!fs_ || !dev)
+			return;
+		const Sysfs &S = *fs_;
+		// The card: every resource back, nothing loaded.
+		std::optional<cmd::ResourceInfo> now;
+		wait_for([&] {
+			now = resources(*dev);
+			return now && same_free(f.res0, *now);
+		}, 10, 50);
+		t.expect(now && same_free(f.res0, *now) && all_free(*now), "resources after the soak: %s; before: %s",
+			 now ? describe(*now).c_str() : "RESOURCE_INFO failed", describe(f.res0).c_str());
+		qaic::Nnc nnc(*dev);
+		const auto st = nnc.status();
+		t.expect(st.ok(), "STATUS: %s", st.describe().c_str());
+		const uint32_t nws = st.resp.dev.num_loaded_nws, active = st.resp.dev.num_active_nws,
+			       consts = st.resp.dev.num_loaded_consts, in_use = st.resp.dev.num_consts_in_use;
+		t.expect(st.ok() && nws == f.nws_loaded0 && active == f.nws_active0 && consts == f.consts_loaded0 &&
+				 in_use == f.consts_in_use0,
+			 "STATUS after the soak: %u ELFs loaded, %u active, %u constants loaded, %u in use", nws, active,
+			 consts, in_use);
+		for (uint32_t d = 0; d < 16; d++)
+			t.expect(S.dbc_state(d) == 0, "dbc%u_state %s", d, fmt(S.dbc_state(d)).c_str());
+		t.expect(S.tele("nsp_active") == 0, "nsp_active %s", fmt(S.tele("nsp_active")).c_str());
+		const unsigned dumps = count_devcd();
+		t.expect(dumps == 0, "%u devcoredumps left", dumps);
+		// The guest: memory back within the slack, no new taint (a WARN,
+		// an oops, a bad page...), nothing alarming in what the log holds.
+		dev.reset();
+		const MemFigures m = settled_memory();
+		const int64_t avail_delta = m.available.value_or(0) - f.mem_available0_kb;
+		const int64_t slab_delta = m.slab.value_or(0) - f.slab0_kb;
+		const int64_t unrec_delta = m.sunreclaim.value_or(0) - f.sunreclaim0_kb;
+		t.expect(m.available && avail_delta >= -kMemAvailableSlackKb,
+			 "MemAvailable %s kB after the soak, %" PRId64 " kB before: down more than %" PRId64 " kB",
+			 fmt(m.available).c_str(), f.mem_available0_kb, kMemAvailableSlackKb);
+		t.expect(m.sunreclaim && unrec_delta <= kUnreclaimableSlabSlackKb,
+			 "unreclaimable slab %s kB after the soak, %" PRId64 " kB before: up more than %" PRId64 " kB",
+			 fmt(m.sunreclaim).c_str(), f.sunreclaim0_kb, kUnreclaimableSlabSlackKb);
+		const unsigned long tainted = taint();
+		t.expect(tainted == f.taint0, "kernel tainted %#lx, %#lx before the soak", tainted, f.taint0);
+		{
+			FILE *p = popen("dmesg", "r");
+			char line[1024];
+			unsigned bad = 0;
+			while (p && fgets(line, sizeof(line), p))
+				if (alarming(line) && bad++ < 10)
+					t.note("kernel: %s", line);
+			if (p)
+				pclose(p);
+			t.expect(bad == 0, "%u alarming lines in the kernel log", bad);
+		}
+
+		t.note("SOAK SUMMARY");
+		t.note("  SSR recoveries: %u of %u crashes; crash to DBC idle mean %.1f ms, p99 %.1f ms, worst %.1f ms",
+		       f.recoveries, f.crashes, f.idle_mean_ms, f.idle_p99_ms, f.idle_worst_ms);
+		t.note("  crash to the crashed workload's first correct inference: mean %.1f ms, p99 %.1f ms, worst %.1f ms",
+		       f.back_mean_ms, f.back_p99_ms, f.back_worst_ms);
+		t.note("  inferences checked: %llu during the crashes, %llu around reloads and resets; mismatches %llu",
+		       static_cast<unsigned long long>(f.ssr_inferences),
+		       static_cast<unsigned long long>(f.cycle_inferences),
+		       static_cast<unsigned long long>(f.ssr_mismatches + f.cycle_mismatches));
+		t.note("  module reloads: %u (%u unbinding under load, %u killing the users); ONLINE after insmod mean "
+		       "%.0f ms, worst %.0f; users told %s",
+		       f.reloads, f.reloads_unbind, f.reloads_kill, f.reload_online_mean_ms, f.reload_online_worst_ms,
+		       f.reload_errnos[0] ? f.reload_errnos : "none");
+		t.note("  resets: %u (%u PCI, %u SoC); ONLINE again mean %.0f ms, worst %.0f; users told %s", f.resets,
+		       f.resets_pci, f.resets_soc, f.reset_online_mean_ms, f.reset_online_worst_ms,
+		       f.reset_errnos[0] ? f.reset_errnos : "none");
+		t.note("  resources before: %s", describe(f.res0).c_str());
+		t.note("  resources after:  %s", now ? describe(*now).c_str() : "(unreadable)");
+		t.note("  STATUS after: %u ELFs loaded, %u active, %u constants loaded, %u in use", nws, active, consts,
+		       in_use);
+		t.note("  MemAvailable before %" PRId64 " kB, after %s kB (%+" PRId64 " kB; slack -%" PRId64 " kB)",
+		       f.mem_available0_kb, fmt(m.available).c_str(), avail_delta, kMemAvailableSlackKb);
+		t.note("  Slab before %" PRId64 " kB, after %s kB (%+" PRId64 " kB); unreclaimable %" PRId64 " -> %s kB "
+		       "(%+" PRId64 " kB; slack +%" PRId64 " kB)",
+		       f.slab0_kb, fmt(m.slab).c_str(), slab_delta, f.sunreclaim0_kb, fmt(m.sunreclaim).c_str(),
+		       unrec_delta, kUnreclaimableSlabSlackKb);
+		t.note("  devcoredumps left: %u; kernel tainted %#lx (before %#lx)", dumps, tainted, f.taint0);
 	});
 }
 
@@ -1787,6 +2491,12 @@ int main(int argc, char **argv)
 			o.upstream = v == "1";
 		else if (k == "--crashes")
 			o.crashes = std::stoul(v);
+		else if (k == "--reloads")
+			o.reloads = std::stoul(v);
+		else if (k == "--resets")
+			o.resets = std::stoul(v);
+		else if (k == "--soak")
+			o.soak = v == "1";
 		else if (k == "--case")
 			o.only = v;
 		else {
@@ -1794,8 +2504,20 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	// Shared with every case's process: the soak's figures.
+	void *fig = ::mmap(nullptr, sizeof(SoakFigures), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (fig != MAP_FAILED)
+		g_fig = new (fig) SoakFigures{};
 	ktap::Suite ks;
 	Suite s{ks, o.only};
+	if (o.soak) {
+		if (!g_fig) {
+			std::fprintf(stderr, "mmap: %s\n", std::strerror(errno));
+			return 2;
+		}
+		add_soak(s, o);
+		return ks.run() ? 1 : 0;
+	}
 	add_common(s, o);
 	if (o.upstream) {
 		add_upstream(s, o);
@@ -1803,6 +2525,7 @@ int main(int argc, char **argv)
 		add_hwmon(s, o);
 		add_bad_injections(s, o);
 		add_ssr(s, o);
+		add_reload_reset(s, o);
 		add_ras(s, o); // ends with a UE, which resets the card
 	}
 	return ks.run() ? 1 : 0;

@@ -44,13 +44,14 @@ NNC_CASES = [
 
 # The data-path suite's cases (tests/guest/qaic_data_tests.cc), in order.
 DATA_CASES = ["round_trip", "workloads", "pipelined", "processes_16", "partial_execute", "dbc_debugfs",
-              "bo_ioctl_errors"]
+              "bo_ioctl_errors", "bo_mmap_after_unbind"]
 
 # The health suite's cases (tests/guest/qaic_health_tests.cc), in order: with
 # our driver, and with upstream's (which binds none of the health channels).
 HEALTH_CASES = ["mailbox_present", "hwmon_sensors_follow_injections", "hwmon_power_limit",
                 "telemetry_nsp_counters", "bad_injections_refused", "ssr_errno_epipe", "ssr_devcoredump",
-                "ssr_crash_loop", "ssr_kill_during_recovery", "ras_ce_ue_nf_counted",
+                "ssr_crash_loop", "ssr_kill_during_recovery", "reload_under_load",
+                "reset_under_load", "ras_ce_ue_nf_counted",
                 "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
 HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
                          "upstream_ras_sensor_injections_ignored", "upstream_ue_syserr_recovery"]

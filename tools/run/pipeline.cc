@@ -177,6 +177,7 @@ RunResult Pipeline::run(uint64_t count, bool check)
 				if (!res.mismatches++)
 					res.first_mismatch = "inference " + std::to_string(k) + ": " + why;
 			}
+			completed_.fetch_add(1, std::memory_order_relaxed);
 		}
 		if (i < count) {
 			const unsigned s = i % depth_;

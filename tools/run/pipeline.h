@@ -12,6 +12,7 @@
 // and run() goes on. Upstream 6.12 sees nothing but WAIT_BO timing out.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -76,6 +77,10 @@ public:
 	// How long run() waits for one output, or for room in the queue,
 	// before giving up (ms; default 35000).
 	void set_wait_timeout(uint32_t ms) { wait_ms_ = ms ? ms : 1; }
+	// Outputs run() has received (and checked) since construction; may be
+	// read from another thread while run() goes on, to know that the
+	// workload is streaming.
+	uint64_t completed() const { return completed_.load(std::memory_order_relaxed); }
 
 	uint32_t dbc() const { return dbc_; }
 	const ActivateResult &activation() const { return act_; }
@@ -94,6 +99,7 @@ private:
 	bool active_ = false;
 	uint32_t dbc_ = 0;
 	std::vector<Bo> in_, out_;
+	std::atomic<uint64_t> completed_{0};
 };
 
 } // namespace qaic

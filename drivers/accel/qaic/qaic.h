@@ -410,6 +410,7 @@ int qaic_detach_slice_bo_ioctl(struct drm_device *drm, void *data, struct drm_fi
 void qaic_data_init_bo(struct qaic_bo *bo);
 int qaic_data_init_dbc(struct qaic_device *qdev, struct qaic_dbc *dbc);
 int qaic_data_request_irqs(struct qaic_device *qdev);
+void qaic_data_free_irqs(struct qaic_device *qdev);
 void qaic_data_release_dbc(struct qaic_dbc *dbc, bool ssr);
 void qaic_data_fini(struct qaic_device *qdev);
 void qaic_data_debugfs_root_init(void);

@@ -1198,6 +1198,29 @@ int qaic_data_request_irqs(struct qaic_device *qdev)
 	return 0;
 }
 
+/*
+ * The card is going away: its DBC interrupts go before MHI's. With multiple
+ * MSIs every vector shares the message written through the first, and
+ * freeing vector 0 (MHI's, when its controller is unregistered) clears it
+ * in the card while the DBC vectors are still unmasked: a DBC interrupt in
+ * between would be a DMA write to address 0 (a DMAR fault behind an IOMMU).
+ * The handlers are waited for; the DBCs are released afterwards.
+ */
+void qaic_data_free_irqs(struct qaic_device *qdev)
+{
+	struct device *dev = &qdev->pdev->dev;
+	unsigned int i;
+
+	for (i = 0; i < QAIC_NUM_DBC; i++) {
+		if (qdev->dbc[i].irq <= 0)
+			continue;
+		/* Polling wakes the interrupt thread: it stops first. */
+		cancel_work_sync(&qdev->dbc[i].poll_work);
+		devm_free_irq(dev, qdev->dbc[i].irq, &qdev->dbc[i]);
+		qdev->dbc[i].irq = 0;
+	}
+}
+
 /* The card is going away: no polling may outlive it. The DBCs are released. */
 void qaic_data_fini(struct qaic_device *qdev)
 {

@@ -301,6 +301,8 @@ static void qaic_pci_remove(struct pci_dev *pdev)
 	struct qaic_device *qdev = pci_get_drvdata(pdev);
 
 	qaic_dev_set_offline(qdev, true);
+	/* Before MHI frees vector 0: see qaic_data_free_irqs(). */
+	qaic_data_free_irqs(qdev);
 	/* Leave the card in MHI RESET unless it is gone from the bus. */
 	qaic_mhi_fini(qdev, pci_device_is_present(pdev));
 	/* Users may keep their fds; the DBCs' memory and BO mappings go now. */

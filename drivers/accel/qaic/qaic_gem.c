@@ -123,7 +123,28 @@ static struct sg_table *qaic_gem_get_sg_table(struct drm_gem_object *obj)
 	return drm_prime_pages_to_sg(obj->dev, bo->pages, bo->nr_pages);
 }
 
+/*
+ * mmap() maps every page at once, so a fault means that the mapping was
+ * zapped: drm_dev_unplug() clears all user mappings of the device when the
+ * card goes away (unbind, rmmod, surprise removal). The BO's pages are host
+ * memory the BO keeps until it is freed (the mapping holds a reference to
+ * it), so the page is mapped again: the user keeps its data and learns
+ * that the card is gone from its next ioctl (ENODEV), not from a SIGBUS.
+ */
+static vm_fault_t qaic_gem_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct drm_gem_object *obj = vma->vm_private_data;
+	struct qaic_bo *bo = to_qaic_bo(obj);
+	unsigned long start = drm_vma_node_start(&obj->vma_node);
+
+	if (vmf->pgoff < start || vmf->pgoff - start >= bo->nr_pages)
+		return VM_FAULT_SIGBUS;
+	return vmf_insert_page(vma, vmf->address, bo->pages[vmf->pgoff - start]);
+}
+
 static const struct vm_operations_struct qaic_gem_vm_ops = {
+	.fault	= qaic_gem_fault,
 	.open	= drm_gem_vm_open,
 	.close	= drm_gem_vm_close,
 };
