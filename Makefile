@@ -4,6 +4,15 @@
 #                guest with two cards, load qaic and show the cards
 #   make test    set up, build, run the unit tests and the in-guest suites
 #
+# SANITIZE=1 (e.g. make SANITIZE=1 test) builds the host C++ and QEMU with
+# ASan and UBSan, in build directories of their own (build/cmake-asan, QEMU's
+# build-asan), and runs the unit tests and the guests with them: any
+# sanitizer report fails the run.
+#
+#   make fuzz    build the device core's libFuzzer target and run it for
+#                FUZZ_SECONDS (default 120); fails on any finding
+#   make fuzz-seeds   regenerate the fuzzer's committed seed corpus
+#
 # Other targets: setup, build, unit, guest-test, vm (interactive guest), clean,
 # checkpatch (upstream's checkpatch.pl --strict over our driver; informational),
 # soak (one guest: 1000 SSRs, 100 module reloads and 100 resets under load,
@@ -14,7 +23,15 @@
 
 PYTEST := /usr/bin/python3 -m pytest
 
-.PHONY: all setup build demo test unit guest-test vm clean checkpatch bench fresh-root test-fresh-root soak
+ifeq ($(SANITIZE),1)
+export AIC100_SANITIZE := 1
+endif
+ifneq ($(FUZZ_SECONDS),)
+export FUZZ_SECONDS
+endif
+
+.PHONY: all setup build demo test unit guest-test vm clean checkpatch bench fresh-root test-fresh-root \
+	fuzz fuzz-seeds soak
 
 all: build
 
@@ -28,14 +45,23 @@ demo: build
 	scripts/demo
 
 unit: build
-	cd build/cmake && ctest --output-on-failure
+	scripts/unit
 
 guest-test: build
 	$(PYTEST) -v tests/harness
 
 test: build
-	cd build/cmake && ctest --output-on-failure
+	scripts/unit
 	$(PYTEST) -v tests/harness
+
+fuzz: setup
+	scripts/fuzz
+
+# The generator is built with the host C++; its test (ctest fuzz-seeds) fails
+# when the committed seeds are not what it makes.
+fuzz-seeds: build
+	rm -rf tests/fuzz/core/seeds
+	$${AIC100_BUILD:-build}/cmake/tests/fuzz/aic100-fuzz-seeds --out tests/fuzz/core/seeds
 
 fresh-root:
 	scripts/fresh-root $(if $(CMD),-- bash -c '$(CMD)')

@@ -26,6 +26,27 @@ QEMU_VERSION=10.0.2
 QEMU_DIR=${AIC100_QEMU_DIR:-$AIC_CACHE/qemu}
 QEMU_SRC=$QEMU_DIR/qemu-$QEMU_VERSION
 QEMU_BUILD=$QEMU_DIR/build
+# The host C++ (device core, unit tests, tools, guest programs).
+CMAKE_BUILD=$AIC_BUILD/cmake
+
+# AIC100_SANITIZE=1 (make SANITIZE=1 ...): QEMU and the host C++ are built
+# with AddressSanitizer and UndefinedBehaviorSanitizer, each in a build
+# directory of its own, so that the normal build stays as it is. Any report
+# stops the process (SIGABRT) with its stack trace on stderr.
+AIC_SANITIZE=${AIC100_SANITIZE:-0}
+case "$AIC_SANITIZE" in 0 | 1) ;; *) die "AIC100_SANITIZE=$AIC_SANITIZE: 0 or 1" ;; esac
+if [ "$AIC_SANITIZE" = 1 ]; then
+	QEMU_BUILD=$QEMU_DIR/build-asan
+	CMAKE_BUILD=$AIC_BUILD/cmake-asan
+fi
+# For the programs a sanitizer build runs (vm-run's QEMU, the unit tests):
+# halt_on_error, as UBSan would otherwise carry on after a report, and
+# abort_on_error, so that the run ends by SIGABRT, which ctest and the
+# harness see as a crash. A caller's own options come after ours and win.
+sanitizer_env() {
+	export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:print_summary=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+	export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+}
 QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
 KERNEL_CACHE=$AIC_CACHE/kernel
 

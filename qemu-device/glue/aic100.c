@@ -430,7 +430,8 @@ static void aic100_class_init(ObjectClass *klass, void *data)
         "write a fault to inject it: syserr; "
         "crash dbc=N|nsp=N [hold=1] [reason=TEXT]; ssr release; "
         "ras ce|ue|ue_nf source=S [addr=A] [nsp=N] [temp=MC] [threshold=T]; "
-        "sensor NAME=VALUE|auto (docs/health.md)");
+        "sensor NAME=VALUE|auto; bootlog hold [ack_delay_ms=MS]|normal "
+        "(docs/health.md)");
     object_class_property_add_str(klass, "state", aic100_get_state, NULL);
     object_class_property_set_description(klass, "state",
         "execution environment, MHI state and firmware stage");

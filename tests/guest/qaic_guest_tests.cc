@@ -526,7 +526,7 @@ void add_tests(ktap::Suite &s, const Options &o)
 			t.expect(write_attr(attr, "1"), "cycle %u: soc_reset write failed", k);
 			// The card drops to PBL and reports SYS_ERR; the host takes it
 			// offline, reloads SBL over BHI and it comes back.
-			t.expect(wait_for([&] { return !is_online(bdf); }, 20), "cycle %u: still ONLINE", k);
+			t.expect(wait_for([&] { return !is_online(bdf); }, 60), "cycle %u: still ONLINE", k);
 			t.expect(wait_online(bdf), "cycle %u: not ONLINE again after SYS_ERR", k);
 		}
 	});

@@ -450,11 +450,14 @@ std::string join(const std::vector<int> &v)
 	return "[" + s + "]";
 }
 
-// Waits until the accel device announces DBC `dbc` IDLE again after `from`.
-bool wait_dbc_idle(Uevents &u, const std::string &bdf, uint32_t dbc, size_t from, double timeout_s = kSsrTimeout)
+// Waits until the card's device on `subsystem` (the accel device, or the
+// UMD's class device, whose uevents come separately) announces DBC `dbc`
+// IDLE again after `from`.
+bool wait_dbc_idle(Uevents &u, const std::string &bdf, uint32_t dbc, size_t from, double timeout_s = kSsrTimeout,
+		   const std::string &subsystem = "accel")
 {
 	return u.wait([&](const Uevent &e) {
-		return e.subsystem == "accel" && of_card(e, bdf) && e.dbc_id == int(dbc) && e.dbc_state == 0;
+		return e.subsystem == subsystem && of_card(e, bdf) && e.dbc_id == int(dbc) && e.dbc_state == 0;
 	}, from, timeout_s);
 }
 
@@ -646,7 +649,7 @@ std::string devcd_of(const std::string &bdf)
 bool free_devcd(const std::string &dir)
 {
 	write_sysfs(dir + "/data", "1");
-	return wait_for([&] { return !fs::exists(dir); }, 10, 20);
+	return wait_for([&] { return !fs::exists(dir); }, 60, 20);
 }
 
 void free_all_devcd(const std::string &bdf)
@@ -723,7 +726,7 @@ void check_dump(ktap::Case &t, const std::string &bdf, uint32_t dbc, const std::
 		const std::string &workload = "", unsigned nsps = 0)
 {
 	std::string dir;
-	wait_for([&] { return !(dir = devcd_of(bdf)).empty(); }, 10, 20);
+	wait_for([&] { return !(dir = devcd_of(bdf)).empty(); }, 60, 20);
 	if (dir.empty())
 		return t.expect(false, "no devcoredump of %s after the crash of DBC %u", bdf.c_str(), dbc);
 	const std::string data = slurp(dir + "/data");
@@ -952,7 +955,7 @@ void add_hwmon(Suite &s, const Options &o)
 			t.note("vadd_f32 x200 then matmul_i8 x50: inferences %s -> %s, busy %s -> %s ns", fmt(inf0).c_str(),
 			       fmt(inf2).c_str(), fmt(busy0).c_str(), fmt(busy2).c_str());
 		}
-		t.expect(wait_for([&] { return S.tele("nsp_active") == act0; }, 10, 50),
+		t.expect(wait_for([&] { return S.tele("nsp_active") == act0; }, 60, 50),
 			 "nsp_active %s after deactivating, was %s", fmt(S.tele("nsp_active")).c_str(), fmt(act0).c_str());
 		t.expect(S.tele("nsp_faults") == faults0, "nsp_faults %s -> %s without a crash", fmt(faults0).c_str(),
 			 fmt(S.tele("nsp_faults")).c_str());
@@ -979,7 +982,7 @@ RasCounts ras_counts(const Sysfs &S)
 // Waits for the counts to reach `want`, then makes sure they stay there.
 void expect_counts(ktap::Case &t, const Sysfs &S, const RasCounts &want, const char *what)
 {
-	wait_for([&] { return ras_counts(S) == want; }, 10, 20);
+	wait_for([&] { return ras_counts(S) == want; }, 60, 20);
 	std::this_thread::sleep_for(std::chrono::milliseconds(300));
 	const RasCounts got = ras_counts(S);
 	t.expect(got == want, "%s: %s, want %s", what, got.str().c_str(), want.str().c_str());
@@ -1097,7 +1100,7 @@ void add_ras(Suite &s, const Options &o)
 		const std::string r = mb.run("ras ue source=ddr addr=0x40000000");
 		t.expect(r.empty(), "ras ue: %s", r.c_str());
 		// Counted, then the card is reset: it goes offline and comes back.
-		t.expect(wait_for([&] { return S.ras("ue_count") == (base.ue ? *base.ue + 1 : -1); }, 10, 20),
+		t.expect(wait_for([&] { return S.ras("ue_count") == (base.ue ? *base.ue + 1 : -1); }, 60, 20),
 			 "ue_count %s, was %s", fmt(S.ras("ue_count")).c_str(), fmt(base.ue).c_str());
 		t.expect(wait_offline_online(ue, S.bdf, mark), "no offline, then online, uevent of the card after the UE");
 		t.expect(wait_for([&] { return is_online(o.card); }, kOnlineTimeout, 100), "not ONLINE again after the UE");
@@ -1435,6 +1438,8 @@ void add_ssr_crash_loop(Suite &s, const Options &o)
 			const auto seq = dbc_states(ue, S.bdf, dbcA, "accel", mark);
 			t.expect(seq == std::vector<int>({2, 3, 4, 5, 0}), "crash %u: DBC %u announced %s, want [2,3,4,5,0]",
 				 k, dbcA, join(seq).c_str());
+			t.expect(wait_dbc_idle(ue, S.bdf, dbcA, mark, kSsrTimeout, kUmdClass),
+				 "crash %u: no DBC_STATE=0 uevent on the UMD's device", k);
 			const auto useq = dbc_states(ue, S.bdf, dbcA, kUmdClass, mark);
 			t.expect(std::count(useq.begin(), useq.end(), 2) == 1 &&
 					 std::count(useq.begin(), useq.end(), 5) == 1,
@@ -1580,6 +1585,8 @@ void add_ssr(Suite &s, const Options &o)
 		const auto seq = dbc_states(ue, S.bdf, dbc, "accel", mark);
 		t.expect(seq == std::vector<int>({2, 3, 4, 5, 0}), "DBC %u states announced %s, want [2,3,4,5,0]", dbc,
 			 join(seq).c_str());
+		t.expect(wait_dbc_idle(ue, S.bdf, dbc, mark, kSsrTimeout, kUmdClass),
+			 "no DBC_STATE=0 uevent on the UMD's device for DBC %u", dbc);
 		const auto useq = dbc_states(ue, S.bdf, dbc, kUmdClass, mark);
 		t.expect(useq == seq, "the UMD's device announced %s", join(useq).c_str());
 		t.expect(S.dbc_state(dbc) == 0, "dbc%u_state %s after recovery", dbc, fmt(S.dbc_state(dbc)).c_str());
@@ -1856,7 +1863,7 @@ void add_ssr(Suite &s, const Options &o)
 			}, 10, 50);
 			t.expect(now && same_free(*base, *now), "after the kill at state %d: %s; want %s", target,
 				 now ? describe(*now).c_str() : "RESOURCE_INFO failed", describe(*base).c_str());
-			t.expect(wait_for([&] { return S.tele("nsp_active") == active0; }, 10, 50), "nsp_active %s, was %s",
+			t.expect(wait_for([&] { return S.tele("nsp_active") == active0; }, 60, 50), "nsp_active %s, was %s",
 				 fmt(S.tele("nsp_active")).c_str(), fmt(active0).c_str());
 			free_all_devcd(S.bdf);
 		}

@@ -216,6 +216,19 @@ VM_RUN_QEMU_CRASHED = 126
 CRASH_EVIDENCE = re.compile(r"QEMU crashed: .*|evidence kept in \S+")
 _qemu_crashes = []
 
+# A report of QEMU's sanitizers (make SANITIZE=1: vm-run runs the ASan+UBSan
+# QEMU, whose stderr is in the run's output): the first line of each.
+SANITIZER_REPORT = re.compile(r"^.*(==\d+==\s*ERROR: (AddressSanitizer|LeakSanitizer)|"
+                              r"\bruntime error: |SUMMARY: (AddressSanitizer|UndefinedBehaviorSanitizer|"
+                              r"LeakSanitizer)).*$", re.M)
+
+
+def sanitizer_report(output):
+    """The sanitizer report in a guest run's output (from its first line to
+    QEMU's end), or None."""
+    m = SANITIZER_REPORT.search(output)
+    return output[m.start():] if m else None
+
 
 def guest_run(config: Config) -> GuestRun:
     """Runs the guest for `config` the first time it is asked for."""

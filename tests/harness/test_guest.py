@@ -4,7 +4,7 @@ plus checks on the run as a whole."""
 
 import pytest
 
-from conftest import ALARMING, guest_run
+from conftest import ALARMING, guest_run, sanitizer_report
 
 
 def test_ktap_case(config, suite, case):
@@ -40,3 +40,11 @@ def test_serial_log_clean(config):
     assert run.serial_log, "no serial log"
     bad = [line for line in run.serial_log.splitlines() if ALARMING.search(line)]
     assert not bad, "alarming kernel messages:\n" + "\n".join(bad[:20])
+
+
+def test_no_sanitizer_report(config):
+    """QEMU ran clean: with make SANITIZE=1 it is the ASan+UBSan build, which
+    stops at its first report; the whole report is shown here."""
+    run = guest_run(config)
+    report = sanitizer_report(run.output)
+    assert report is None, f"QEMU's sanitizers reported (exit {run.returncode}):\n{report[:12000]}"

@@ -9,7 +9,7 @@ import socket
 import subprocess
 import time
 
-from conftest import BUILD, TOP
+from conftest import BUILD, TOP, sanitizer_report
 
 ROUNDS = 3
 
@@ -66,6 +66,7 @@ def test_syserr_injected_over_qmp_recovers(tmp_path):
             qmp.close()
         proc.wait(timeout=60)
     text = "".join(out)
+    assert sanitizer_report(text) is None, sanitizer_report(text)[:12000]
     assert proc.returncode == 0, text[-3000:]
     assert all(f"recovered {k}" in text for k in range(1, ROUNDS + 1)), text[-3000:]
     assert states and all(s == "ee=AMSS state=M0 stage=amss" for s in states), states
@@ -106,6 +107,7 @@ def test_ras_and_sensor_injected_over_qmp_reach_the_guest(tmp_path):
             qmp.close()
         proc.wait(timeout=60)
     text = "".join(out)
+    assert sanitizer_report(text) is None, sanitizer_report(text)[:12000]
     assert proc.returncode == 0, text[-3000:]
     assert ce0 is not None, text[-3000:]
     # Exactly the one CE, logged with its source and address.

@@ -145,6 +145,12 @@ void Boot::channel_started(unsigned ch)
 		sbl_.channel_started(ch);
 }
 
+uint64_t Boot::channel_resetting(unsigned ch)
+{
+	// The SBL's held boot log can outlive the SBL (Sbl::hold_log()).
+	return sbl_.channel_resetting(ch);
+}
+
 void Boot::channel_stopped(unsigned ch)
 {
 	if (mhi_.exec_env() == ExecEnv::Sbl)

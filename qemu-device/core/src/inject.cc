@@ -16,7 +16,8 @@ namespace {
 
 constexpr char kUsage[] = "known: syserr; crash dbc=N|nsp=N [hold=1] [reason=TEXT]; ssr release; "
 			  "ras ce|ue|ue_nf source=S [addr=A] [nsp=N] [temp=MC] [threshold=T]; "
-			  "sensor soc_temp|board_temp|ddr_temp|board_power=VALUE|auto";
+			  "sensor soc_temp|board_temp|ddr_temp|board_power=VALUE|auto; "
+			  "bootlog hold [ack_delay_ms=MS]|normal";
 
 std::optional<int64_t> number(const std::string &s, int64_t lo, int64_t hi)
 {
@@ -186,6 +187,34 @@ std::string Device::inject(const std::string &command)
 		}
 		for (const auto &[s, v] : sets)
 			qsm.telemetry().set_sensor(s, v);
+		return {};
+	}
+	if (verb == "bootlog") {
+		std::string mode;
+		in >> mode;
+		std::map<std::string, std::string> a;
+		std::string err;
+		if (!arguments(in, a, err))
+			return "bootlog: " + err;
+		Sbl &sbl = boot_.sbl();
+		if (mode == "normal") {
+			if (!a.empty())
+				return "bootlog normal takes no arguments";
+			sbl.stop_holding_log();
+			return {};
+		}
+		if (mode != "hold")
+			return "bootlog: give hold [ack_delay_ms=0..1000] or normal";
+		uint64_t delay_ms = 0;
+		for (const auto &[key, value] : a) {
+			if (key != "ack_delay_ms")
+				return "bootlog hold: unknown argument " + key + "=";
+			const auto v = number(value, 0, int64_t(Mhi::kMaxResetAckDelayNs / 1'000'000));
+			if (!v)
+				return "bootlog hold: ack_delay_ms=" + value + " (0..1000)";
+			delay_ms = uint64_t(*v);
+		}
+		sbl.hold_log(delay_ms * 1'000'000);
 		return {};
 	}
 	return "unknown fault '" + command + "' (" + kUsage + ")";

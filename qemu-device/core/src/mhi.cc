@@ -273,6 +273,7 @@ void Mhi::drop_channels()
 	epoch_++;
 	for (auto &c : channels_)
 		c = Channel{};
+	deferred_reset_ = {};
 	for (auto &e : events_)
 		e->unload();
 	events_.clear();
@@ -390,6 +391,7 @@ void Mhi::sys_err()
 	epoch_++;
 	for (auto &c : channels_)
 		c = Channel{};
+	deferred_reset_ = {};
 	pending_chdb_.reset();
 	pending_crdb_ = pending_m0_ = false;
 	state_ = MhiState::SysErr;
@@ -476,6 +478,8 @@ void Mhi::process()
 		if (i < events_.size() && events_[i]->loaded())
 			events_[i]->doorbell(er_db_[i]);
 	}
+	if (deferred_reset_.active && host_.now_ns() >= deferred_reset_.deadline)
+		finish_deferred_reset();
 	if (pending_crdb_) {
 		pending_crdb_ = false;
 		do_commands();
@@ -492,7 +496,7 @@ void Mhi::process()
 
 uint64_t Mhi::next_deadline() const
 {
-	uint64_t d = HostInterface::kNoDeadline;
+	uint64_t d = deferred_reset_.active ? deferred_reset_.deadline : HostInterface::kNoDeadline;
 	for (const auto &e : events_)
 		d = std::min(d, e->deadline());
 	return d;
@@ -514,49 +518,78 @@ void Mhi::post(unsigned er, const RingElement &e, bool irq)
 
 void Mhi::do_commands()
 {
-	if (state_ != MhiState::M0 || !commands_.loaded())
+	// Commands complete in ring order: nothing runs while a reset waits
+	// for its acknowledgement.
+	if (state_ != MhiState::M0 || !commands_.loaded() || deferred_reset_.active)
 		return;
 	const uint64_t wp = crdb_[0] | (uint64_t{crdb_[1]} << 32);
 	const uint64_t epoch = epoch_;
 	commands_.doorbell(wp, [this, epoch](const RingElement &e, uint64_t at) {
-		run_command(e, at);
-		return epoch == epoch_ && state_ == MhiState::M0;
+		const bool go_on = run_command(e, at);
+		return go_on && epoch == epoch_ && state_ == MhiState::M0;
 	});
 }
 
-void Mhi::run_command(const RingElement &e, uint64_t at)
+void Mhi::finish_deferred_reset()
+{
+	const DeferredReset d = deferred_reset_;
+	deferred_reset_ = {};
+	const uint64_t epoch = epoch_;
+	post(0, mhi::command_completion(d.at, Completion::Success));
+	if (fn_ && epoch == epoch_)
+		fn_->channel_stopped(d.ch);
+	// The commands the host queued meanwhile.
+	if (epoch == epoch_)
+		do_commands();
+}
+
+bool Mhi::run_command(const RingElement &e, uint64_t at)
 {
 	const unsigned ch = mhi::command_channel(e);
 	const ElementType type = mhi::element_type(e);
 	switch (type) {
 	case ElementType::Nop:
 		post(0, mhi::command_completion(at, Completion::Success));
-		return;
+		return true;
 	case ElementType::StartChannel:
 		if (ch >= kNumChannels - 1 || !start_channel(ch)) {
 			post(0, mhi::command_completion(at, Completion::UndefinedError));
-			return;
+			return true;
 		}
 		post(0, mhi::command_completion(at, Completion::Success));
 		if (fn_)
 			fn_->channel_started(ch);
-		return;
+		return true;
 	case ElementType::ResetChannel:
-	case ElementType::StopChannel:
+	case ElementType::StopChannel: {
 		if (ch >= kNumChannels - 1) {
 			error("MHI: %s of channel %u", type == ElementType::ResetChannel ? "reset" : "stop", ch);
 			post(0, mhi::command_completion(at, Completion::UndefinedError));
-			return;
+			return true;
+		}
+		// Last words on a channel the card still serves; they go out
+		// before the command's completion, in event-ring order.
+		uint64_t delay = 0;
+		if (fn_ && channels_[ch].running) {
+			const uint64_t epoch = epoch_;
+			delay = std::min(fn_->channel_resetting(ch), kMaxResetAckDelayNs);
+			if (epoch != epoch_)
+				return false;
 		}
 		stop_channel(ch);
+		if (delay) {
+			deferred_reset_ = {true, ch, at, host_.now_ns() + delay};
+			return false;
+		}
 		post(0, mhi::command_completion(at, Completion::Success));
 		if (fn_)
 			fn_->channel_stopped(ch);
-		return;
+		return true;
+	}
 	default:
 		error("MHI: unknown command type 0x%x", static_cast<unsigned>(type));
 		post(0, mhi::command_completion(at, Completion::UndefinedError));
-		return;
+		return true;
 	}
 }
 

@@ -54,6 +54,7 @@ void Sbl::stop()
 	images_done_ = timesync_done_ = false;
 	handover_deadline_ = HostInterface::kNoDeadline;
 	log_queue_.clear();
+	held_.clear();
 }
 
 void Sbl::mhi_m0()
@@ -92,6 +93,45 @@ void Sbl::channel_started(unsigned ch)
 	default:
 		break;
 	}
+}
+
+uint64_t Sbl::channel_resetting(unsigned ch)
+{
+	if (ch != chan::kLoggingDl || !hold_armed_ || held_.empty())
+		return 0;
+	// The host is taking the channel down: everything held goes out now,
+	// one line per buffer the host still has posted; what finds no buffer
+	// is dropped with the channel.
+	std::deque<std::string> lines;
+	lines.swap(held_);
+	lines.push_front("SBL: " + std::to_string(lines.size()) +
+			 " log lines held by test injection, released at the host's channel reset");
+	hold_armed_ = false;
+	host_.trace(lines.front().c_str());
+	for (const std::string &l : lines) {
+		std::vector<uint8_t> msg(l.begin(), l.end());
+		msg.push_back(0);
+		if (!mhi_.send(chan::kLoggingDl, std::move(msg)))
+			break;
+	}
+	return hold_ack_delay_ns_;
+}
+
+void Sbl::hold_log(uint64_t ack_delay_ns)
+{
+	hold_armed_ = true;
+	hold_ack_delay_ns_ = ack_delay_ns;
+}
+
+void Sbl::stop_holding_log()
+{
+	hold_armed_ = false;
+	while (!held_.empty()) {
+		if (log_queue_.size() < kMaxLogQueue)
+			log_queue_.push_back(std::move(held_.front()));
+		held_.pop_front();
+	}
+	flush_log();
 }
 
 void Sbl::channel_stopped(unsigned ch)
@@ -161,6 +201,11 @@ void Sbl::log(const std::string &line)
 	host_.trace(l.c_str());
 	if (history_.size() < 1024)
 		history_.push_back(l);
+	if (hold_armed_) {
+		if (held_.size() < kMaxLogQueue)
+			held_.push_back(std::move(l));
+		return;
+	}
 	if (log_queue_.size() < kMaxLogQueue)
 		log_queue_.push_back(std::move(l));
 	flush_log();
@@ -211,8 +256,12 @@ void Sbl::maybe_hand_over()
 	running_ = false;
 	handover_deadline_ = HostInterface::kNoDeadline;
 	for (unsigned ch : {chan::kSaharaUl, chan::kSaharaDl, chan::kLoggingUl, chan::kLoggingDl, chan::kTimesyncUl,
-			    chan::kTimesyncDl})
+			    chan::kTimesyncDl}) {
+		// Held log lines wait for the host's reset of the channel.
+		if (ch == chan::kLoggingDl && hold_armed_ && !held_.empty())
+			continue;
 		mhi_.retire_channel(ch);
+	}
 	owner_.sbl_handover(std::move(images));
 }
 

@@ -251,9 +251,12 @@ void Ssr::channel_stopped()
 
 std::string Ssr::release()
 {
-	if (!job_ || stage_ != Stage::Held)
+	if (!job_ || !job_->hold)
 		return "no recovery is held";
-	enter(Stage::TransferInfo);
+	// Held now, or asked to be and not there yet: it goes on either way.
+	job_->hold = false;
+	if (stage_ == Stage::Held)
+		enter(Stage::TransferInfo);
 	return {};
 }
 

@@ -137,7 +137,7 @@ protected:
 	}
 
 	// PBL → SBL: BHI load and the SBL's channels started as qaic does.
-	void boot_to_sbl()
+	void boot_to_sbl(unsigned log_buffers = 16)
 	{
 		ASSERT_EQ(mhi->bhi_load(sbl), 2u) << "BHI status success";
 		EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
@@ -146,7 +146,7 @@ protected:
 		ASSERT_EQ(mhi->ees, std::vector<uint8_t>{kEeSbl});
 		ASSERT_TRUE(mhi->start(12));
 		ASSERT_TRUE(mhi->start(13));
-		mhi->queue_dl(13, 512, 16);
+		mhi->queue_dl(13, 512, log_buffers);
 		ASSERT_TRUE(mhi->start(20));
 		ASSERT_TRUE(mhi->start(21));
 		mhi->queue_dl(21, 8);
@@ -410,6 +410,155 @@ TEST_F(BootTest, SocResetRebootsIntoPblAndReportsSysErr)
 	boot_to_sbl();
 	run_sbl();
 	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+}
+
+// "bootlog hold" (docs/health.md): the SBL keeps its boot log back and lets
+// it go only when the host resets QAIC_LOGGING, as a host does when it
+// removes its logging client on the card's way into AMSS.
+TEST_F(BootTest, HeldBootLogGoesOutAtTheHostsChannelResetBeforeItsAcknowledgement)
+{
+	make(false);
+	ASSERT_EQ(dev->inject("bootlog hold ack_delay_ms=200"), "");
+	boot_to_sbl();
+	run_sbl();
+	// The handover did not wait for the held lines (no grace period ran).
+	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_EQ(host.clock_ns, 0u);
+	EXPECT_TRUE(all_log.empty()) << all_log.front();
+	const size_t held = dev->boot().sbl().held_lines();
+	ASSERT_GE(held, 5u);
+	// The boot timesync channel went with the SBL; the logging one stays.
+	EXPECT_EQ(mhi->reset_channel(21), true);
+
+	mhi->order.clear();
+	const uint64_t at = mhi->issue(13, mhi::ElementType::ResetChannel);
+	const auto lines = bootlog();
+	ASSERT_EQ(lines.size(), held + 1);
+	EXPECT_EQ(lines[0], "SBL: " + std::to_string(held) +
+				    " log lines held by test injection, released at the host's channel reset");
+	EXPECT_TRUE(has(lines, "SBL: all images loaded; starting AMSS"));
+	EXPECT_TRUE(has(lines, "time synchronised with the host"));
+	EXPECT_FALSE(dev->boot().sbl().log_held()) << "one release per arming";
+	// Not acknowledged yet, and a command behind it waits its turn.
+	EXPECT_EQ(mhi->cmd_done.count(at), 0u);
+	const uint64_t behind = mhi->issue(12, mhi::ElementType::ResetChannel);
+	EXPECT_EQ(mhi->cmd_done.count(behind), 0u);
+	EXPECT_EQ(host.deadline, 200'000'000u);
+	host.clock_ns = 199'999'999;
+	mhi->settle();
+	EXPECT_EQ(mhi->cmd_done.count(at), 0u);
+	mhi->fire_timer();
+	ASSERT_EQ(mhi->cmd_done.count(at), 1u);
+	EXPECT_EQ(mhi->cmd_done[at], 1) << "SUCCESS";
+	EXPECT_EQ(mhi->cmd_done.count(behind), 1u);
+	// Every line before the completion, in event-ring order.
+	std::vector<std::string> want(held + 1, "rx13");
+	want.insert(want.end(), {"cmd", "cmd"});
+	EXPECT_EQ(mhi->order, want);
+	// The channel is gone: nothing more on it, and the card runs on.
+	mhi->queue_dl(13, 512, 4);
+	EXPECT_TRUE(bootlog().empty());
+	ASSERT_TRUE(mhi->start(10, 128));
+	ASSERT_TRUE(mhi->start(11, 128));
+	expect_status_reply(nnc_status(4), 4);
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, HeldLinesThatFindNoHostBufferAreDropped)
+{
+	make(false);
+	ASSERT_EQ(dev->inject("bootlog hold"), "");
+	boot_to_sbl(3); // the host posts 3 buffers for the log
+	run_sbl();
+	ASSERT_GE(dev->boot().sbl().held_lines(), 5u);
+	mhi->requeue = false;
+	ASSERT_TRUE(mhi->reset_channel(13)) << "ack_delay_ms defaults to 0: acknowledged at once";
+	const auto lines = bootlog();
+	ASSERT_EQ(lines.size(), 3u) << "one line per posted buffer";
+	EXPECT_NE(lines[0].find("released at the host's channel reset"), std::string::npos);
+	// The rest went with the channel.
+	mhi->requeue = true;
+	mhi->queue_dl(13, 512, 8);
+	EXPECT_TRUE(bootlog().empty());
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, HoldSurvivesASocResetAndIsUsedOnce)
+{
+	make(false);
+	boot_to_sbl();
+	run_sbl();
+	EXPECT_TRUE(has(all_log, "starting AMSS")) << "not held: sent as usual";
+	ASSERT_EQ(dev->inject("bootlog hold ack_delay_ms=0"), "");
+	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	all_log.clear();
+	mhi->states.clear();
+	mhi->ees.clear();
+	boot_to_sbl();
+	run_sbl();
+	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(all_log.empty());
+	ASSERT_TRUE(mhi->reset_channel(13));
+	EXPECT_TRUE(has(bootlog(), "starting AMSS"));
+
+	// The next boot logs as usual again.
+	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	all_log.clear();
+	mhi->states.clear();
+	mhi->ees.clear();
+	boot_to_sbl();
+	run_sbl();
+	EXPECT_TRUE(has(all_log, "starting AMSS"));
+	EXPECT_FALSE(has(all_log, "held by test injection"));
+}
+
+TEST_F(BootTest, BootlogNormalSendsWhatWasHeld)
+{
+	make(false);
+	ASSERT_EQ(dev->inject("bootlog hold"), "");
+	boot_to_sbl();
+	EXPECT_TRUE(bootlog().empty());
+	const size_t held = dev->boot().sbl().held_lines();
+	ASSERT_GE(held, 2u);
+	ASSERT_EQ(dev->inject("bootlog normal"), "");
+	mhi->settle();
+	const auto lines = bootlog();
+	EXPECT_EQ(lines.size(), held);
+	EXPECT_TRUE(has(lines, "SBL: sbl 1.0.0.1 started"));
+	EXPECT_EQ(dev->boot().sbl().held_lines(), 0u);
+	run_sbl();
+	EXPECT_TRUE(has(all_log, "starting AMSS"));
+}
+
+TEST_F(BootTest, ResetAwaitingItsAcknowledgementIsDroppedByMhiResetOrSysErr)
+{
+	for (const bool sys_err : {false, true}) {
+		make(false);
+		ASSERT_EQ(dev->inject("bootlog hold ack_delay_ms=1000"), "");
+		boot_to_sbl();
+		run_sbl();
+		const uint64_t at = mhi->issue(13, mhi::ElementType::ResetChannel);
+		EXPECT_EQ(host.deadline, host.clock_ns + 1'000'000'000u);
+		if (sys_err)
+			ASSERT_EQ(dev->inject("syserr"), "");
+		else
+			mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+		mhi->settle();
+		host.clock_ns += 2'000'000'000;
+		mhi->settle();
+		EXPECT_EQ(mhi->cmd_done.count(at), 0u) << "no completion for a ring the host reset";
+		EXPECT_EQ(host.deadline, HostInterface::kNoDeadline);
+		if (!sys_err) {
+			// A new session works, its commands are not held up.
+			mhi->ready_handshake();
+			ASSERT_TRUE(mhi->start(10, 128));
+			ASSERT_TRUE(mhi->start(11, 128));
+			expect_status_reply(nnc_status(5), 5);
+		}
+		EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+	}
 }
 
 TEST_F(BootTest, MhiResetInSblRestartsTheImageTransfer)

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "aic100/device.h"
@@ -109,6 +110,7 @@ public:
 		rx_codes.clear();
 		ul_done.clear();
 		ul_codes.clear();
+		order.clear();
 
 		set64(regs::CCABAP_LOWER, ccabap_);
 		set64(regs::ECABAP_LOWER, ecabap_);
@@ -143,6 +145,14 @@ public:
 
 	uint8_t command(unsigned ch, mhi::ElementType t)
 	{
+		const uint64_t at = issue(ch, t);
+		auto it = cmd_done.find(at);
+		return it == cmd_done.end() ? 0 : it->second;
+	}
+	// Rings one command and lets the device run; returns the command's
+	// address, the key of its completion in cmd_done (absent until then).
+	uint64_t issue(unsigned ch, mhi::ElementType t)
+	{
 		const mhi::RingElement e{0, 0, (uint32_t{ch} << 24) | (uint32_t{static_cast<uint8_t>(t)} << 16)};
 		const uint64_t at = cmd_wp_;
 		put(at, &e, sizeof(e));
@@ -151,8 +161,7 @@ public:
 		w(regs::CRDB_HIGHER, static_cast<uint32_t>(cmd_wp_ >> 32));
 		w(regs::CRDB_LOWER, static_cast<uint32_t>(cmd_wp_));
 		settle();
-		auto it = cmd_done.find(at);
-		return it == cmd_done.end() ? 0 : it->second;
+		return at;
 	}
 
 	// Queues `n` empty receive buffers on DL channel `ch`.
@@ -220,6 +229,8 @@ public:
 	std::map<unsigned, std::vector<uint8_t>> ul_codes;
 	std::map<uint64_t, uint8_t> cmd_done;
 	std::vector<uint8_t> states, ees;
+	// Command completions ("cmd") and DL completions ("rx<ch>") as handled.
+	std::vector<std::string> order;
 	bool requeue = true; // give DL buffers back after each completion
 	uint32_t intmod_ms = 0;
 
@@ -266,6 +277,7 @@ private:
 			return;
 		case mhi::ElementType::CommandCompletionEvent:
 			cmd_done[e.ptr] = code;
+			order.push_back("cmd");
 			return;
 		case mhi::ElementType::TransferEvent: {
 			const unsigned ch = e.dword1 >> 24;
@@ -280,6 +292,7 @@ private:
 			auto it = c.bufs.find(e.ptr);
 			if (it == c.bufs.end())
 				return;
+			order.push_back("rx" + std::to_string(ch));
 			const uint32_t n = std::min<uint32_t>(e.dword0 & 0xFFFF, it->second.second);
 			rx[ch].push_back(get(it->second.first, n));
 			rx_codes[ch].push_back(code);

@@ -96,6 +96,35 @@ TEST(Inject, UnknownCommandsListTheGrammar)
 	EXPECT_NE(dev.inject("syserr now"), "");
 }
 
+TEST(Inject, BootlogHoldTakesABoundedAckDelayAndRefusesTheRest)
+{
+	FakeHost host;
+	DeviceConfig cfg;
+	Device dev(host, cfg);
+	const Sbl &sbl = dev.boot().sbl();
+	const std::pair<const char *, const char *> refused[] = {
+		{"bootlog", "give hold [ack_delay_ms=0..1000] or normal"},
+		{"bootlog keep", "give hold"},
+		{"bootlog hold ack_delay_ms=1001", "ack_delay_ms=1001 (0..1000)"},
+		{"bootlog hold ack_delay_ms=-1", "(0..1000)"},
+		{"bootlog hold ack_delay_ms=soon", "(0..1000)"},
+		{"bootlog hold lines=3", "unknown argument lines="},
+		{"bootlog hold ack_delay_ms=1 ack_delay_ms=2", "given twice"},
+		{"bootlog hold 5", "not key=value"},
+		{"bootlog normal now=1", "takes no arguments"},
+	};
+	for (const auto &[cmd, why] : refused) {
+		const std::string e = dev.inject(cmd);
+		EXPECT_NE(e.find(why), std::string::npos) << cmd << ": " << e;
+		EXPECT_FALSE(sbl.log_held()) << cmd << ": a refused command changes nothing";
+	}
+	EXPECT_EQ(dev.inject("bootlog hold ack_delay_ms=1000"), "");
+	EXPECT_TRUE(sbl.log_held());
+	EXPECT_EQ(dev.inject("bootlog normal"), "");
+	EXPECT_FALSE(sbl.log_held());
+	EXPECT_NE(dev.inject("explode").find("bootlog hold"), std::string::npos) << "in the grammar's summary";
+}
+
 // Random messages on the three health channels, many of them with a valid
 // header and a plausible command, during a recovery: the card refuses what
 // it must, never crashes, and still works afterwards.

@@ -647,7 +647,7 @@ TEST(NspRun, StopsAnInfiniteLoop)
 		});
 		const auto t0 = Clock::now();
 		EXPECT_EQ(m.core->run([&] { return stop.load(); }), Core::Exit::Stopped);
-		EXPECT_LT(Clock::now() - t0, 1s);
+		EXPECT_LT(Clock::now() - t0, 10s); // a hang, not a speed: the machine may be loaded
 		t.join();
 		EXPECT_GT(m.core->reg(3), 1000u);
 		EXPECT_GT(m.ctr.busy_ns.load(), 20'000'000u);
@@ -676,22 +676,19 @@ TEST(NspRun, SemWaitIsNotBusyTime)
 
 TEST(NspRun, StopsInsideALongGemm)
 {
+	// A 1024^3 GEMM asks whether to stop while it runs, not only between
+	// instructions: stop at the second time anyone asks, which can only be
+	// inside the GEMM (a program of four instructions asks at most once
+	// between them). Counted, not timed, so a loaded machine cannot make
+	// the GEMM finish first.
 	const uint32_t n = 1024;
 	Machine m(3ull * n * n * 4);
 	m.load({Li(4, uint64_t(n) * n * 4), Li(5, uint64_t(n) * n * 8),
 		I(Op::MmF32, 3, 4, 5, 0, pack_mnk(n, n, n)), I(Op::Halt)});
-	std::atomic<bool> stop{false};
-	std::atomic<int64_t> stopped_at{0};
-	std::thread t([&] {
-		std::this_thread::sleep_for(20ms);
-		stopped_at = Clock::now().time_since_epoch().count();
-		stop = true;
-	});
-	EXPECT_EQ(m.core->run([&] { return stop.load(); }), Core::Exit::Stopped);
-	const auto latency = std::chrono::nanoseconds(Clock::now().time_since_epoch().count() - stopped_at);
-	t.join();
+	int asked = 0;
+	EXPECT_EQ(m.core->run([&] { return ++asked >= 2; }), Core::Exit::Stopped);
 	EXPECT_EQ(m.core->pc(), 2u); // the GEMM runs again on the next run()
-	EXPECT_LT(latency, 500ms); // generous: CI machines are loaded
+	EXPECT_EQ(asked, 2);
 }
 
 // ---- ELF -----------------------------------------------------------------------
@@ -1022,7 +1019,7 @@ TEST(NspWorkers, StopsCoresBlockedInSemWait)
 	EXPECT_FALSE(wk.start(workload({I(Op::Halt)}), win, sems, ctr)); // already running
 	const auto t0 = Clock::now();
 	wk.stop();
-	EXPECT_LT(Clock::now() - t0, 500ms);
+	EXPECT_LT(Clock::now() - t0, 10s); // a hang, not a speed: the machine may be loaded
 	EXPECT_FALSE(wk.running());
 	EXPECT_FALSE(wk.faulted());
 	wk.stop(); // idempotent
@@ -1039,7 +1036,7 @@ TEST(NspWorkers, StopsAnInfiniteLoopAndRestarts)
 	std::this_thread::sleep_for(20ms);
 	const auto t0 = Clock::now();
 	wk.stop();
-	EXPECT_LT(Clock::now() - t0, 500ms);
+	EXPECT_LT(Clock::now() - t0, 10s); // a hang, not a speed: the machine may be loaded
 	const uint64_t n = ctr.iterations.load();
 	EXPECT_GT(n, 1000u);
 	EXPECT_GT(ctr.busy_ns.load(), 0u);
@@ -1061,7 +1058,7 @@ TEST(NspWorkers, AFaultStopsTheWholeWorkload)
 				 I(Op::SemWait, 0, uint8_t(Cond::Gt0)), I(Op::Halt)},
 				3);
 	ASSERT_TRUE(wk.start(w, win, sems, ctr, 0, [&] { ended++; }));
-	for (int i = 0; i < 200 && wk.running(); i++)
+	for (int i = 0; i < 30000 && wk.running(); i++)
 		std::this_thread::sleep_for(5ms);
 	EXPECT_FALSE(wk.running());
 	EXPECT_TRUE(wk.faulted());
@@ -1071,7 +1068,7 @@ TEST(NspWorkers, AFaultStopsTheWholeWorkload)
 	wk.stop();
 	// The next start clears the fault.
 	ASSERT_TRUE(wk.start(workload({I(Op::Halt)}), win, sems, ctr, 0, [&] { ended++; }));
-	for (int i = 0; i < 200 && wk.running(); i++)
+	for (int i = 0; i < 30000 && wk.running(); i++)
 		std::this_thread::sleep_for(1ms);
 	EXPECT_FALSE(wk.faulted());
 	EXPECT_EQ(ended.load(), 2);
@@ -1090,7 +1087,7 @@ TEST(NspWorkers, AnInjectedFaultStopsTheWorkloadAndKeepsEachCoresState)
 	EXPECT_FALSE(wk.inject_fault(2, "no such core"));
 	ASSERT_TRUE(wk.inject_fault(1, "bit flip"));
 	EXPECT_FALSE(wk.inject_fault(0, "twice")) << "one fault at a time";
-	for (int i = 0; i < 200 && wk.running(); i++)
+	for (int i = 0; i < 30000 && wk.running(); i++)
 		std::this_thread::sleep_for(5ms);
 	EXPECT_FALSE(wk.running());
 	EXPECT_EQ(wk.fault(), "nsp 1: injected fault: bit flip at instruction 1");
@@ -1134,7 +1131,7 @@ TEST(NspWorkers, StopsPromptlyInsideAGemm)
 	std::this_thread::sleep_for(30ms);
 	const auto t0 = Clock::now();
 	wk.stop();
-	EXPECT_LT(Clock::now() - t0, 500ms);
+	EXPECT_LT(Clock::now() - t0, 10s); // a hang, not a speed: the machine may be loaded
 }
 
 TEST(NspWorkers, TwoNspsSplitTheWork)

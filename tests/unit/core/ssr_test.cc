@@ -391,5 +391,24 @@ TEST_F(SsrTest, AHeldRecoveryThatNobodyReleasesGoesOnByItself)
 	EXPECT_FALSE(qsm().ssr().busy());
 }
 
+TEST_F(SsrTest, AReleaseBeforeTheHoldLetsTheRecoveryPassIt)
+{
+	// The host may look and release before the card reaches the hold: the
+	// recovery then passes it instead of waiting for nobody.
+	listen();
+	const unsigned dbc = activate_one();
+	ASSERT_EQ(dev->inject("crash dbc=" + std::to_string(dbc) + " hold=1"), "");
+	mhi->settle();
+	expect_event(dbc, kBeforeShutdown);
+	EXPECT_EQ(dev->inject("ssr release"), "");
+	expect_event(dbc, kAfterShutdown);
+	expect_event(dbc, kBeforePowerUp);
+	EXPECT_EQ(as<SsrHeader>(mhi->pop(kDl)).cmd, kDebugTransferInfo) << "no hold";
+	mhi->send(kUl, ssr_msg(kDebugTransferInfoRsp, dbc, u32(1)));
+	expect_event(dbc, kAfterPowerUp);
+	EXPECT_FALSE(qsm().ssr().busy());
+	EXPECT_EQ(dev->inject("ssr release"), "no recovery is held");
+}
+
 } // namespace
 } // namespace aic100::test

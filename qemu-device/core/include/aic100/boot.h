@@ -38,6 +38,7 @@ public:
 	void mhi_reset() override;
 	void bhi_transfer(uint64_t addr, uint32_t size) override;
 	void channel_started(unsigned ch) override;
+	uint64_t channel_resetting(unsigned ch) override;
 	void channel_stopped(unsigned ch) override;
 	void ul_message(unsigned ch, std::span<const uint8_t> data) override;
 	void dl_drained(unsigned ch) override;

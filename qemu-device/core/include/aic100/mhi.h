@@ -40,6 +40,16 @@ public:
 	// The host rang BHI_IMGTXDB. Answer with Mhi::bhi_complete().
 	virtual void bhi_transfer(uint64_t addr, uint32_t size) = 0;
 	virtual void channel_started(unsigned ch) = 0;
+	// The host asked to reset or stop `ch`, which the card still serves:
+	// the firmware may send what it still owes on it now (it goes into the
+	// buffers the host has posted). Returns how long the card then takes to
+	// acknowledge the command, in ns (0: at once; capped at
+	// Mhi::kMaxResetAckDelayNs). Later commands wait behind it.
+	virtual uint64_t channel_resetting(unsigned ch)
+	{
+		(void)ch;
+		return 0;
+	}
 	virtual void channel_stopped(unsigned ch) = 0;
 	// One complete transfer descriptor (a chain of TREs) on UL channel `ch`.
 	virtual void ul_message(unsigned ch, std::span<const uint8_t> data) = 0;
@@ -101,6 +111,9 @@ public:
 	static constexpr size_t kMaxDlQueue = 512;           // messages queued per DL channel
 	static constexpr size_t kMaxDlQueueBytes = 16u << 20; // their bytes
 	static constexpr size_t kUlBudgetBytes = 64u << 20;  // UL bytes one process() call reads per channel
+	// The longest a channel reset may wait for its acknowledgement, well
+	// inside the host's command timeout (upstream qaic: 2 s).
+	static constexpr uint64_t kMaxResetAckDelayNs = 1'000'000'000;
 
 private:
 	struct Outgoing {
@@ -132,7 +145,10 @@ private:
 	void drop_channels();
 	void do_m0();
 	void do_commands();
-	void run_command(const mhi::RingElement &e, uint64_t at);
+	// False when the command ring must stop here (reset under it, or a
+	// reset acknowledgement is deferred).
+	bool run_command(const mhi::RingElement &e, uint64_t at);
+	void finish_deferred_reset();
 	bool start_channel(unsigned ch);
 	void stop_channel(unsigned ch);
 	void service_channel(unsigned ch);
@@ -185,6 +201,14 @@ private:
 	std::vector<std::unique_ptr<mhi::EventRing>> events_;
 	mhi::CommandRing commands_;
 	std::array<Channel, regs::kNumChannels> channels_{};
+	// A channel reset whose completion the firmware asked to delay
+	// (channel_resetting()); the command ring waits behind it.
+	struct DeferredReset {
+		bool active = false;
+		unsigned ch = 0;
+		uint64_t at = 0; // the command's bus address
+		uint64_t deadline = 0;
+	} deferred_reset_;
 	// Bumped by every reset, so loops notice when a callback reset MHI.
 	uint64_t epoch_ = 0;
 };

@@ -46,6 +46,9 @@ public:
 	void mhi_m0();
 	void mhi_reset();
 	void channel_started(unsigned ch);
+	// The host resets `ch` (Mhi's channel_resetting): returns how long the
+	// card takes to acknowledge it.
+	uint64_t channel_resetting(unsigned ch);
 	void channel_stopped(unsigned ch);
 	void ul_message(unsigned ch, std::span<const uint8_t> data);
 	void dl_drained(unsigned ch);
@@ -56,6 +59,19 @@ public:
 	bool running() const { return running_; }
 	bool failed() const { return sahara_ && sahara_->state() == SaharaTarget::State::Failed; }
 	const std::vector<std::string> &log_history() const { return history_; }
+
+	// Test injection "bootlog hold" (docs/health.md): from now on, in this
+	// boot and later ones, the SBL keeps its boot-log lines instead of
+	// sending them. When the host resets QAIC_LOGGING (it does when it
+	// removes its logging client, e.g. as the card enters AMSS), the held
+	// lines go out at once into the buffers the host still has posted, and
+	// the reset is acknowledged `ack_delay_ns` later. One release per
+	// arming; the SBL keeps the channel past its handover for it.
+	void hold_log(uint64_t ack_delay_ns);
+	// "bootlog normal": stop holding; what is held is sent as usual.
+	void stop_holding_log();
+	bool log_held() const { return hold_armed_; }
+	size_t held_lines() const { return held_.size(); }
 
 	// After the images are in, how long the SBL waits for a host whose
 	// logging and time-sync clients are up to drain the boot log and answer
@@ -86,6 +102,9 @@ private:
 	bool timesync_done_ = false;
 	uint64_t handover_deadline_ = HostInterface::kNoDeadline;
 	std::deque<std::string> log_queue_; // not yet sent
+	bool hold_armed_ = false;           // survives reboots until released
+	uint64_t hold_ack_delay_ns_ = 0;
+	std::deque<std::string> held_;      // kept back by the hold, this boot
 	std::vector<std::string> history_;  // everything logged this boot
 	static constexpr size_t kMaxLogQueue = 256;
 };

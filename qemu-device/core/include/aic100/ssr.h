@@ -76,7 +76,8 @@ public:
 	// BEFORE_POWER_UP, as a card whose NSPs are slow to power up would,
 	// until release() or kTimeoutNs (a test's window on a DBC mid-SSR).
 	void crash(unsigned dbc, std::vector<Region> dump, bool hold = false);
-	// Lets a held recovery go on; empty when done, else why not.
+	// Lets a held recovery go on, or one that asked to be held and has not
+	// reached the hold yet pass it; empty when done, else why not.
 	std::string release();
 	// A message on QAIC_SSR's host-to-card channel.
 	void ul_message(std::span<const uint8_t> msg);
