@@ -21,6 +21,9 @@
 # runs them; CMD="..." runs something else there), test-fresh-root (the
 # runner's own tests).
 
+# Recipes source scripts/lib.sh, which is bash.
+SHELL := /bin/bash
+
 PYTEST := /usr/bin/python3 -m pytest
 
 ifeq ($(SANITIZE),1)
