@@ -378,7 +378,7 @@ void qaic_control_wake_all(struct qaic_device *qdev);
 
 /* qaic_manage.c */
 int qaic_manage_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
-void qaic_manage_terminate(struct qaic_device *qdev, struct qaic_user *usr);
+int qaic_manage_terminate(struct qaic_device *qdev, struct qaic_user *usr);
 
 /* qaic_dbc.c */
 int qaic_dbc_init(struct qaic_device *qdev);
@@ -391,7 +391,7 @@ int qaic_dbc_detach(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id)
 void qaic_dbc_reattach(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
 		       unsigned int gen);
 void qaic_dbc_release(struct qaic_device *qdev, u32 dbc_id, unsigned int gen);
-void qaic_dbc_release_user(struct qaic_device *qdev, struct qaic_user *usr);
+void qaic_dbc_release_user(struct qaic_device *qdev, struct qaic_user *usr, bool card_released);
 void qaic_dbc_release_all(struct qaic_device *qdev);
 void qaic_dbc_enter_ssr(struct qaic_device *qdev, u32 dbc_id);
 bool qaic_dbc_ssr_state(struct qaic_device *qdev, u32 dbc_id, unsigned int state);

@@ -234,14 +234,28 @@ void qaic_dbc_release(struct qaic_device *qdev, u32 dbc_id, unsigned int gen)
 	mutex_unlock(&qdev->dbc_lock);
 }
 
-/* @usr is going away: release every DBC it holds. */
-void qaic_dbc_release_user(struct qaic_device *qdev, struct qaic_user *usr)
+/*
+ * @usr is going away. With @card_released the card has let go of the
+ * user's DBCs: release them. Otherwise (the card is offline, going away or
+ * did not answer) it may still be running them, writing responses and
+ * output into their FIFOs and sliced BOs: the DBCs lose their user but keep
+ * that memory mapped until the card releases them or is reset.
+ */
+void qaic_dbc_release_user(struct qaic_device *qdev, struct qaic_user *usr, bool card_released)
 {
 	struct qaic_dbc *dbc, *tmp;
 
 	mutex_lock(&qdev->dbc_lock);
-	list_for_each_entry_safe(dbc, tmp, &usr->dbcs, holder_node)
-		qaic_dbc_release_locked(dbc, false);
+	list_for_each_entry_safe(dbc, tmp, &usr->dbcs, holder_node) {
+		if (card_released) {
+			qaic_dbc_release_locked(dbc, false);
+			continue;
+		}
+		WRITE_ONCE(dbc->usr, NULL);
+		synchronize_srcu(&dbc->srcu);
+		list_del_init(&dbc->holder_node);
+		dbc->holder = NULL;
+	}
 	mutex_unlock(&qdev->dbc_lock);
 }
 

@@ -61,21 +61,26 @@ static int qaic_open(struct drm_device *drm, struct drm_file *file)
 
 /*
  * The last reference to the file is gone (its BO handles already are).
- * While the card is ONLINE it is told to release everything of the user;
- * the user's DBCs are released on the host in any case.
+ * While the card is ONLINE it is told to release everything of the user.
+ * Only once it has may the host free the user's DBC memory; otherwise the
+ * DBCs go on without a user until the card is reset.
  */
 static void qaic_postclose(struct drm_device *drm, struct drm_file *file)
 {
 	struct qaic_device *qdev = to_qaic_device(drm);
 	struct qaic_user *usr = file->driver_priv;
+	bool card_released = false;
 	int idx;
 
 	if (drm_dev_enter(drm, &idx)) {
 		if (READ_ONCE(qdev->online))
-			qaic_manage_terminate(qdev, usr);
+			card_released = !qaic_manage_terminate(qdev, usr);
 		drm_dev_exit(idx);
+	} else {
+		/* Unplugged: remove() has already released every DBC. */
+		card_released = true;
 	}
-	qaic_dbc_release_user(qdev, usr);
+	qaic_dbc_release_user(qdev, usr, card_released);
 
 	file->driver_priv = NULL;
 	ida_free(&qaic_usrs, usr->handle);

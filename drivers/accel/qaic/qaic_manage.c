@@ -779,22 +779,28 @@ out_exit:
  * handle before the host lets go of the DBCs. Any reply will do; waiting
  * cannot be interrupted, as the card may still be using them.
  */
-void qaic_manage_terminate(struct qaic_device *qdev, struct qaic_user *usr)
+int qaic_manage_terminate(struct qaic_device *qdev, struct qaic_user *usr)
 {
 	struct qaic_wire_terminate_to_dev *t;
 	struct qaic_cntl_req req;
 	void *reply = NULL;
+	int ret;
 
-	if (qaic_cntl_req_init(&req, usr->handle))
-		return;
+	ret = qaic_cntl_req_init(&req, usr->handle);
+	if (ret)
+		return ret;
 	t = qaic_cntl_req_add_trans(&req, QAIC_TRANS_TERMINATE_TO_DEV, sizeof(*t));
 	if (t) {
 		t->handle = cpu_to_le32(usr->handle);
 		req.one_tre = true;
-		if (!qaic_cntl_xfer(qdev, &req, false, &reply))
+		ret = qaic_cntl_xfer(qdev, &req, false, &reply);
+		if (!ret)
 			kfree(reply);
+	} else {
+		ret = -ENOMEM;
 	}
 	qaic_cntl_req_free(&req);
+	return ret;
 }
 
 /*

@@ -56,6 +56,12 @@ void Boot::inject_sys_err()
 	mhi_.sys_err();
 }
 
+void Boot::halt_after_sys_err()
+{
+	// The QSM starts again from images_ when the host resets MHI.
+	qsm_.stop();
+}
+
 // ---- PBL ---------------------------------------------------------------
 
 void Boot::bhi_fail(fw::Error e, uint32_t dbg1, uint32_t dbg2)

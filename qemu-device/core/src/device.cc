@@ -87,6 +87,15 @@ void Device::reset()
 	host_.arm_timer(HostInterface::kNoDeadline);
 }
 
+// Everything that can raise SYS_ERR (process(), inject()) ends here, under
+// the same lock as the host's register reads: the host never sees SYS_ERR
+// while a DBC can still write to memory it is about to free.
+void Device::halt_on_sys_err()
+{
+	if (mhi_.take_halt_request())
+		boot_.halt_after_sys_err();
+}
+
 void Device::process()
 {
 	if (processing_)
@@ -97,10 +106,12 @@ void Device::process()
 		~Busy() { b = false; }
 	} busy(processing_);
 	mhi_.process();
+	halt_on_sys_err();
 	dbr_.process();
 	boot_.poll();
 	if (!mbox_.pending.empty())
 		mailbox_run();
+	halt_on_sys_err();
 	host_.arm_timer(std::min(mhi_.next_deadline(), boot_.next_deadline()));
 }
 

@@ -72,6 +72,13 @@ bool arguments(std::istringstream &in, std::map<std::string, std::string> &out, 
 
 std::string Device::inject(const std::string &command)
 {
+	std::string result = run_injection(command);
+	halt_on_sys_err();
+	return result;
+}
+
+std::string Device::run_injection(const std::string &command)
+{
 	std::istringstream in(command);
 	std::string verb;
 	in >> verb;

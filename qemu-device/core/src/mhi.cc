@@ -64,7 +64,7 @@ void Mhi::reset()
 	bhi_ = Bhi{};
 	ch_db_.fill(0);
 	er_db_.fill(0);
-	pending_bhi_ = false;
+	pending_bhi_ = pending_host_reset_ = pending_soc_reset_ = halt_requested_ = false;
 }
 
 uint64_t Mhi::qtimer_ticks() const
@@ -215,8 +215,12 @@ void Mhi::write32(uint32_t offset, uint32_t value)
 		host_.kick();
 		return;
 	case MHI_SOC_RESET_REQ:
-		if (value & 1)
-			soc_reset();
+		// The SoC reboots in process(): the host sees SYS_ERR only once
+		// nothing of the old boot can touch its memory any more.
+		if (value & 1) {
+			pending_soc_reset_ = true;
+			host_.kick();
+		}
 		return;
 	default:
 		error("BAR0: write 0x%x to read-only/reserved 0x%x", value, offset);
@@ -227,9 +231,16 @@ void Mhi::write32(uint32_t offset, uint32_t value)
 void Mhi::write_ctrl(uint32_t value)
 {
 	if (value & MHICTRL_RESET) {
-		// Done at once: the host polls for RESET to clear and only
-		// re-checks on an interrupt or after its full timeout.
-		mhi_reset_from_host();
+		// RESET reads back set until the firmware has stopped touching
+		// host memory (in process()), then clears with an interrupt: the
+		// host waits for that before it frees its rings and buffers.
+		mhictrl_ |= MHICTRL_RESET;
+		pending_host_reset_ = true;
+		host_.kick();
+		return;
+	}
+	if (pending_host_reset_) {
+		error("MHICTRL: write 0x%x during a reset ignored", value);
 		return;
 	}
 	mhictrl_ = value & MHICTRL_STATE_MASK;
@@ -258,14 +269,16 @@ void Mhi::mhi_reset_from_host()
 	ctx_regs_.fill(0);
 	crdb_[0] = crdb_[1] = 0;
 	bhi_.intvec = 0; // the host rewrites it after every reset
-	mhictrl_ = 0;
 	// The firmware restarts its MHI side in the same environment; past PBL
 	// it is READY again straight away.
 	ready_ = ee_ != ExecEnv::Pbl;
 	state_ = ready_ ? MhiState::Ready : MhiState::Reset;
 	host_.trace("MHI: reset by host");
-	pending_fn_reset_ = true;
-	host_.kick();
+	if (fn_)
+		fn_->mhi_reset();
+	// Only now may the host free what the card could still have written to.
+	mhictrl_ = 0;
+	raise_intvec();
 }
 
 void Mhi::drop_channels()
@@ -395,6 +408,7 @@ void Mhi::sys_err()
 	pending_chdb_.reset();
 	pending_crdb_ = pending_m0_ = false;
 	state_ = MhiState::SysErr;
+	halt_requested_ = true;
 	host_.trace("MHI: SYS_ERR");
 	if (rings)
 		post(0, mhi::state_change_event(static_cast<uint8_t>(MhiState::SysErr)));
@@ -409,8 +423,8 @@ void Mhi::soc_reset()
 	const uint32_t intvec = bhi_.intvec;
 	host_.trace("MHI: SoC reset");
 	reset();
-	pending_fn_reset_ = true;
-	host_.kick();
+	if (fn_)
+		fn_->mhi_reset();
 	if (attached) {
 		bhi_.intvec = intvec;
 		state_ = MhiState::SysErr;
@@ -457,10 +471,13 @@ void Mhi::do_m0()
 
 void Mhi::process()
 {
-	if (pending_fn_reset_) {
-		pending_fn_reset_ = false;
-		if (fn_)
-			fn_->mhi_reset();
+	if (pending_soc_reset_) {
+		pending_soc_reset_ = pending_host_reset_ = false;
+		soc_reset();
+	}
+	if (pending_host_reset_) {
+		pending_host_reset_ = false;
+		mhi_reset_from_host();
 	}
 	if (pending_bhi_) {
 		pending_bhi_ = false;

@@ -380,7 +380,8 @@ TEST_F(BootTest, SysErrInAmssRecoversThroughMhiReset)
 	EXPECT_TRUE(nnc_status(1).empty());
 
 	mhi->w(regs::MHICTRL, mhi->r(regs::MHICTRL) | regs::MHICTRL_RESET);
-	EXPECT_EQ(mhi->r(regs::MHICTRL) & regs::MHICTRL_RESET, 0u) << "RESET clears at once";
+	mhi->settle();
+	EXPECT_EQ(mhi->r(regs::MHICTRL) & regs::MHICTRL_RESET, 0u) << "RESET cleared by the firmware";
 	EXPECT_EQ(mhi->r(regs::MHISTATUS), 0x101u);
 	mhi->states.clear();
 	mhi->ees.clear();
@@ -399,9 +400,11 @@ TEST_F(BootTest, SocResetRebootsIntoPblAndReportsSysErr)
 	boot_to_sbl();
 	run_sbl();
 	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
+	mhi->settle();
 	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), 0u);
 	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
 	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
 	EXPECT_EQ(mhi->r(regs::MHISTATUS), 0u) << "PBL: RESET, not READY";
 	mhi->states.clear();
 	mhi->ees.clear();
@@ -491,7 +494,9 @@ TEST_F(BootTest, HoldSurvivesASocResetAndIsUsedOnce)
 	EXPECT_TRUE(has(all_log, "starting AMSS")) << "not held: sent as usual";
 	ASSERT_EQ(dev->inject("bootlog hold ack_delay_ms=0"), "");
 	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
+	mhi->settle();
 	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
 	all_log.clear();
 	mhi->states.clear();
 	mhi->ees.clear();
@@ -504,7 +509,9 @@ TEST_F(BootTest, HoldSurvivesASocResetAndIsUsedOnce)
 
 	// The next boot logs as usual again.
 	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
+	mhi->settle();
 	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
 	all_log.clear();
 	mhi->states.clear();
 	mhi->ees.clear();
@@ -567,6 +574,7 @@ TEST_F(BootTest, MhiResetInSblRestartsTheImageTransfer)
 	boot_to_sbl();
 	serve_sahara(); // HELLO answered, first READ_DATA pending
 	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
 	EXPECT_EQ(mhi->r(regs::MHISTATUS), 0x101u);
 	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
 	mhi->states.clear();
@@ -723,6 +731,7 @@ TEST_F(BootTest, M0WithUnusableContextsIsSysErr)
 	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
 	EXPECT_FALSE(host.errors.empty());
 	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
 	mhi->ready_handshake();
 	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
 }

@@ -99,6 +99,7 @@ TEST_F(MhiTest, MhiResetSelfClearsAndForgetsTheHost)
 	wr(CCABAP_LOWER, 0x1000);
 	wr(kBhiBase + BHI_INTVEC, 5);
 	wr(MHICTRL, MHICTRL_RESET);
+	mhi.process();
 	EXPECT_EQ(rd(MHICTRL) & MHICTRL_RESET, 0u);
 	EXPECT_EQ(rd(MHISTATUS), 0u) << "PBL has no MHI to be READY with";
 	EXPECT_EQ(rd(CCABAP_LOWER), 0u);
@@ -111,6 +112,7 @@ TEST_F(MhiTest, MhiResetPastPblComesBackReady)
 	cfg.reset_ee = ExecEnv::Amss;
 	Mhi amss(host, cfg);
 	amss.write(MHICTRL, MHICTRL_RESET, 4);
+	amss.process();
 	EXPECT_EQ(amss.read(MHICTRL, 4) & MHICTRL_RESET, 0u);
 	EXPECT_EQ(amss.read(MHISTATUS, 4), MHISTATUS_READY | (1u << kStateShift));
 }
@@ -118,8 +120,10 @@ TEST_F(MhiTest, MhiResetPastPblComesBackReady)
 TEST_F(MhiTest, SocResetRestoresPowerOnState)
 {
 	wr(MHICTRL, MHICTRL_RESET);
+	mhi.process();
 	wr(CRCBAP_LOWER, 0x4000);
 	wr(MHI_SOC_RESET_REQ, 1);
+	mhi.process();
 	EXPECT_EQ(rd(MHISTATUS), 0u);
 	EXPECT_EQ(rd(CRCBAP_LOWER), 0u);
 	EXPECT_EQ(rd(MHI_SOC_RESET_REQ), 0u);
@@ -171,7 +175,6 @@ TEST_F(MhiTest, ResetsByRegisterLeaveTheFirmwaresWorkToTheEventLoop)
 	mhi.set_function(&fn);
 	const unsigned kicks = host.kicks;
 	wr(MHICTRL, MHICTRL_RESET);
-	EXPECT_EQ(rd(MHICTRL) & MHICTRL_RESET, 0u) << "the register side is done at once";
 	EXPECT_EQ(fn.resets, 0);
 	EXPECT_GT(host.kicks.load(), kicks);
 	mhi.process();
@@ -183,6 +186,61 @@ TEST_F(MhiTest, ResetsByRegisterLeaveTheFirmwaresWorkToTheEventLoop)
 	mhi.process();
 	EXPECT_EQ(fn.resets, 2) << "once per reset";
 	mhi.set_function(nullptr);
+}
+
+// The host frees its rings and every buffer it gave the card as soon as
+// RESET reads back clear (Linux: mhi_pm_disable_transition()), and it
+// re-reads the register only when the card interrupts it. So RESET must stay
+// set until the firmware has stopped every DMA, then clear with an MSI.
+TEST_F(MhiTest, MhiResetClearsOnlyAfterTheFirmwareStoppedThenInterrupts)
+{
+	struct Watching final : MhiFunction {
+		Mhi *mhi = nullptr;
+		uint32_t ctrl_seen = 0;
+		void mhi_m0() override {}
+		void mhi_reset() override { ctrl_seen = static_cast<uint32_t>(mhi->read(MHICTRL, 4)); }
+		void bhi_transfer(uint64_t, uint32_t) override {}
+		void channel_started(unsigned) override {}
+		void channel_stopped(unsigned) override {}
+		void ul_message(unsigned, std::span<const uint8_t>) override {}
+	} fn;
+	fn.mhi = &mhi;
+	mhi.set_function(&fn);
+	wr(MHICTRL, MHICTRL_RESET);
+	EXPECT_EQ(rd(MHICTRL) & MHICTRL_RESET, MHICTRL_RESET) << "not acknowledged before the firmware ran";
+	wr(MHICTRL, 0);
+	EXPECT_EQ(rd(MHICTRL) & MHICTRL_RESET, MHICTRL_RESET) << "a write cannot cancel a reset in progress";
+	host.msis.clear();
+	mhi.process();
+	EXPECT_EQ(fn.ctrl_seen & MHICTRL_RESET, MHICTRL_RESET) << "the firmware stops while RESET is still set";
+	EXPECT_EQ(rd(MHICTRL) & MHICTRL_RESET, 0u);
+	EXPECT_EQ(host.msis, std::vector<unsigned>{0}) << "BHI_INTVEC is 0 after a reset";
+	mhi.set_function(nullptr);
+}
+
+TEST_F(MhiTest, SocResetIsVisibleOnlyOnceTheFirmwareStopped)
+{
+	struct Watching final : MhiFunction {
+		Mhi *mhi = nullptr;
+		uint32_t status_seen = 0;
+		void mhi_m0() override {}
+		void mhi_reset() override { status_seen = static_cast<uint32_t>(mhi->read(MHISTATUS, 4)); }
+		void bhi_transfer(uint64_t, uint32_t) override {}
+		void channel_started(unsigned) override {}
+		void channel_stopped(unsigned) override {}
+		void ul_message(unsigned, std::span<const uint8_t>) override {}
+	} fn;
+	MhiConfig c = cfg();
+	c.reset_ee = ExecEnv::Amss;
+	Mhi amss(host, c);
+	fn.mhi = &amss;
+	amss.set_function(&fn);
+	const uint32_t before = static_cast<uint32_t>(amss.read(MHISTATUS, 4));
+	amss.write(MHI_SOC_RESET_REQ, 1, 4);
+	EXPECT_EQ(amss.read(MHISTATUS, 4), before) << "the SoC has not rebooted yet";
+	amss.process();
+	EXPECT_EQ(fn.status_seen & MHISTATUS_SYSERR, 0u) << "no SYS_ERR before the firmware stopped";
+	amss.set_function(nullptr);
 }
 
 } // namespace

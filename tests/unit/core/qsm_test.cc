@@ -201,6 +201,45 @@ TEST_F(QsmTest, TerminateReleasesEverythingOfThatUserOnly)
 		EXPECT_FALSE(dev->dma_bridge().active(d));
 }
 
+// A host frees every DBC's queues when it sees SYS_ERR, before it resets
+// MHI (Linux: status_cb(SYS_ERROR) runs first), and everything it gave the
+// card when RESET clears. No DBC may still be writing to host memory then.
+TEST_F(QsmTest, SysErrStopsEveryDbcBeforeTheHostCanSeeIt)
+{
+	const uint32_t elf = load_elf(4096, 7);
+	const auto a = activate(elf, 0, 7);
+	ASSERT_EQ(a.status, kOk);
+	ASSERT_TRUE(dev->dma_bridge().active(a.virtual_channel_id));
+	ASSERT_EQ(dev->inject("syserr"), "");
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, 0xFFu);
+	EXPECT_FALSE(dev->dma_bridge().active(a.virtual_channel_id));
+}
+
+TEST_F(QsmTest, MhiResetStopsEveryDbcBeforeRestClears)
+{
+	const uint32_t elf = load_elf(4096, 7);
+	const auto a = activate(elf, 0, 7);
+	ASSERT_EQ(a.status, kOk);
+	mhi->w(regs::MHICTRL, mhi->r(regs::MHICTRL) | regs::MHICTRL_RESET);
+	ASSERT_NE(mhi->r(regs::MHICTRL) & regs::MHICTRL_RESET, 0u);
+	dev->process();
+	EXPECT_EQ(mhi->r(regs::MHICTRL) & regs::MHICTRL_RESET, 0u);
+	EXPECT_FALSE(dev->dma_bridge().active(a.virtual_channel_id));
+}
+
+TEST_F(QsmTest, SocResetStopsEveryDbcBeforeSysErrShows)
+{
+	const uint32_t elf = load_elf(4096, 7);
+	const auto a = activate(elf, 0, 7);
+	ASSERT_EQ(a.status, kOk);
+	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, 2u) << "still M0 until the SoC reboots";
+	EXPECT_TRUE(dev->dma_bridge().active(a.virtual_channel_id));
+	dev->process();
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, 0xFFu);
+	EXPECT_FALSE(dev->dma_bridge().active(a.virtual_channel_id));
+}
+
 TEST_F(QsmTest, ExhaustionIsTheProtocolsStatus)
 {
 	const uint32_t elf = load_elf();

@@ -27,6 +27,9 @@ public:
 	// The running firmware fails: SYS_ERR. It restarts in the same
 	// execution environment when the host resets MHI.
 	void inject_sys_err();
+	// After SYS_ERR, before the host sees it: the firmware has failed, so
+	// no activation goes on touching host memory.
+	void halt_after_sys_err();
 
 	// "pbl", "sbl", "sbl-halted", "amss".
 	const char *stage() const;

@@ -74,6 +74,8 @@ private:
 	uint64_t mailbox_read(uint64_t offset, unsigned size) const;
 	void mailbox_write(uint64_t offset, uint64_t value, unsigned size);
 	void mailbox_run();
+	std::string run_injection(const std::string &command);
+	void halt_on_sys_err();
 
 	// The BAR4 test mailbox (test_mailbox).
 	struct Mailbox {

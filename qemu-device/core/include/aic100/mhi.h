@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "aic100/host.h"
@@ -96,8 +97,13 @@ public:
 	void enter_exec_env(regs::ExecEnv ee);
 	// The firmware failed: SYS_ERR in MHISTATUS, event and interrupt.
 	void sys_err();
+	// True once after sys_err(): the owner must stop the firmware's DMA
+	// before the host can look (it frees the DBCs' memory on SYS_ERR,
+	// before it resets MHI).
+	bool take_halt_request() { return std::exchange(halt_requested_, false); }
 	// SoC reset: the card reboots into its reset EE. When a host was using
 	// MHI, the PBL reports the reboot as SYS_ERR so the host recovers.
+	// Runs from process(); the register only asks for it.
 	void soc_reset();
 
 	regs::MhiState state() const { return state_; }
@@ -190,10 +196,12 @@ private:
 	bool pending_m0_ = false;
 	bool pending_bhi_ = false;
 	bool pending_crdb_ = false;
-	// The firmware's side of a reset the host asked for by register: done in
-	// process(), since it stops NSP threads and reloads firmware, which is
-	// no work for the vCPU thread.
-	bool pending_fn_reset_ = false;
+	// Resets the host asked for by register: done in process(), since they
+	// stop NSP threads and reload firmware, which is no work for the vCPU
+	// thread, and the host must not see them done before they are.
+	bool pending_host_reset_ = false;
+	bool pending_soc_reset_ = false;
+	bool halt_requested_ = false;
 	std::bitset<regs::kMaxEventRings> pending_erdb_;
 	std::bitset<regs::kNumChannels> pending_chdb_;
 
