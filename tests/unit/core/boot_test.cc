@@ -808,6 +808,37 @@ TEST_F(BootTest, DataQueuedForAHostThatPostsNoBuffersIsBoundedInBytes)
 	EXPECT_TRUE(has_error(host, "host posts no buffers"));
 }
 
+TEST_F(BootTest, OneEventLoopPassReadsABoundedAmountOfUlData)
+{
+	// A ring full of the largest TDs (here 150 MiB) is read over several
+	// passes, each within the UL budget, and each pass asks for the next.
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(4, 4096)); // QAIC_DIAG: AMSS reads and drops it
+	host.mem_limit = 1ull << 40;
+	host.zero_from = 1ull << 36;
+	constexpr uint32_t kTd = 0x10000 - 64; // within a TRE's 16-bit length
+	constexpr unsigned kTds = 2400;
+	mhi->queue_ul(4, host.zero_from, kTd, kTds);
+	const uint64_t total = uint64_t{kTd} * kTds;
+	ASSERT_GT(total, 2 * Mhi::kUlBudgetBytes);
+	unsigned passes = 0;
+	uint64_t before = host.dma_read_bytes;
+	while (host.dma_read_bytes < total && passes < 16) {
+		const unsigned kicks = host.kicks;
+		dev->process();
+		passes++;
+		const uint64_t read = host.dma_read_bytes - before;
+		before = host.dma_read_bytes;
+		EXPECT_LE(read, Mhi::kUlBudgetBytes) << "pass " << passes;
+		if (host.dma_read_bytes < total)
+			EXPECT_GT(host.kicks.load(), kicks) << "pass " << passes << " left work without asking for more";
+	}
+	EXPECT_EQ(host.dma_read_bytes, total);
+	EXPECT_EQ(passes, unsigned((total + Mhi::kUlBudgetBytes - 1) / Mhi::kUlBudgetBytes));
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
 TEST_F(BootTest, SblKeepsItsBootLogForABusyHostThatReadsLate)
 {
 	// The host's logging client is up but posts its buffers late (a loaded

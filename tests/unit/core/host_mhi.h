@@ -193,6 +193,17 @@ public:
 		settle();
 	}
 	void send(unsigned ch, const std::vector<uint8_t> &msg) { send(ch, std::vector<std::vector<uint8_t>>{msg}); }
+	// Queues `n` one-TRE TDs of `len` bytes on UL channel `ch`, the k-th at
+	// host address base + k * len (contents as the host's memory has them),
+	// only the last asking for a completion event, and rings the doorbell
+	// without letting the device run.
+	void queue_ul(unsigned ch, uint64_t base, uint32_t len, unsigned n)
+	{
+		Chan &c = chans_.at(ch);
+		for (unsigned k = 0; k < n; k++)
+			add_tre(c, base + uint64_t{k} * len, len, k + 1 == n ? mhi::kTreIeot : 0);
+		ring(regs::kChdbBase + 8 * ch, c.wp);
+	}
 
 	void ring(uint32_t db, uint64_t v)
 	{
