@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "fake_host.h"
 
 namespace aic100 {
@@ -167,6 +169,18 @@ struct CountingFunction final : MhiFunction {
 	void ul_message(unsigned, std::span<const uint8_t>) override {}
 };
 
+// Runs `look` when MHI asks the firmware to reset: what the host could read then.
+struct ResetWatcher final : MhiFunction {
+	explicit ResetWatcher(std::function<void()> f) : look(std::move(f)) {}
+	std::function<void()> look;
+	void mhi_m0() override {}
+	void mhi_reset() override { look(); }
+	void bhi_transfer(uint64_t, uint32_t) override {}
+	void channel_started(unsigned) override {}
+	void channel_stopped(unsigned) override {}
+	void ul_message(unsigned, std::span<const uint8_t>) override {}
+};
+
 TEST_F(MhiTest, ResetsByRegisterLeaveTheFirmwaresWorkToTheEventLoop)
 {
 	// The firmware's reset stops NSP threads and reloads images: that is no
@@ -194,17 +208,8 @@ TEST_F(MhiTest, ResetsByRegisterLeaveTheFirmwaresWorkToTheEventLoop)
 // set until the firmware has stopped every DMA, then clear with an MSI.
 TEST_F(MhiTest, MhiResetClearsOnlyAfterTheFirmwareStoppedThenInterrupts)
 {
-	struct Watching final : MhiFunction {
-		Mhi *mhi = nullptr;
-		uint32_t ctrl_seen = 0;
-		void mhi_m0() override {}
-		void mhi_reset() override { ctrl_seen = static_cast<uint32_t>(mhi->read(MHICTRL, 4)); }
-		void bhi_transfer(uint64_t, uint32_t) override {}
-		void channel_started(unsigned) override {}
-		void channel_stopped(unsigned) override {}
-		void ul_message(unsigned, std::span<const uint8_t>) override {}
-	} fn;
-	fn.mhi = &mhi;
+	uint32_t ctrl_seen = 0;
+	ResetWatcher fn([&] { ctrl_seen = rd(MHICTRL); });
 	mhi.set_function(&fn);
 	wr(MHICTRL, MHICTRL_RESET);
 	EXPECT_EQ(rd(MHICTRL) & MHICTRL_RESET, MHICTRL_RESET) << "not acknowledged before the firmware ran";
@@ -212,7 +217,7 @@ TEST_F(MhiTest, MhiResetClearsOnlyAfterTheFirmwareStoppedThenInterrupts)
 	EXPECT_EQ(rd(MHICTRL) & MHICTRL_RESET, MHICTRL_RESET) << "a write cannot cancel a reset in progress";
 	host.msis.clear();
 	mhi.process();
-	EXPECT_EQ(fn.ctrl_seen & MHICTRL_RESET, MHICTRL_RESET) << "the firmware stops while RESET is still set";
+	EXPECT_EQ(ctrl_seen & MHICTRL_RESET, MHICTRL_RESET) << "the firmware stops while RESET is still set";
 	EXPECT_EQ(rd(MHICTRL) & MHICTRL_RESET, 0u);
 	EXPECT_EQ(host.msis, std::vector<unsigned>{0}) << "BHI_INTVEC is 0 after a reset";
 	mhi.set_function(nullptr);
@@ -220,26 +225,17 @@ TEST_F(MhiTest, MhiResetClearsOnlyAfterTheFirmwareStoppedThenInterrupts)
 
 TEST_F(MhiTest, SocResetIsVisibleOnlyOnceTheFirmwareStopped)
 {
-	struct Watching final : MhiFunction {
-		Mhi *mhi = nullptr;
-		uint32_t status_seen = 0;
-		void mhi_m0() override {}
-		void mhi_reset() override { status_seen = static_cast<uint32_t>(mhi->read(MHISTATUS, 4)); }
-		void bhi_transfer(uint64_t, uint32_t) override {}
-		void channel_started(unsigned) override {}
-		void channel_stopped(unsigned) override {}
-		void ul_message(unsigned, std::span<const uint8_t>) override {}
-	} fn;
 	MhiConfig c = cfg();
 	c.reset_ee = ExecEnv::Amss;
 	Mhi amss(host, c);
-	fn.mhi = &amss;
+	uint32_t status_seen = 0;
+	ResetWatcher fn([&] { status_seen = static_cast<uint32_t>(amss.read(MHISTATUS, 4)); });
 	amss.set_function(&fn);
 	const uint32_t before = static_cast<uint32_t>(amss.read(MHISTATUS, 4));
 	amss.write(MHI_SOC_RESET_REQ, 1, 4);
 	EXPECT_EQ(amss.read(MHISTATUS, 4), before) << "the SoC has not rebooted yet";
 	amss.process();
-	EXPECT_EQ(fn.status_seen & MHISTATUS_SYSERR, 0u) << "no SYS_ERR before the firmware stopped";
+	EXPECT_EQ(status_seen & MHISTATUS_SYSERR, 0u) << "no SYS_ERR before the firmware stopped";
 	amss.set_function(nullptr);
 }
 
