@@ -392,3 +392,39 @@ TEST(QpcProgram, TensorBytes)
 
 } // namespace
 } // namespace aic100::qpc
+
+namespace aic100::qpc {
+namespace {
+
+// Damage anywhere: every byte of a container flipped in turn, and every
+// truncation, is either still a sound program or refused with a reason;
+// never a crash (the sanitizer build checks the reads).
+TEST(QpcProgram, DamagedContainersAreRefusedWithAReason)
+{
+	std::string err;
+	const auto good = *build_qpc(handmade(), err);
+	size_t refused = 0, read = 0;
+	for (size_t i = 0; i < good.size(); i += (i < 512 ? 1 : 7)) {
+		for (uint8_t x : {uint8_t(0x01), uint8_t(0x80), uint8_t(0xFF)}) {
+			auto f = good;
+			f[i] ^= x;
+			err.clear();
+			if (read_qpc(f, err)) {
+				read++;
+			} else {
+				refused++;
+				ASSERT_FALSE(err.empty()) << "byte " << i;
+			}
+		}
+	}
+	for (size_t n = 0; n < good.size(); n += 13) {
+		err.clear();
+		EXPECT_FALSE(read_qpc(std::span(good).first(n), err)) << n;
+		EXPECT_FALSE(err.empty());
+	}
+	EXPECT_GT(refused, 0u);
+	EXPECT_GT(read, 0u); // e.g. flips inside the constants' values
+}
+
+} // namespace
+} // namespace aic100::qpc
