@@ -18,8 +18,10 @@
 #include "datapath.h"
 #include "ktap.h"
 #include "nnc_client.h"
+#include "examples.h"
 #include "pipeline.h"
 #include "qaic.h"
+#include "qpc_pipeline.h"
 #include "workloads.h"
 
 namespace {
@@ -130,6 +132,47 @@ void add_tests(ktap::Suite &s, const Options &o)
 			return;
 		for (const auto &e : wl::examples())
 			run_workload(t, *dev, e.layout.name, 50, 4);
+	});
+
+	// Every example packed as a program container and run the way the open
+	// UMD runs one (docs/qpc.md): constants by LOAD_CONSTANTS_EX/_PAYLOAD,
+	// the slices of the metadata's DMA requests.
+	s.add_isolated("qpc_containers", 300, [o](ktap::Case &t) {
+		auto dev = open_card(t, o.card);
+		if (!dev)
+			return;
+		for (const auto &e : wl::examples()) {
+			const std::string &name = e.layout.name;
+			std::string err;
+			const auto spec = aic100::qpc::example_spec(e, err);
+			const auto file = spec ? aic100::qpc::build_qpc(*spec, err) : std::nullopt;
+			const auto p = file ? aic100::qpc::read_qpc(*file, err) : std::nullopt;
+			if (!p) {
+				t.expect(false, "%s: packing: %s", name.c_str(), err.c_str());
+				continue;
+			}
+			qaic::QpcPipeline q(*dev, *p, 4);
+			if (const std::string why = q.setup(); !why.empty()) {
+				t.expect(false, "%s: %s", name.c_str(), why.c_str());
+				continue;
+			}
+			const uint64_t n = 30;
+			const qaic::RunResult r = q.run(
+				n, [&e](uint64_t i) { return e.make_input(i + 1); },
+				[&e](uint64_t i, std::span<const uint8_t> out) {
+					std::string why;
+					if (!wl::matches(e, out, e.reference(e.make_input(i + 1)), why))
+						return why;
+					return std::string();
+				});
+			t.expect(r.problem.empty(), "%s: %s", name.c_str(), r.problem.c_str());
+			t.expect(r.inferences == n && !r.mismatches, "%s: %llu of %llu inferences, %llu wrong; %s",
+				 name.c_str(), static_cast<unsigned long long>(r.inferences),
+				 static_cast<unsigned long long>(n), static_cast<unsigned long long>(r.mismatches),
+				 r.first_mismatch.c_str());
+			t.note("%s (qpc, %zu constant bytes): %llu inferences in %.2f s on DBC %u", name.c_str(),
+			       p->static_constants.size(), static_cast<unsigned long long>(r.inferences), r.seconds, q.dbc());
+		}
 	});
 
 	s.add_isolated("pipelined", 600, [o](ktap::Case &t) {

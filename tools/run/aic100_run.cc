@@ -2,17 +2,69 @@
 // aic100-run: runs the example NSP workloads on a card and checks every
 // output against the host reference.
 //   aic100-run [-d /dev/accel/accelN] [-n COUNT] [--depth D] [--no-check] [WORKLOAD...]
-// With no workload names, runs all of them. Exit status 0 when every
-// inference ran and matched.
+//   aic100-run [-d NODE] [-n COUNT] [--depth D] [--no-check] --qpc FILE...
+// With no workload names, runs all of them. --qpc runs program containers
+// (docs/qpc.md) as the open UMD does; a container named after an example
+// gets that example's inputs and is checked against its reference, any
+// other runs on zeros, unchecked. Exit status 0 when every inference ran
+// and matched.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include <fstream>
+#include <iterator>
+
 #include "pipeline.h"
+#include "qpc_pipeline.h"
 
 namespace wl = aic100::workloads;
+
+namespace {
+
+// One container: 0 when every inference ran (and matched), 1 otherwise.
+int run_qpc(const qaic::Device &dev, const std::string &path, uint64_t count, unsigned depth, bool check)
+{
+	std::ifstream f(path, std::ios::binary);
+	const std::vector<uint8_t> file((std::istreambuf_iterator<char>(f)), {});
+	std::string err;
+	const auto p = f ? aic100::qpc::read_qpc(file, err) : std::nullopt;
+	if (!p) {
+		std::printf("%s: error %s\n", path.c_str(), f ? err.c_str() : "cannot read the file");
+		return 1;
+	}
+	const std::string name = p->workload.meta.name;
+	const wl::Example *e = wl::find(name);
+	check = check && e;
+	uint64_t in_size = 0;
+	for (const auto &io : p->desc.inputs())
+		in_size += p->desc.dma_buffers(int(io.transformseq(0).copy_dma_buffer().buffer_num())).size();
+	qaic::QpcPipeline q(dev, *p, depth);
+	if (const std::string why = q.setup(); !why.empty()) {
+		std::printf("%-12s error %s\n", name.c_str(), why.c_str());
+		return 1;
+	}
+	const qaic::RunResult r = q.run(
+		count,
+		[&](uint64_t i) { return e ? e->make_input(i % 4 + 1) : std::vector<uint8_t>(in_size, 0); },
+		[&](uint64_t i, std::span<const uint8_t> out) {
+			std::string why;
+			if (check && !wl::matches(*e, out, e->reference(e->make_input(i % 4 + 1)), why))
+				return why.empty() ? std::string("mismatch") : why;
+			return std::string();
+		});
+	const bool ok = r.problem.empty() && !r.mismatches && r.inferences == count;
+	std::printf("%-12s %s (qpc) dbc=%u %llu inferences in %.3f s (%.1f/s)%s%s%s\n", name.c_str(), ok ? "ok" : "FAIL",
+		    q.dbc(), static_cast<unsigned long long>(r.inferences), r.seconds,
+		    r.seconds > 0 ? r.inferences / r.seconds : 0.0, check ? ", outputs match" : ", unchecked",
+		    r.problem.empty() ? "" : ("; " + r.problem).c_str(),
+		    r.mismatches ? ("; " + std::to_string(r.mismatches) + " mismatches, " + r.first_mismatch).c_str() : "");
+	return !ok;
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
@@ -20,7 +72,7 @@ int main(int argc, char **argv)
 	uint64_t count = 100;
 	unsigned depth = 8;
 	bool check = true;
-	std::vector<std::string> names;
+	std::vector<std::string> names, qpcs;
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		if (a == "-d" && i + 1 < argc)
@@ -31,8 +83,11 @@ int main(int argc, char **argv)
 			depth = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 0));
 		else if (a == "--no-check")
 			check = false;
+		else if (a == "--qpc" && i + 1 < argc)
+			qpcs.push_back(argv[++i]);
 		else if (a == "-h" || a == "--help") {
 			std::printf("usage: aic100-run [-d NODE] [-n COUNT] [--depth D] [--no-check] [WORKLOAD...]\n"
+				    "       aic100-run [-d NODE] [-n COUNT] [--depth D] [--no-check] --qpc FILE...\n"
 				    "workloads:");
 			for (const auto &e : wl::examples())
 				std::printf(" %s", e.layout.name.c_str());
@@ -49,7 +104,7 @@ int main(int argc, char **argv)
 		}
 		node = cards[0].accel_node();
 	}
-	if (names.empty())
+	if (names.empty() && qpcs.empty())
 		for (const auto &e : wl::examples())
 			names.push_back(e.layout.name);
 	int err = 0;
@@ -59,6 +114,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int status = 0;
+	for (const auto &path : qpcs)
+		status |= run_qpc(*dev, path, count, depth, check);
 	for (const auto &name : names) {
 		const wl::Example *e = wl::find(name);
 		if (!e) {

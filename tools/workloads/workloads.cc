@@ -243,6 +243,34 @@ Example vadd_example()
 	return e;
 }
 
+// The UMD's "4nsp-add": vadd_f32's sum on 4 NSPs, each adding a quarter.
+Example add_4nsp_example()
+{
+	constexpr uint64_t n = 4096, nsps = 4;
+	LayoutBuilder b("add_4nsp", "z = x + y, 4096 f32 each; the input is x then y; 4 NSPs, 1024 each", nsps);
+	b.add("in", 2 * n * 4, "input");
+	b.add("out", n * 4, "output");
+	Example e;
+	e.layout = b.finish();
+	e.source = header(e, {{"N", n}, {"CHUNK", n / nsps}}) + pipeline("\tli r10, CHUNK*4\t\t; my quarter\n"
+									 "\tmul r11, r1, r10\n"
+									 "\taddi r12, r11, OUT\n"
+									 "\taddi r13, r11, IN\t\t; x\n"
+									 "\taddi r14, r11, IN + N*4\t\t; y\n"
+									 "\tli r15, CHUNK\n"
+									 "\tvaddf r12, r13, r14, r15\n",
+									 nsps);
+	e.make_input = [](uint64_t seed) { return bytes_of(random_f32(2 * n, seed)); };
+	e.reference = [](std::span<const uint8_t> in) {
+		const auto x = values_of<float>(in, 0, n), y = values_of<float>(in, n * 4, n);
+		std::vector<float> z(n);
+		for (uint64_t i = 0; i < n; i++)
+			z[i] = x[i] + y[i];
+		return bytes_of(z);
+	};
+	return e;
+}
+
 // The rows of A (and C) split evenly between the NSPs: NSP k does rows
 // k*ROWS .. k*ROWS+ROWS-1. MMI8/MMF32 take M as an immediate, hence ROWS is
 // fixed by the layout's NSP count.
@@ -402,8 +430,8 @@ std::string json_buffer(const Buffer &b)
 
 const std::vector<Example> &examples()
 {
-	static const std::vector<Example> all = {copy_example(), vadd_example(), matmul_i8_example(),
-						 matmul_f32_example(), mlp_example()};
+	static const std::vector<Example> all = {copy_example(),      vadd_example(), matmul_i8_example(),
+						 matmul_f32_example(), mlp_example(),  add_4nsp_example()};
 	return all;
 }
 

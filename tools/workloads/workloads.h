@@ -62,7 +62,7 @@ struct Example {
 	std::function<std::vector<uint8_t>(std::span<const uint8_t> input)> reference;
 };
 
-// copy, vadd_f32, matmul_i8, matmul_f32, mlp_f32.
+// copy, vadd_f32, matmul_i8, matmul_f32, mlp_f32, add_4nsp.
 const std::vector<Example> &examples();
 const Example *find(std::string_view name);
 

@@ -16,7 +16,7 @@ namespace {
 
 TEST(NspWorkloads, LayoutsAreConsistent)
 {
-	ASSERT_EQ(examples().size(), 5u);
+	ASSERT_EQ(examples().size(), 6u);
 	for (const Example &e : examples()) {
 		const Layout &l = e.layout;
 		SCOPED_TRACE(l.name);
@@ -149,6 +149,11 @@ TEST(NspWorkloads, MatmulF32)
 TEST(NspWorkloads, Mlp)
 {
 	run_example(*find("mlp_f32"), 100);
+}
+
+TEST(NspWorkloads, Add4Nsp)
+{
+	run_example(*find("add_4nsp"), 200);
 }
 
 } // namespace

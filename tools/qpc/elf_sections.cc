@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// ELF64 LE section lookup and insertion.
+#include "elf_sections.h"
+
+#include <cstring>
+
+namespace aic100::qpc {
+
+namespace {
+
+constexpr size_t kEhdr = 64, kShdr = 64;
+constexpr uint32_t kShtProgbits = 1, kShtStrtab = 3, kShtNobits = 8;
+
+uint64_t get(const uint8_t *p, unsigned bytes)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < bytes; i++)
+		v |= uint64_t(p[i]) << (8 * i);
+	return v;
+}
+
+void put(uint8_t *p, uint64_t v, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++)
+		p[i] = uint8_t(v >> (8 * i));
+}
+
+bool fits(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+struct Layout {
+	uint64_t shoff;
+	unsigned shnum, shstrndx;
+	uint64_t str_off, str_size;
+};
+
+// Checks the header, the section header table and the name table.
+std::optional<Layout> layout(std::span<const uint8_t> elf, std::string &err)
+{
+	const uint8_t *f = elf.data();
+	if (elf.size() < kEhdr || std::memcmp(f, "\x7f" "ELF", 4) != 0) {
+		err = "not an ELF file";
+		return std::nullopt;
+	}
+	if (f[4] != 2 || f[5] != 1) {
+		err = "not a little-endian ELF64 file";
+		return std::nullopt;
+	}
+	Layout l{get(f + 40, 8), unsigned(get(f + 60, 2)), unsigned(get(f + 62, 2)), 0, 0};
+	if (l.shnum == 0 || get(f + 58, 2) != kShdr || !fits(l.shoff, uint64_t(l.shnum) * kShdr, elf.size())) {
+		err = "no sound section header table";
+		return std::nullopt;
+	}
+	if (l.shstrndx == 0 || l.shstrndx >= l.shnum) {
+		err = "no section name table";
+		return std::nullopt;
+	}
+	const uint8_t *s = f + l.shoff + uint64_t(l.shstrndx) * kShdr;
+	l.str_off = get(s + 24, 8);
+	l.str_size = get(s + 32, 8);
+	if (get(s + 4, 4) != kShtStrtab || !fits(l.str_off, l.str_size, elf.size())) {
+		err = "the section name table is not a string table inside the file";
+		return std::nullopt;
+	}
+	return l;
+}
+
+// The name of section header `h`, or nullopt when it is not a terminated
+// string of the name table.
+std::optional<std::string> name_of(std::span<const uint8_t> elf, const Layout &l, const uint8_t *h)
+{
+	const uint64_t n = get(h, 4);
+	if (n >= l.str_size)
+		return std::nullopt;
+	const char *s = reinterpret_cast<const char *>(elf.data() + l.str_off + n);
+	const void *nul = std::memchr(s, 0, l.str_size - n);
+	if (!nul)
+		return std::nullopt;
+	return std::string(s, static_cast<const char *>(nul));
+}
+
+} // namespace
+
+std::optional<std::span<const uint8_t>> find_section(std::span<const uint8_t> elf, const std::string &name,
+						     std::string &err)
+{
+	const auto l = layout(elf, err);
+	if (!l)
+		return std::nullopt;
+	std::optional<std::span<const uint8_t>> found;
+	for (unsigned i = 1; i < l->shnum; i++) {
+		const uint8_t *h = elf.data() + l->shoff + uint64_t(i) * kShdr;
+		const auto n = name_of(elf, *l, h);
+		if (!n) {
+			err = "section " + std::to_string(i) + " has no name in the name table";
+			return std::nullopt;
+		}
+		if (*n != name)
+			continue;
+		if (found) {
+			err = "two sections named " + name;
+			return std::nullopt;
+		}
+		const uint64_t off = get(h + 24, 8), size = get(h + 32, 8);
+		if (get(h + 4, 4) == kShtNobits) {
+			err = "section " + name + " has no contents in the file";
+			return std::nullopt;
+		}
+		if (!fits(off, size, elf.size())) {
+			err = "section " + name + " is outside the file";
+			return std::nullopt;
+		}
+		found = elf.subspan(off, size);
+	}
+	if (!found)
+		err = "no section named " + name;
+	return found;
+}
+
+std::optional<std::vector<uint8_t>> add_section(std::span<const uint8_t> elf, const std::string &name,
+						std::span<const uint8_t> data, std::string &err)
+{
+	const auto l = layout(elf, err);
+	if (!l)
+		return std::nullopt;
+	if (name.empty() || name.find('\0') != std::string::npos) {
+		err = "a section name must be a non-empty string";
+		return std::nullopt;
+	}
+	if (l->shnum >= 0xFF00) {
+		err = "too many sections";
+		return std::nullopt;
+	}
+	std::string why;
+	if (find_section(elf, name, why)) {
+		err = "the ELF already has a section named " + name;
+		return std::nullopt;
+	}
+	if (why != "no section named " + name) {
+		err = why;
+		return std::nullopt;
+	}
+	std::vector<uint8_t> f(elf.begin(), elf.end());
+	auto append = [&f](const uint8_t *p, size_t n) {
+		while (f.size() % 8)
+			f.push_back(0);
+		const size_t at = f.size();
+		f.insert(f.end(), p, p + n);
+		return at;
+	};
+	const size_t data_at = append(data.data(), data.size());
+	// The old names, then the new one.
+	std::vector<uint8_t> names(elf.begin() + long(l->str_off), elf.begin() + long(l->str_off + l->str_size));
+	if (names.empty() || names.back() != 0)
+		names.push_back(0);
+	const size_t name_idx = names.size();
+	names.insert(names.end(), name.begin(), name.end());
+	names.push_back(0);
+	const size_t names_at = append(names.data(), names.size());
+	const size_t shoff = append(elf.data() + l->shoff, uint64_t(l->shnum) * kShdr);
+	f.resize(shoff + uint64_t(l->shnum + 1) * kShdr, 0);
+	uint8_t *strh = &f[shoff + uint64_t(l->shstrndx) * kShdr];
+	put(strh + 24, names_at, 8);
+	put(strh + 32, names.size(), 8);
+	uint8_t *h = &f[shoff + uint64_t(l->shnum) * kShdr];
+	put(h, name_idx, 4);
+	put(h + 4, kShtProgbits, 4);
+	put(h + 24, data_at, 8);
+	put(h + 32, data.size(), 8);
+	put(h + 48, 8, 8); // sh_addralign
+	put(&f[40], shoff, 8);
+	put(&f[60], l->shnum + 1, 2);
+	return f;
+}
+
+} // namespace aic100::qpc

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// aic100-qpc: packs NSP workloads into program containers (QPCs) and reads
+// them back (docs/qpc.md).
+//
+//   aic100-qpc --example NAME -o FILE        one example workload
+//   aic100-qpc --examples DIR                every example: DIR/NAME/programqpc.bin
+//   aic100-qpc --umd-test-data DIR           the examples the open UMD's tests
+//                                            name, at their paths under DIR
+//   aic100-qpc --elf FILE --input T [--input T...] --output T [...]
+//              [--sem-in N] [--sem-out N] [--constants FILE] -o FILE
+//              T = NAME:TYPE:DIMS@OFFSET, e.g. x:f32:16x128@0x1000
+//   aic100-qpc --inspect FILE                every field; exit 1 if refused
+//   aic100-qpc --extract FILE SEGMENT -o OUT
+//
+// Exit status: 0 done, 1 a container refused or a build refused, 2 usage
+// or I/O errors.
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "examples.h"
+#include "program.h"
+
+namespace fs = std::filesystem;
+using namespace aic100;
+
+namespace {
+
+int usage(const char *why)
+{
+	if (why)
+		std::fprintf(stderr, "aic100-qpc: %s\n", why);
+	std::fprintf(stderr,
+		     "usage: aic100-qpc --example NAME -o FILE\n"
+		     "       aic100-qpc --examples DIR | --umd-test-data DIR\n"
+		     "       aic100-qpc --elf FILE --input NAME:TYPE:DIMS@OFFSET... --output NAME:TYPE:DIMS@OFFSET...\n"
+		     "                  [--sem-in N] [--sem-out N] [--constants FILE] -o FILE\n"
+		     "       aic100-qpc --inspect FILE\n"
+		     "       aic100-qpc --extract FILE SEGMENT -o OUT\n"
+		     "TYPE: f32 f16 i8 i8q u8q i16q i32q i32 i64 (or FloatTy, Int8Ty... of the network descriptor)\n");
+	return 2;
+}
+
+bool read_file(const std::string &path, std::vector<uint8_t> &out)
+{
+	std::ifstream f(path, std::ios::binary);
+	if (!f) {
+		std::fprintf(stderr, "aic100-qpc: %s: %s\n", path.c_str(), std::strerror(errno));
+		return false;
+	}
+	out.assign(std::istreambuf_iterator<char>(f), {});
+	return true;
+}
+
+bool write_file(const fs::path &path, const std::vector<uint8_t> &data)
+{
+	std::error_code ec;
+	if (path.has_parent_path())
+		fs::create_directories(path.parent_path(), ec);
+	std::ofstream f(path, std::ios::binary | std::ios::trunc);
+	f.write(reinterpret_cast<const char *>(data.data()), std::streamsize(data.size()));
+	f.close();
+	if (!f) {
+		std::fprintf(stderr, "aic100-qpc: cannot write %s\n", path.c_str());
+		return false;
+	}
+	return true;
+}
+
+bool parse_u64(const std::string &s, uint64_t &v)
+{
+	if (s.empty())
+		return false;
+	char *end = nullptr;
+	errno = 0;
+	v = std::strtoull(s.c_str(), &end, 0);
+	return errno == 0 && *end == '\0' && s[0] != '-';
+}
+
+bool parse_type(const std::string &s, netdesc::DataType &t)
+{
+	static const std::map<std::string, netdesc::DataType> alias = {
+		{"f32", netdesc::FloatTy},   {"f16", netdesc::Float16Ty}, {"i8", netdesc::Int8Ty},
+		{"i8q", netdesc::Int8QTy},   {"u8q", netdesc::UInt8QTy},  {"i16q", netdesc::Int16QTy},
+		{"i32q", netdesc::Int32QTy}, {"i32", netdesc::Int32ITy},  {"i64", netdesc::Int64ITy}};
+	if (const auto it = alias.find(s); it != alias.end()) {
+		t = it->second;
+		return true;
+	}
+	return netdesc::DataType_Parse(s, &t);
+}
+
+// NAME:TYPE:DIMS@OFFSET
+bool parse_tensor(const std::string &s, qpc::Tensor &t, std::string &why)
+{
+	const size_t c1 = s.find(':'), c2 = s.find(':', c1 == std::string::npos ? 0 : c1 + 1), at = s.rfind('@');
+	if (c1 == std::string::npos || c2 == std::string::npos || at == std::string::npos || at < c2) {
+		why = "\"" + s + "\" is not NAME:TYPE:DIMS@OFFSET";
+		return false;
+	}
+	t.name = s.substr(0, c1);
+	if (!parse_type(s.substr(c1 + 1, c2 - c1 - 1), t.type)) {
+		why = "\"" + s + "\": unknown type";
+		return false;
+	}
+	std::string dims = s.substr(c2 + 1, at - c2 - 1);
+	t.dims.clear();
+	for (size_t p = 0; p <= dims.size();) {
+		size_t x = dims.find('x', p);
+		if (x == std::string::npos)
+			x = dims.size();
+		uint64_t d;
+		if (!parse_u64(dims.substr(p, x - p), d) || d == 0 || d > 0x7FFFFFFF) {
+			why = "\"" + s + "\": dims must be positive numbers joined by x";
+			return false;
+		}
+		t.dims.push_back(int32_t(d));
+		p = x + 1;
+	}
+	if (!parse_u64(s.substr(at + 1), t.dev_offset)) {
+		why = "\"" + s + "\": bad offset";
+		return false;
+	}
+	return true;
+}
+
+int build_example(const workloads::Example &e, const fs::path &out)
+{
+	std::string err;
+	const auto spec = qpc::example_spec(e, err);
+	const auto file = spec ? qpc::build_qpc(*spec, err) : std::nullopt;
+	if (!file) {
+		std::fprintf(stderr, "aic100-qpc: %s: %s\n", e.layout.name.c_str(), err.c_str());
+		return 1;
+	}
+	return write_file(out, *file) ? 0 : 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	std::vector<std::string> args(argv + 1, argv + argc);
+	std::string example, examples_dir, umd_dir, elf, inspect, extract, segment, out, constants;
+	std::vector<std::string> inputs, outputs;
+	uint64_t sem_in = 0, sem_out = 1;
+	for (size_t i = 0; i < args.size(); i++) {
+		const std::string &a = args[i];
+		auto value = [&](std::string &dst) {
+			if (i + 1 >= args.size())
+				return false;
+			dst = args[++i];
+			return true;
+		};
+		std::string v;
+		bool ok = true;
+		if (a == "--example")
+			ok = value(example);
+		else if (a == "--examples")
+			ok = value(examples_dir);
+		else if (a == "--umd-test-data")
+			ok = value(umd_dir);
+		else if (a == "--elf")
+			ok = value(elf);
+		else if (a == "--inspect")
+			ok = value(inspect);
+		else if (a == "--extract")
+			ok = value(extract) && value(segment);
+		else if (a == "-o" || a == "--out")
+			ok = value(out);
+		else if (a == "--constants")
+			ok = value(constants);
+		else if (a == "--input" && (ok = value(v)))
+			inputs.push_back(v);
+		else if (a == "--output" && (ok = value(v)))
+			outputs.push_back(v);
+		else if (a == "--sem-in")
+			ok = value(v) && parse_u64(v, sem_in) && sem_in < 32;
+		else if (a == "--sem-out")
+			ok = value(v) && parse_u64(v, sem_out) && sem_out < 32;
+		else if (a == "-h" || a == "--help")
+			return usage(nullptr), 0;
+		else
+			return usage(("unknown argument " + a).c_str());
+		if (!ok)
+			return usage((a + " needs a (valid) value").c_str());
+	}
+	const int modes = !example.empty() + !examples_dir.empty() + !umd_dir.empty() + !elf.empty() +
+			  !inspect.empty() + !extract.empty();
+	if (modes != 1)
+		return usage("give exactly one of --example, --examples, --umd-test-data, --elf, --inspect, --extract");
+
+	if (!inspect.empty() || !extract.empty()) {
+		std::vector<uint8_t> file;
+		if (!read_file(inspect.empty() ? extract : inspect, file))
+			return 2;
+		std::string err;
+		const auto p = qpc::read_qpc(file, err);
+		if (!p) {
+			std::fprintf(stderr, "aic100-qpc: refused: %s\n", err.c_str());
+			return 1;
+		}
+		if (!inspect.empty()) {
+			std::fputs(qpc::describe(*p).c_str(), stdout);
+			return 0;
+		}
+		if (out.empty())
+			return usage("--extract needs -o");
+		const qpc::Segment *s = p->container.find(segment);
+		if (!s) {
+			std::fprintf(stderr, "aic100-qpc: no segment %s\n", segment.c_str());
+			return 1;
+		}
+		return write_file(out, s->data) ? 0 : 2;
+	}
+	if (!example.empty()) {
+		const workloads::Example *e = workloads::find(example);
+		if (!e)
+			return usage(("no example named " + example).c_str());
+		if (out.empty())
+			return usage("--example needs -o");
+		return build_example(*e, out);
+	}
+	if (!examples_dir.empty() || !umd_dir.empty()) {
+		int rc = 0;
+		for (const workloads::Example &e : workloads::examples()) {
+			const std::string sub = umd_dir.empty() ? e.layout.name : qpc::umd_test_dir(e.layout.name);
+			if (sub.empty())
+				continue;
+			rc = std::max(rc, build_example(e, fs::path(umd_dir.empty() ? examples_dir : umd_dir) / sub /
+								   "programqpc.bin"));
+		}
+		return rc;
+	}
+
+	// --elf
+	if (out.empty())
+		return usage("--elf needs -o");
+	qpc::ProgramSpec spec;
+	if (!read_file(elf, spec.elf) || (!constants.empty() && !read_file(constants, spec.constants)))
+		return 2;
+	spec.sem_in = unsigned(sem_in);
+	spec.sem_out = unsigned(sem_out);
+	std::string why;
+	for (const auto *list : {&inputs, &outputs})
+		for (const std::string &s : *list) {
+			qpc::Tensor t;
+			if (!parse_tensor(s, t, why))
+				return usage(why.c_str());
+			(list == &inputs ? spec.inputs : spec.outputs).push_back(t);
+		}
+	const auto file = qpc::build_qpc(spec, why);
+	if (!file) {
+		std::fprintf(stderr, "aic100-qpc: %s\n", why.c_str());
+		return 1;
+	}
+	return write_file(out, *file) ? 0 : 2;
+}

@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Packs NSP workloads into program containers and reads them back.
+#include "program.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <set>
+
+#include "elf_sections.h"
+#include "metadata.h"
+
+namespace aic100::qpc {
+
+namespace {
+
+constexpr unsigned kDbcSemaphores = 32;
+constexpr uint16_t kSemMax = 0xFFF;
+constexpr uint8_t kThreadHmx = 1, kThreadHvx = 2;
+constexpr uint64_t kNoExitDoorbell = ~uint64_t(0);
+
+// The fields every reader of our metadata must understand to run the
+// program correctly.
+const char *const kRequired[] = {
+	"AicMetadataFlat_Metadata->requiredFields", "AicMetadataFlat_Metadata->networkName",
+	"AicMetadataFlat_Metadata->numNSPs",        "AicMetadataFlat_Metadata->numSemaphores",
+	"AicMetadataFlat_Metadata->dmaRequests",    "AicMetadataFlat_Metadata->dmaRequests->semaphoreOps",
+	"AicMetadataFlat_Metadata->staticSharedDDRSize", "AicMetadataFlat_Metadata->staticConstantsSize",
+};
+
+std::string hex(uint64_t v)
+{
+	char b[24];
+	std::snprintf(b, sizeof(b), "0x%" PRIx64, v);
+	return b;
+}
+
+void put(std::vector<uint8_t> &f, size_t off, uint64_t v, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++)
+		f[off + i] = uint8_t(v >> (8 * i));
+}
+
+uint64_t get(const uint8_t *p, unsigned bytes)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < bytes; i++)
+		v |= uint64_t(p[i]) << (8 * i);
+	return v;
+}
+
+bool is_sem_op(uint8_t op)
+{
+	return op >= 0x18 && op <= 0x1B; // SEMWAIT, SEMINC, SEMDEC, SEMSET
+}
+
+bool is_vector_fp(uint8_t op)
+{
+	switch (op) {
+	case 0x21: case 0x22: case 0x24: case 0x28: case 0x29: case 0x2A: case 0x32: case 0x33:
+		return true;
+	default:
+		return false;
+	}
+}
+
+std::unique_ptr<meta::SemaphoreOpT> sem_op(uint8_t op, unsigned num, uint16_t value, uint8_t pre)
+{
+	auto s = std::make_unique<meta::SemaphoreOpT>();
+	s->semOp = op;
+	s->semNum = uint16_t(num);
+	s->semValue = value;
+	s->preOrPost = pre;
+	return s;
+}
+
+bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
+{
+	return a < b + bn && b < a + an;
+}
+
+const char *type_name(int t)
+{
+	return netdesc::DataType_IsValid(t) ? netdesc::DataType_Name(netdesc::DataType(t)).c_str() : "?";
+}
+
+std::string dims_text(const google::protobuf::RepeatedField<int32_t> &d)
+{
+	std::string s = "[";
+	for (int i = 0; i < d.size(); i++)
+		s += (i ? "," : "") + std::to_string(d[i]);
+	return s + "]";
+}
+
+uint64_t binding_bytes(const netdesc::IoDescriptor &d)
+{
+	Tensor t;
+	t.type = d.type();
+	t.dims.assign(d.dims().begin(), d.dims().end());
+	return tensor_bytes(t);
+}
+
+} // namespace
+
+unsigned element_size(netdesc::DataType t)
+{
+	switch (t) {
+	case netdesc::FloatTy:
+	case netdesc::Int32QTy:
+	case netdesc::Int32ITy:
+		return 4;
+	case netdesc::Float16Ty:
+	case netdesc::Int16QTy:
+		return 2;
+	case netdesc::Int8QTy:
+	case netdesc::UInt8QTy:
+	case netdesc::Int8Ty:
+		return 1;
+	case netdesc::Int64ITy:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+uint64_t tensor_bytes(const Tensor &t)
+{
+	uint64_t n = element_size(t.type);
+	if (t.dims.empty())
+		return 0;
+	for (int32_t d : t.dims) {
+		if (d <= 0)
+			return 0;
+		n *= uint64_t(d);
+		if (n > std::numeric_limits<uint32_t>::max())
+			return 0;
+	}
+	return n;
+}
+
+std::vector<uint8_t> encode_constants_descriptor(const ConstantsDescriptor &d)
+{
+	std::vector<uint8_t> b(kConstantsDescriptorSize, 0);
+	put(b, 0, d.static_size, 8);
+	put(b, 8, d.dynamic_size, 8);
+	b[16] = d.static_ecc;
+	b[17] = d.dynamic_ecc;
+	return b;
+}
+
+std::optional<ConstantsDescriptor> decode_constants_descriptor(std::span<const uint8_t> b, std::string &err)
+{
+	if (b.size() != kConstantsDescriptorSize) {
+		err = "constantsdesc.bin is " + std::to_string(b.size()) + " bytes, not 24";
+		return std::nullopt;
+	}
+	for (size_t i = 18; i < kConstantsDescriptorSize; i++)
+		if (b[i]) {
+			err = "constantsdesc.bin: padding byte " + std::to_string(i) + " is not 0";
+			return std::nullopt;
+		}
+	if (b[16] > 1 || b[17] > 1) {
+		err = "constantsdesc.bin: an ECC flag is neither 0 nor 1";
+		return std::nullopt;
+	}
+	return ConstantsDescriptor{get(b.data(), 8), get(b.data() + 8, 8), b[16], b[17]};
+}
+
+std::optional<meta::MetadataT> make_metadata(const ProgramSpec &spec, const nsp::Workload &w, std::string &err)
+{
+	auto bad = [&err](std::string why) -> std::optional<meta::MetadataT> {
+		err = std::move(why);
+		return std::nullopt;
+	};
+	const uint64_t window = w.meta.io_size;
+	if (spec.inputs.empty() || spec.outputs.empty())
+		return bad("a program needs at least one input and one output");
+	if (spec.sem_in >= kDbcSemaphores || spec.sem_out >= kDbcSemaphores || spec.sem_in == spec.sem_out)
+		return bad("sem_in and sem_out must be two different semaphores below 32");
+	struct Range {
+		std::string what;
+		uint64_t at, n;
+	};
+	std::vector<Range> ranges;
+	std::set<std::string> names;
+	for (const auto *list : {&spec.inputs, &spec.outputs})
+		for (const Tensor &t : *list) {
+			const uint64_t n = tensor_bytes(t);
+			if (t.name.empty() || !names.insert(t.name).second)
+				return bad("tensor names must be non-empty and different (\"" + t.name + "\")");
+			if (n == 0)
+				return bad(t.name + ": its type and dims give no size below 4 GiB");
+			if (t.dev_offset > window || n > window - t.dev_offset)
+				return bad(t.name + ": [" + hex(t.dev_offset) + ", +" + hex(n) + ") is outside the window of " +
+					   hex(window) + " bytes");
+			ranges.push_back({t.name, t.dev_offset, n});
+		}
+	if (!spec.constants.empty()) {
+		const uint64_t at = w.meta.const_offset, n = spec.constants.size();
+		if (at > window || n > window - at)
+			return bad("the constants ([" + hex(at) + ", +" + hex(n) + ")) do not fit in the window of " +
+				   hex(window) + " bytes");
+		ranges.push_back({"the constants", at, n});
+	}
+	for (size_t i = 0; i < ranges.size(); i++)
+		for (size_t j = i + 1; j < ranges.size(); j++)
+			if (overlap(ranges[i].at, ranges[i].n, ranges[j].at, ranges[j].n))
+				return bad(ranges[i].what + " and " + ranges[j].what + " overlap in the window");
+
+	unsigned top_sem = std::max(spec.sem_in, spec.sem_out);
+	bool hvx_fp = false, hmx_fp = false, hmx = false;
+	for (const nsp::Instr &in : w.program) {
+		if (is_sem_op(in.op))
+			top_sem = std::max<unsigned>(top_sem, in.a);
+		hvx_fp |= is_vector_fp(in.op);
+		hmx_fp |= in.op == 0x31;
+		hmx |= in.op == 0x30 || in.op == 0x31;
+	}
+	if (top_sem >= kDbcSemaphores)
+		return bad("the program uses semaphore " + std::to_string(top_sem) + "; a DBC has 32");
+
+	meta::MetadataT m;
+	m.versionMajor = kMetadataMajor;
+	m.versionMinor = kMetadataMinor;
+	m.networkName = w.meta.name;
+	for (const char *f : kRequired)
+		m.requiredFields.emplace_back(f);
+	m.numSemaphores = uint16_t(top_sem + 1);
+	m.semaphoreInitState.assign(m.numSemaphores, 0);
+	uint16_t num = 0;
+	for (size_t i = 0; i < spec.inputs.size(); i++, num++) {
+		const Tensor &t = spec.inputs[i];
+		auto r = std::make_unique<meta::DmaRequestT>();
+		if (i == 0)
+			r->semaphoreOps.push_back(sem_op(kSemWaitEq, spec.sem_in, 0, kSemPre));
+		if (i + 1 == spec.inputs.size())
+			r->semaphoreOps.push_back(sem_op(kSemInc, spec.sem_in, 1, kSemPost));
+		r->devOffset = t.dev_offset;
+		r->size = uint32_t(tensor_bytes(t));
+		r->num = num;
+		r->devAddrSpace = kAddrSpaceDdr;
+		r->inOut = kDmaIn;
+		r->portId = kPortHostInput;
+		m.dmaRequests.push_back(std::move(r));
+	}
+	for (size_t i = 0; i < spec.outputs.size(); i++, num++) {
+		const Tensor &t = spec.outputs[i];
+		auto r = std::make_unique<meta::DmaRequestT>();
+		// WAIT >= 1 rather than P: P means "wait and take 1" to the UMD
+		// but only "wait" to upstream's uapi and to our card.
+		if (i == 0)
+			r->semaphoreOps.push_back(sem_op(kSemWaitGe, spec.sem_out, 1, kSemPre));
+		if (i + 1 == spec.outputs.size())
+			r->semaphoreOps.push_back(sem_op(kSemDec, spec.sem_out, 1, kSemPost));
+		r->devOffset = t.dev_offset;
+		r->size = uint32_t(tensor_bytes(t));
+		r->num = num;
+		r->devAddrSpace = kAddrSpaceDdr;
+		r->inOut = kDmaOut;
+		r->portId = kPortHostOutput;
+		m.dmaRequests.push_back(std::move(r));
+	}
+	for (unsigned i = 0; i < w.meta.nsp_count; i++)
+		m.nspMulticastTables.push_back(std::make_unique<meta::NspMulticastEntryTableT>());
+	m.hostMulticastTable = std::make_unique<meta::HostMulticastEntryTableT>();
+	auto thread = std::make_unique<meta::ThreadDescriptorT>();
+	thread->entryPoint = w.meta.entry;
+	thread->typeMask = kThreadHvx | (hmx ? kThreadHmx : 0);
+	m.threadDescriptors.push_back(std::move(thread));
+	if (!spec.constants.empty()) {
+		auto c = std::make_unique<meta::ConstantMappingT>();
+		c->constantDataBaseOffset = 0;
+		c->coreMask = uint32_t((1ull << w.meta.nsp_count) - 1);
+		c->size = uint32_t(spec.constants.size());
+		m.constantMappings.push_back(std::move(c));
+	}
+	m.staticSharedDDRSize = window;
+	m.staticConstantsSize = spec.constants.size();
+	m.exitDoorbellOffset = kNoExitDoorbell;
+	m.execContextMajorVersion = kExecContextMajor;
+	m.numNSPs = w.meta.nsp_count;
+	m.hwVersionMajor = kHwVersionMajor;
+	m.hwVersionMinor = kHwVersionMinor;
+	m.hasHvxFP = hvx_fp;
+	m.hasHmxFP = hmx_fp;
+	return m;
+}
+
+netdesc::networkDescriptor make_network_descriptor(const ProgramSpec &spec, const nsp::Workload &w)
+{
+	netdesc::networkDescriptor d;
+	d.set_major_version(kNetDescMajor);
+	d.set_minor_version(kNetDescMinor);
+	d.set_network_name(w.meta.name);
+	d.set_num_cores(w.meta.nsp_count);
+	d.set_num_threads(1);
+	d.set_num_hvx_threads(1);
+	d.set_batch_size(1);
+	uint32_t buffer = 0;
+	auto fill = [](netdesc::IoDescriptor *io, const Tensor &t) {
+		io->set_type(t.type);
+		io->set_qscale(t.qscale);
+		io->set_qoffset(t.qoffset);
+		for (int32_t v : t.dims)
+			io->add_dims(v);
+		io->set_layout(netdesc::FlatNXYD);
+	};
+	for (const auto *list : {&spec.inputs, &spec.outputs}) {
+		const bool in = list == &spec.inputs;
+		for (const Tensor &t : *list) {
+			netdesc::IoBinding *b = in ? d.add_inputs() : d.add_outputs();
+			b->set_name(t.name);
+			fill(b->mutable_io_initial(), t);
+			fill(b->mutable_io_transformed(), t);
+			b->set_align(element_size(t.type));
+			netdesc::Transform *x = b->add_transformseq();
+			x->set_kind(netdesc::CopyDMABufferTransform);
+			x->set_type(t.type);
+			x->set_scale(t.qscale);
+			x->set_offset(t.qoffset);
+			for (int32_t v : t.dims)
+				x->add_dims(v);
+			x->set_layout(netdesc::FlatNXYD);
+			x->mutable_copy_dma_buffer()->set_dir(in ? netdesc::In : netdesc::Out);
+			x->mutable_copy_dma_buffer()->set_offset(0);
+			x->mutable_copy_dma_buffer()->set_buffer_num(buffer++);
+			netdesc::DmaBuffer *db = d.add_dma_buffers();
+			db->set_size(uint32_t(tensor_bytes(t)));
+			db->set_dir(in ? netdesc::In : netdesc::Out);
+		}
+	}
+	return d;
+}
+
+std::optional<std::vector<uint8_t>> build_qpc(const ProgramSpec &spec, std::string &err)
+{
+	const auto w = nsp::parse(spec.elf, err);
+	if (!w) {
+		err = "the ELF is not a workload for our NSPs: " + err;
+		return std::nullopt;
+	}
+	std::string why;
+	if (find_section(spec.elf, kMetadataSection, why)) {
+		err = "the ELF already has a metadata section";
+		return std::nullopt;
+	}
+	const auto m = make_metadata(spec, *w, err);
+	if (!m)
+		return std::nullopt;
+	const auto section = encode_metadata(*m);
+	auto elf = add_section(spec.elf, kMetadataSection, section, err);
+	if (!elf)
+		return std::nullopt;
+	std::string desc;
+	if (!make_network_descriptor(spec, *w).SerializeToString(&desc)) {
+		err = "the network descriptor did not serialize";
+		return std::nullopt;
+	}
+	std::vector<Segment> segs;
+	segs.push_back({kNetworkElf, std::move(*elf), 0});
+	segs.push_back({kNetworkDesc, std::vector<uint8_t>(desc.begin(), desc.end()), 0});
+	segs.push_back({kConstantsDesc, encode_constants_descriptor({spec.constants.size(), 0, 0, 0}), 0});
+	if (!spec.constants.empty())
+		segs.push_back({kConstants, spec.constants, spec.constants.size()});
+	auto file = write_container(segs, err);
+	if (!file)
+		return std::nullopt;
+	// What we write, we must be able to read.
+	if (!read_qpc(*file, why)) {
+		err = "the container would not read back: " + why;
+		return std::nullopt;
+	}
+	return file;
+}
+
+std::optional<Program> read_qpc(std::span<const uint8_t> file, std::string &err)
+{
+	auto bad = [&err](std::string why) -> std::optional<Program> {
+		err = std::move(why);
+		return std::nullopt;
+	};
+	auto c = read_container(file, err);
+	if (!c)
+		return std::nullopt;
+	Program p;
+	for (const char *name : {kNetworkElf, kNetworkDesc, kConstantsDesc})
+		if (!c->find(name))
+			return bad(std::string("no ") + name + " segment");
+	for (const Segment &s : c->segments)
+		if (s.split && s.name != kConstants)
+			return bad("segment " + s.name + " has a split; only constants.bin may");
+
+	// network.elf: the card's view, then the host's.
+	p.elf = c->find(kNetworkElf)->data;
+	auto w = nsp::parse(p.elf, err);
+	if (!w)
+		return bad("network.elf is not a workload for our NSPs: " + err);
+	p.workload = std::move(*w);
+	const auto section = find_section(p.elf, kMetadataSection, err);
+	if (!section)
+		return bad("network.elf: " + err);
+	p.metadata = decode_metadata(*section, err);
+	if (!p.metadata)
+		return bad("network.elf: " + err);
+
+	const Segment &nd = *c->find(kNetworkDesc);
+	if (!p.desc.ParseFromArray(nd.data.data(), int(nd.data.size())))
+		return bad("networkdesc.bin is not a network descriptor");
+	if (p.desc.major_version() != kNetDescMajor)
+		return bad("network descriptor version " + std::to_string(p.desc.major_version()) + " is not 9");
+
+	auto cd = decode_constants_descriptor(c->find(kConstantsDesc)->data, err);
+	if (!cd)
+		return std::nullopt;
+	p.constants_desc = *cd;
+	if (const Segment *k = c->find(kConstants)) {
+		// As the UMD splits it: a non-zero split is the static part.
+		const auto mid = k->data.begin() + long(k->split);
+		if (k->split)
+			p.static_constants.assign(k->data.begin(), mid);
+		p.dynamic_constants.assign(mid, k->data.end());
+	}
+	p.container = std::move(*c);
+
+	// Cross-checks.
+	const nsp::Meta &am = p.workload.meta;
+	const meta::MetadataT &m = *p.metadata;
+	const uint64_t window = am.io_size;
+	if (m.numNSPs != am.nsp_count || p.desc.num_cores() != am.nsp_count)
+		return bad("NSP counts disagree: metadata " + std::to_string(m.numNSPs) + ", network descriptor " +
+			   std::to_string(p.desc.num_cores()) + ", .aic.meta " + std::to_string(am.nsp_count));
+	if (m.networkName != am.name || p.desc.network_name() != am.name)
+		return bad("names disagree: metadata \"" + m.networkName + "\", network descriptor \"" +
+			   p.desc.network_name() + "\", .aic.meta \"" + am.name + "\"");
+	if (m.numSemaphores > kDbcSemaphores || m.semaphoreInitState.size() != m.numSemaphores)
+		return bad("numSemaphores " + std::to_string(m.numSemaphores) + " with " +
+			   std::to_string(m.semaphoreInitState.size()) + " initial states (a DBC has 32)");
+	for (uint32_t v : m.semaphoreInitState)
+		if (v > kSemMax)
+			return bad("a semaphore's initial state is above 4095");
+	if (m.nspMulticastTables.size() != m.numNSPs || !m.hostMulticastTable)
+		return bad("the metadata needs one NSP multicast table per NSP and a host multicast table");
+	if (m.staticSharedDDRSize > window || m.dynamicSharedDDRSize > window - m.staticSharedDDRSize)
+		return bad("the shared DDR (" + hex(m.staticSharedDDRSize) + " + " + hex(m.dynamicSharedDDRSize) +
+			   ") is larger than the window of " + hex(window));
+	if (m.staticConstantsSize != p.constants_desc.static_size ||
+	    m.dynamicConstantsSize != p.constants_desc.dynamic_size ||
+	    p.static_constants.size() > p.constants_desc.static_size ||
+	    p.dynamic_constants.size() > p.constants_desc.dynamic_size)
+		return bad("constant sizes disagree: metadata " + std::to_string(m.staticConstantsSize) + "+" +
+			   std::to_string(m.dynamicConstantsSize) + ", constantsdesc.bin " +
+			   std::to_string(p.constants_desc.static_size) + "+" +
+			   std::to_string(p.constants_desc.dynamic_size) + ", constants.bin " +
+			   std::to_string(p.static_constants.size()) + "+" + std::to_string(p.dynamic_constants.size()));
+	const uint64_t consts = p.constants_desc.static_size + p.constants_desc.dynamic_size;
+	if (consts && (am.const_offset > window || consts > window - am.const_offset))
+		return bad("the constants (" + hex(consts) + " bytes at " + hex(am.const_offset) +
+			   ") do not fit in the window of " + hex(window));
+
+	const int nbuf = p.desc.dma_buffers_size();
+	for (size_t i = 0; i < m.dmaRequests.size(); i++) {
+		const meta::DmaRequestT &r = *m.dmaRequests[i];
+		const std::string what = "DMA request " + std::to_string(i);
+		if (r.num >= nbuf)
+			return bad(what + " names buffer " + std::to_string(r.num) + " of " + std::to_string(nbuf));
+		const netdesc::DmaBuffer &b = p.desc.dma_buffers(r.num);
+		if (r.inOut > kDmaOut || (r.inOut == kDmaIn) != (b.dir() == netdesc::In))
+			return bad(what + " moves data the other way from its buffer " + std::to_string(r.num));
+		if (r.hostOffset > b.size() || r.size > b.size() - r.hostOffset)
+			return bad(what + " reaches past the end of its buffer " + std::to_string(r.num));
+		if (r.size && r.devAddrSpace != kAddrSpaceDdr)
+			return bad(what + " addresses multicast space; our card has DDR windows only");
+		if (r.devOffset > m.staticSharedDDRSize || r.size > m.staticSharedDDRSize - r.devOffset)
+			return bad(what + ": [" + hex(r.devOffset) + ", +" + hex(r.size) + ") is outside the shared DDR");
+		if (r.semaphoreOps.size() > 4 || r.doorbellOps.size() > 1)
+			return bad(what + " has more than 4 semaphore or 1 doorbell operations");
+		unsigned pre = 0;
+		for (const auto &s : r.semaphoreOps) {
+			if (s->semNum >= m.numSemaphores || s->semOp > kSemP || s->semValue > kSemMax ||
+			    s->preOrPost > kSemPre || s->inSyncFence > 1 || s->outSyncFence > 1)
+				return bad(what + " has a malformed semaphore operation");
+			pre += s->preOrPost == kSemPre && s->semOp != kSemNop;
+			if (s->preOrPost == kSemPost && s->semOp >= kSemWaitEq)
+				return bad(what + " waits after its transfer (a wait must be presync)");
+		}
+		if (pre > 1)
+			return bad(what + " has more than one presync semaphore operation");
+	}
+	for (const auto *list : {&p.desc.inputs(), &p.desc.outputs()}) {
+		const bool in = list == &p.desc.inputs();
+		for (const netdesc::IoBinding &b : *list) {
+			const std::string what = (in ? "input " : "output ") + b.name();
+			if (b.transformseq_size() != 1 || b.transformseq(0).kind() != netdesc::CopyDMABufferTransform)
+				return bad(what + ": the only transform must be one CopyDMABuffer");
+			const auto &copy = b.transformseq(0).copy_dma_buffer();
+			const uint64_t n = binding_bytes(in ? b.io_initial() : b.io_transformed());
+			if (n == 0 || n != binding_bytes(in ? b.io_transformed() : b.io_initial()))
+				return bad(what + ": no size, or its two descriptors differ in size");
+			if (int(copy.buffer_num()) >= nbuf || (copy.dir() == netdesc::In) != in ||
+			    (p.desc.dma_buffers(int(copy.buffer_num())).dir() == netdesc::In) != in)
+				return bad(what + ": its DMA buffer does not exist or goes the other way");
+			if (copy.offset() > p.desc.dma_buffers(int(copy.buffer_num())).size() ||
+			    n > p.desc.dma_buffers(int(copy.buffer_num())).size() - copy.offset())
+				return bad(what + " does not fit in its DMA buffer");
+		}
+	}
+	return p;
+}
+
+std::string describe(const Program &p)
+{
+	std::string s;
+	char b[320];
+	auto line = [&s, &b](const char *fmt, auto... args) {
+		std::snprintf(b, sizeof(b), fmt, args...);
+		s += b;
+		s += '\n';
+	};
+	const Container &c = p.container;
+	line("container: version %u.%u, compression %u, base 0x%" PRIx64 ", %zu segments", c.major, c.minor,
+	     c.compression, c.base, c.segments.size());
+	for (const Segment &g : c.segments)
+		line("  segment %-18s %10zu bytes, split %" PRIu64, g.name.c_str(), g.data.size(), g.split);
+
+	const nsp::Meta &am = p.workload.meta;
+	line("network.elf (.aic.meta): name \"%s\", %u NSPs, window 0x%" PRIx64 ", entry %u, const_offset 0x%x, "
+	     "%zu instructions, %zu data segments",
+	     am.name.c_str(), am.nsp_count, am.io_size, am.entry, am.const_offset, p.workload.program.size(),
+	     p.workload.segments.size());
+	const meta::MetadataT &m = *p.metadata;
+	line("metadata: version %u.%u, name \"%s\", hw %u.%u, exec context %u", m.versionMajor, m.versionMinor,
+	     m.networkName.c_str(), m.hwVersionMajor, m.hwVersionMinor, m.execContextMajorVersion);
+	line("  numNSPs %u, numSemaphores %u, shared DDR 0x%" PRIx64 " static + 0x%" PRIx64 " dynamic, constants %" PRIu64
+	     " static + %" PRIu64 " dynamic",
+	     m.numNSPs, m.numSemaphores, m.staticSharedDDRSize, m.dynamicSharedDDRSize, m.staticConstantsSize,
+	     m.dynamicConstantsSize);
+	line("  ECC: shared %u/%u, constants %u/%u; VTCM %u, L2TCM %u (init %u bytes, %zu given), l2CachedDDR %u, "
+	     "heap %" PRIu64 ", singleVTCMPage %u, hvxFP %u, hmxFP %u, exit doorbell 0x%" PRIx64
+	     ", raw length %" PRIu64,
+	     m.staticSharedDDRECCEnabled, m.dynamicSharedDDRECCEnabled, m.staticConstantsECCEnabled,
+	     m.dynamicConstantsECCEnabled, m.VTCMSize, m.L2TCMSize, m.L2TCMInitSize, m.L2TCMInitState.size(),
+	     m.l2CachedDDRSize, m.networkHeapSize, m.singleVTCMPage, m.hasHvxFP, m.hasHmxFP, m.exitDoorbellOffset,
+	     m.raw_struct_version_length);
+	std::string sems;
+	for (uint32_t v : m.semaphoreInitState)
+		sems += " " + std::to_string(v);
+	line("  semaphore initial states:%s", sems.c_str());
+	for (const std::string &f : m.requiredFields)
+		line("  required field %s", f.c_str());
+	static const char *const ops[] = {"nop", "init", "inc", "dec", "wait==", "wait>=", "P"};
+	for (size_t i = 0; i < m.dmaRequests.size(); i++) {
+		const meta::DmaRequestT &r = *m.dmaRequests[i];
+		line("  dma %zu: buffer %u +0x%" PRIx64 " %s %s 0x%" PRIx64 " (mcId %u), %u bytes, port %u", i, r.num,
+		     r.hostOffset, r.inOut == kDmaIn ? "->" : "<-", r.devAddrSpace == kAddrSpaceDdr ? "DDR" : "MC",
+		     r.devOffset, r.mcId, r.size, r.portId);
+		for (const auto &o : r.semaphoreOps)
+			line("    %s sem %u %s %u (fences in %u out %u)", o->preOrPost == kSemPre ? "pre " : "post",
+			     o->semNum, o->semOp <= kSemP ? ops[o->semOp] : "?", o->semValue, o->inSyncFence,
+			     o->outSyncFence);
+		for (const auto &d : r.doorbellOps)
+			line("    doorbell mcId %u +0x%" PRIx64 " = 0x%x (size code %u)", d->mcId, d->offset, d->data, d->size);
+	}
+	for (size_t i = 0; i < m.nspMulticastTables.size(); i++)
+		for (const auto &e : m.nspMulticastTables[i]->multicastEntries)
+			line("  NSP %zu multicast: +0x%" PRIx64 " mask 0x%x size %u space %u dynamic %u", i, e->baseAddrOffset,
+			     e->mask, e->size, e->addrSpace, e->dynamic);
+	for (const auto &e : m.hostMulticastTable->multicastEntries)
+		line("  host multicast: mask 0x%x size %u", e->mask, e->size);
+	for (const auto &t : m.threadDescriptors)
+		line("  thread: entry %" PRIu64 ", type mask 0x%x", t->entryPoint, t->typeMask);
+	for (const auto &k : m.constantMappings)
+		line("  constant mapping: +0x%" PRIx64 " cores 0x%x size %u", k->constantDataBaseOffset, k->coreMask, k->size);
+
+	const netdesc::networkDescriptor &d = p.desc;
+	line("networkdesc.bin: version %u.%u, name \"%s\", %u cores, %u threads (%u HVX), batch %d", d.major_version(),
+	     d.minor_version(), d.network_name().c_str(), d.num_cores(), d.num_threads(), d.num_hvx_threads(),
+	     d.batch_size());
+	for (const auto *list : {&d.inputs(), &d.outputs()})
+		for (const netdesc::IoBinding &io : *list) {
+			const netdesc::IoDescriptor &x = list == &d.inputs() ? io.io_initial() : io.io_transformed();
+			const auto &copy = io.transformseq(0).copy_dma_buffer();
+			line("  %s %-8s %s%s scale %g offset %d, DMA buffer %u +%u, align %u%s",
+			     list == &d.inputs() ? "input " : "output", io.name().c_str(), type_name(x.type()),
+			     dims_text(x.dims()).c_str(), double(x.qscale()), x.qoffset(), copy.buffer_num(), copy.offset(),
+			     io.align(), io.is_partial_allowed() ? ", partial allowed" : "");
+		}
+	for (int i = 0; i < d.dma_buffers_size(); i++)
+		line("  DMA buffer %d: %u bytes %s", i, d.dma_buffers(i).size(),
+		     d.dma_buffers(i).dir() == netdesc::In ? "in" : "out");
+	line("constantsdesc.bin: static %" PRIu64 ", dynamic %" PRIu64 ", ECC %u/%u", p.constants_desc.static_size,
+	     p.constants_desc.dynamic_size, p.constants_desc.static_ecc, p.constants_desc.dynamic_ecc);
+	if (c.find(kConstants))
+		line("constants.bin: %zu static + %zu dynamic bytes, copied to window offset 0x%x at ACTIVATE",
+		     p.static_constants.size(), p.dynamic_constants.size(), am.const_offset);
+	return s;
+}
+
+} // namespace aic100::qpc
