@@ -44,8 +44,8 @@ NNC_CASES = [
     "exhaust_activations", "exhaust_memory", "errno_not_online"]
 
 # The data-path suite's cases (tests/guest/qaic_data_tests.cc), in order.
-DATA_CASES = ["round_trip", "workloads", "pipelined", "processes_16", "partial_execute", "dbc_debugfs",
-              "bo_ioctl_errors", "bo_mmap_after_unbind"]
+DATA_CASES = ["round_trip", "workloads", "pipelined", "processes_16", "partial_execute", "dmabuf_import",
+              "dbc_debugfs", "bo_ioctl_errors", "bo_mmap_after_unbind"]
 
 # The health suite's cases (tests/guest/qaic_health_tests.cc), in order: with
 # our driver, and with upstream's (which binds none of the health channels).
