@@ -195,11 +195,11 @@ void add_tests(ktap::Suite &s, const Options &o)
 				return t.expect(false, "CREATE_BO of %llu bytes", static_cast<unsigned long long>(n));
 			for (uint64_t i = 0; i < n; i++)
 				in->data()[i] = static_cast<uint8_t>(i * 131 + n);
-			const auto si = slice(n, base), so = slice(n, base);
-			t.expect(!qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&si, 1)),
+			const auto cs = qaic::copy_slices(n, base);
+			t.expect(!qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&cs.in, 1)),
 				 "attach in");
 			t.expect(!qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice,
-						      std::span(&so, 1)),
+						      std::span(&cs.out, 1)),
 				 "attach out");
 			const qaic_execute_entry e[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
 			t.expect(!qaic::execute(*dev, ch.dbc(), e), "EXECUTE_BO");
@@ -262,9 +262,9 @@ void add_tests(ktap::Suite &s, const Options &o)
 		auto in = qaic::Bo::create(*dev, n), out = qaic::Bo::create(*dev, n);
 		if (!in || !out)
 			return t.expect(false, "CREATE_BO");
-		const auto si = slice(n, base), so = slice(n, base);
-		qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&si, 1));
-		qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice, std::span(&so, 1));
+		const auto cs = qaic::copy_slices(n, base);
+		qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&cs.in, 1));
+		qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice, std::span(&cs.out, 1));
 		std::memset(in->data(), 'A', n);
 		const qaic_execute_entry full[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
 		t.expect(!qaic::execute(*dev, ch.dbc(), full), "EXECUTE_BO");
@@ -329,9 +329,10 @@ void add_tests(ktap::Suite &s, const Options &o)
 
 		// Imported input and output, then the imported input into a BO of
 		// the driver's own.
-		const auto sl = slice(n, ch.ddr_base());
-		t.expect(!qaic::attach_slices(*dev, hin, ch.dbc(), qaic::kToDevice, std::span(&sl, 1)), "attach in");
-		t.expect(!qaic::attach_slices(*dev, hout, ch.dbc(), qaic::kFromDevice, std::span(&sl, 1)), "attach out");
+		const auto cs = qaic::copy_slices(n, ch.ddr_base());
+		t.expect(!qaic::attach_slices(*dev, hin, ch.dbc(), qaic::kToDevice, std::span(&cs.in, 1)), "attach in");
+		t.expect(!qaic::attach_slices(*dev, hout, ch.dbc(), qaic::kFromDevice, std::span(&cs.out, 1)),
+			 "attach out");
 		const qaic_execute_entry e[2] = {{hin, qaic::kToDevice}, {hout, qaic::kFromDevice}};
 		r = qaic::execute(*dev, ch.dbc(), e);
 		t.expect(!r, "EXECUTE_BO: %s", qaic::errno_name(r).c_str());
@@ -344,7 +345,7 @@ void add_tests(ktap::Suite &s, const Options &o)
 		auto own = qaic::Bo::create(*dev, n);
 		if (!own)
 			return t.expect(false, "CREATE_BO");
-		t.expect(!qaic::attach_slices(*dev, own->handle(), ch.dbc(), qaic::kFromDevice, std::span(&sl, 1)),
+		t.expect(!qaic::attach_slices(*dev, own->handle(), ch.dbc(), qaic::kFromDevice, std::span(&cs.out, 1)),
 			 "attach own out");
 		const qaic_execute_entry e2[2] = {{hin, qaic::kToDevice}, {own->handle(), qaic::kFromDevice}};
 		t.expect(!qaic::execute(*dev, ch.dbc(), e2) && !qaic::wait(*dev, ch.dbc(), own->handle(), 10000),
@@ -554,9 +555,10 @@ void add_tests(ktap::Suite &s, const Options &o)
 		if (!in || !out)
 			return t.expect(false, "CREATE_BO after the bind");
 		std::memset(in->data(), 0xa5, 4096);
-		const auto s1 = slice(4096, ch.ddr_base());
-		t.expect(!qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&s1, 1)) &&
-				 !qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice, std::span(&s1, 1)),
+		const auto cs = qaic::copy_slices(4096, ch.ddr_base());
+		t.expect(!qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&cs.in, 1)) &&
+				 !qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice,
+						      std::span(&cs.out, 1)),
 			 "ATTACH after the bind");
 		const qaic_execute_entry e[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
 		t.expect(!qaic::execute(*dev, ch.dbc(), e) && !qaic::wait(*dev, ch.dbc(), out->handle(), 10000) &&
