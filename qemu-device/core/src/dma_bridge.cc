@@ -206,7 +206,12 @@ bool DmaBridge::run(unsigned i, uint64_t &budget)
 			return false;
 		if (budget == 0)
 			return w.n || d.req_head != d.req_tail;
+		// What ended waits for nothing but a response slot; it goes first,
+		// since a later request may depend on its postsync.
 		bool progress = false;
+		Step c = complete_done(i, progress);
+		if (c == Step::Gone || c == Step::Blocked)
+			return false; // a full response FIFO: the host's RSPHP write re-runs the DBC
 		if (issue(i, budget, progress) == Step::Gone)
 			return false;
 
@@ -225,9 +230,9 @@ bool DmaBridge::run(unsigned i, uint64_t &budget)
 			progress = true;
 		}
 
-		const Step c = complete_done(i, progress);
+		c = complete_done(i, progress);
 		if (c == Step::Gone || c == Step::Blocked)
-			return false; // a full response FIFO: the host's RSPHP write re-runs the DBC
+			return false;
 		// Whatever is left waits for a semaphore (whose change re-runs the
 		// DBC) or for the host's next doorbell.
 		if (!progress)
@@ -289,14 +294,17 @@ bool DmaBridge::can_start(unsigned i, const InFlight &f) const
 	const Window &w = window_[i];
 	for (unsigned k = 0; k < w.n; k++) {
 		const InFlight &e = w.e[k];
-		if (!e.started || e.transfer_done)
+		if (!e.started)
 			continue;
 		const Request er = request_of(e.raw);
+		// Requests with a presync run one after the other: this one waits
+		// until the earlier one has ended, its postsync included.
+		if (pre >= 0 && presync_of(er) >= 0)
+			return false;
+		if (e.transfer_done)
+			continue;
 		const unsigned dir = direction_of(er);
 		if ((dir == 1 && (fences & kSemFenceToDev)) || (dir == 2 && (fences & kSemFenceFromDev)))
-			return false;
-		// Requests with a presync transfer one after the other.
-		if (pre >= 0 && presync_of(er) >= 0)
 			return false;
 	}
 	if (pre >= 0) {

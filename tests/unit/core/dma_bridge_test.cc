@@ -372,6 +372,35 @@ TEST_F(DbcEngineTest, RequestsWithAPresyncTransferOneAfterTheOther)
 	EXPECT_EQ(responses(), (Responses{{1, 0}, {2, 0}}));
 }
 
+// The postsync of a request that waits for a response slot still comes
+// before the next presync request looks at the semaphore.
+TEST_F(DbcEngineTest, APresyncSeesTheEarlierPresyncRequestsPostsyncEvenWhenItsResponseWaited)
+{
+	Semaphores &s = dbr.semaphores(kDbc);
+	s.apply(5, Semaphores::Op::Init, 1);
+	std::vector<Req> fill;
+	for (uint16_t id = 0; id < kN - 1; id++)
+		fill.push_back(to_dev(id, kHostBuf, kWinLo, 8));
+	uint32_t tail = 0;
+	for (const Req &r : fill) {
+		host.poke(kReq + tail * 64, &r, 64);
+		tail = (tail + 1) % kN;
+	}
+	dbr.write(reg(kDbc, DBC_REQTP), tail, 4);
+	dbr.process();
+	ASSERT_EQ(rd(reg(kDbc, DBC_RSPTP)), kN - 1) << "the response FIFO is full";
+
+	Req a = to_dev(50, kHostBuf, kWinLo, 8), b = to_dev(51, kHostBuf, kWinLo, 8);
+	a.sem[0] = b.sem[0] = sem(6, 5, 0, true); // wait until sem5 > 0
+	a.sem[1] = sem(3, 5, 1, false);            // then sem5 -= 1
+	submit({a, b});
+	EXPECT_EQ(responses().size(), kN - 1);
+	dbr.process();
+	EXPECT_EQ(responses(), (Responses{{50, 0}})) << "b waits for a semaphore a took";
+	EXPECT_EQ(s.value(5), 0u);
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), (tail + 1) % kN) << "b has not started";
+}
+
 TEST_F(DbcEngineTest, NoMoreThanTheEnginesRequestsAreStartedAtOnce)
 {
 	// Requests that wait on a full response FIFO keep their engines: with
