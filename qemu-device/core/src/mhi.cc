@@ -175,11 +175,13 @@ void Mhi::write32(uint32_t offset, uint32_t value)
 		const unsigned ch = (offset - kChdbBase) / 8;
 		set_half(ch_db_[ch], offset & 4, value);
 		// The low half completes the doorbell. The wake doorbell only
-		// asks for the card awake (out of M1/M2).
+		// asks for the card awake (out of M1/M2) when the host asserts
+		// it (1); it writes 0 when it lets the card rest again.
 		if (!(offset & 4)) {
 			if (ch != kWakeChannel)
 				pending_chdb_.set(ch);
-			doorbell_rung();
+			if (ch != kWakeChannel || value)
+				doorbell_rung();
 			host_.kick();
 		}
 		return;

@@ -961,7 +961,11 @@ TEST_F(BootTest, AfterTheCardsM1TheHostsM2LastsUntilItRingsADoorbell)
 	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, static_cast<uint32_t>(regs::MhiState::M2));
 	EXPECT_EQ(mhi->states.back(), static_cast<uint8_t>(regs::MhiState::M1)) << "no event for M2";
 
-	// The wake doorbell (channel 127) brings it back, with an M0 event.
+	// Deasserting wake (0 on channel 127) lets it rest; asserting it (1)
+	// brings it back, with an M0 event.
+	mhi->ring(regs::kChdbBase + 8 * 127, 0);
+	mhi->settle();
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, static_cast<uint32_t>(regs::MhiState::M2));
 	mhi->ring(regs::kChdbBase + 8 * 127, 1);
 	mhi->settle();
 	EXPECT_EQ(mhi->states.back(), kStateM0);
