@@ -23,9 +23,15 @@ GUEST_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-guest-tests"
 NNC_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-nnc-tests"
 DATA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-data-tests"
 HEALTH_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-health-tests"
+BOOTLOG_RACE_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-bootlog-race-tests"
 
 
 UPSTREAM_MODULE = BUILD / "upstream" / "qaic.ko"
+# Upstream's qaic with our fixes for its bugs (patches/upstream).
+UPSTREAM_PATCHED_MODULE = BUILD / "upstream-patched" / "qaic.ko"
+OUR_MODULE = TOP / "drivers" / "accel" / "qaic" / "qaic.ko"
+# The reproducer's test module (tests/guest/kmod/qaic_bootlog_gate.c).
+BOOTLOG_GATE_MODULE = TOP / "tests" / "guest" / "kmod" / "qaic_bootlog_gate.ko"
 
 
 # The NNC suite's cases (tests/guest/qaic_nnc_tests.cc), in order.
@@ -57,6 +63,10 @@ HEALTH_CASES = ["mailbox_present", "hwmon_sensors_follow_injections", "hwmon_pow
 HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
                          "upstream_ras_sensor_injections_ignored", "upstream_ue_syserr_recovery"]
 
+# The boot-log race reproducer's cases per run (tests/guest/qaic_bootlog_race_tests.cc).
+BOOTLOG_RACE_RUN_CASES = ["reproducer_armed", "driver_loaded", "outcome"]
+BOOTLOG_RACE_CLEAN_CASES = BOOTLOG_RACE_RUN_CASES + ["unloaded"]
+
 # A guest runs the suites one after the other, each introduced by this line.
 SUITE_MARK = re.compile(r"^# suite: (\S+)$")
 
@@ -72,13 +82,18 @@ class Config:
     data: bool = False      # then the data-path suite (on card 0)
     health: bool = False    # then the health suite (on the last card; needs test-mailbox=on)
     module_args: str = ""   # driver parameters (vm-run --module-args)
+    boot: bool = True       # load a driver at boot and run the boot suite
+    # The boot-log race reproducer's runs, in order: (label, module, expect),
+    # expect one of "clean", "clean-nogate", "oops" (docs/upstream-bugs.md).
+    bootlog_race: tuple = ()
 
     @property
     def crc(self):
         return "crc=on" in self.card_opts.split(",")
 
     def suites(self):
-        return (["boot"] + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
+        return ((["boot"] if self.boot else []) + (["bootlog_race"] if self.bootlog_race else [])
+                + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
                 + (["health"] if self.health else []))
 
     def expected_cases(self, suite="boot"):
@@ -88,6 +103,9 @@ class Config:
             return list(DATA_CASES)
         if suite == "health":
             return list(HEALTH_UPSTREAM_CASES if self.upstream else HEALTH_CASES)
+        if suite == "bootlog_race":
+            return [f"{label}_{c}" for label, _, expect in self.bootlog_race
+                    for c in (BOOTLOG_RACE_RUN_CASES if expect == "oops" else BOOTLOG_RACE_CLEAN_CASES)]
         names = ["cards_enumerated", "cards_online"]
         for i in range(self.cards):
             names += [f"card{i}_{c}" for c in (
@@ -112,7 +130,14 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
            Config("2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True),
            Config("upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True, data=True,
                   health=True),
-           Config("1card-1msi-polling", 1, 1, data=True, module_args="datapath_polling=1")]
+           Config("1card-1msi-polling", 1, 1, data=True, module_args="datapath_polling=1"),
+           # Upstream's boot-log teardown race, made certain (docs/upstream-bugs.md):
+           # our driver and upstream's with our patch survive it; upstream's
+           # 6.12 oopses, last, as the guest's MHI state worker never returns.
+           Config("bootlog-race", 1, 1, card_opts="test-mailbox=on", boot=False,
+                  bootlog_race=(("ours", OUR_MODULE, "clean-nogate"),
+                                ("upstream_patched", UPSTREAM_PATCHED_MODULE, "clean"),
+                                ("upstream", UPSTREAM_MODULE, "oops")))]
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
 KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
@@ -240,6 +265,8 @@ def guest_run(config: Config) -> GuestRun:
     module = []
     guest_args = ["--cards", str(config.cards), "--msi", str(config.msi)]
     nnc_args = ["--card", "0", "--crc", "1" if config.crc else "0"]
+    if not config.boot:
+        module = ["--module", "none"]
     if config.upstream:
         assert UPSTREAM_MODULE.exists(), f"{UPSTREAM_MODULE} missing: run 'make'"
         module = ["--module", str(UPSTREAM_MODULE)]
@@ -251,7 +278,16 @@ def guest_run(config: Config) -> GuestRun:
         module += ["--module-args", config.module_args]
     # The boot suite first: its "online" note times the boot, and its
     # reload and reset cases leave the card ONLINE again.
-    script = "echo '# suite: boot'; " + shlex.join([str(GUEST_TESTS), *guest_args]) + "; rc=$?; "
+    script = "rc=0; "
+    if config.boot:
+        script += "echo '# suite: boot'; " + shlex.join([str(GUEST_TESTS), *guest_args]) + " || rc=1; "
+    if config.bootlog_race:
+        for path in (BOOTLOG_RACE_TESTS, BOOTLOG_GATE_MODULE, *(m for _, m, _ in config.bootlog_race)):
+            assert Path(path).exists(), f"{path} missing: run 'make' first"
+        race_args = ["--gate", str(BOOTLOG_GATE_MODULE)]
+        for label, mod, expect in config.bootlog_race:
+            race_args += ["--run", f"{label}={mod}:{expect}"]
+        script += "echo '# suite: bootlog_race'; " + shlex.join([str(BOOTLOG_RACE_TESTS), *race_args]) + " || rc=1; "
     if config.nnc:
         assert NNC_TESTS.exists(), f"{NNC_TESTS} missing: run 'make' first"
         script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
