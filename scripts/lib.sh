@@ -100,7 +100,9 @@ upstream_build_dir() {
 check_modversions() {
 	local ko=$1 kdir=$2
 	grep -q '^CONFIG_MODVERSIONS=y' "$kdir/include/config/auto.conf" || return 0
-	LC_ALL=C readelf -SW "$ko" | grep -Eq ' (__versions|__version_ext_crcs) ' ||
+	local sections
+	sections=$(LC_ALL=C readelf -SW "$ko") || die "readelf cannot read $ko"
+	grep -Eq ' (__versions|__version_ext_crcs) ' <<<"$sections" ||
 		die "$ko has no __versions section although $(basename "$kdir") has CONFIG_MODVERSIONS"
 }
 
