@@ -262,8 +262,9 @@ def guest_run(config: Config) -> GuestRun:
         upstream_module = UPSTREAM_MODULES[config.kernel]
         assert upstream_module.exists(), f"{upstream_module} missing: run 'make'"
         module = ["--module", str(upstream_module)]
-        guest_args += ["--upstream", "1"]
-        nnc_args += ["--upstream", "1"]
+        # The suites know which upstream release they face (--upstream 6.12|7.3).
+        guest_args += ["--upstream", config.kernel]
+        nnc_args += ["--upstream", config.kernel]
     if config.card_opts:
         module += ["--card-opts", config.card_opts]
     if config.module_args:
@@ -276,11 +277,11 @@ def guest_run(config: Config) -> GuestRun:
         script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
     if config.data:
         assert DATA_TESTS.exists(), f"{DATA_TESTS} missing: run 'make' first"
-        data_args = ["--card", "0"] + (["--upstream", "1"] if config.upstream else [])
+        data_args = ["--card", "0"] + (["--upstream", config.kernel] if config.upstream else [])
         script += "echo '# suite: data'; " + shlex.join([str(DATA_TESTS), *data_args]) + " || rc=1; "
     if config.health:
         assert HEALTH_TESTS.exists(), f"{HEALTH_TESTS} missing: run 'make' first"
-        health_args = ["--card", str(config.cards - 1)] + (["--upstream", "1"] if config.upstream else [])
+        health_args = ["--card", str(config.cards - 1)] + (["--upstream", config.kernel] if config.upstream else [])
         script += "echo '# suite: health'; " + shlex.join([str(HEALTH_TESTS), *health_args]) + " || rc=1; "
     script += "exit $rc"
     cmd = [str(TOP / "scripts" / "vm-run"), "--kernel", config.kernel, "--cards", str(config.cards),
