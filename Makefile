@@ -96,4 +96,5 @@ checkpatch:
 
 clean:
 	$(MAKE) -C $$(. scripts/lib.sh; kernel_headers) M=$(CURDIR) clean || true
+	$(MAKE) -C $$(. scripts/lib.sh; kernel_headers) M=$(CURDIR)/tests/guest/kmod clean || true
 	rm -rf build

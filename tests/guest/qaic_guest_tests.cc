@@ -26,10 +26,13 @@
 #include <unistd.h>
 
 #include "driver_under_test.h"
+#include "guest_util.h"
 #include "ktap.h"
 #include "qaic.h"
 
 namespace {
+
+using namespace guest_util;
 
 struct Options {
 	unsigned cards = 1;
@@ -41,8 +44,6 @@ struct Options {
 	std::string firmware = "/lib/firmware/qcom/aic100";
 	std::string module_args; // " p=v ..." for insmod, or empty
 };
-
-constexpr double kOnlineTimeout = 60; // seconds; TCG guests are slow
 
 // A mapping of one BAR through its sysfs resource file.
 class BarMap {
@@ -149,79 +150,6 @@ double uptime()
 	double u = 0;
 	f >> u;
 	return u;
-}
-
-std::string slurp(const std::string &path)
-{
-	std::ifstream f(path, std::ios::binary);
-	return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-bool spit(const std::string &path, const std::string &data)
-{
-	std::ofstream f(path, std::ios::binary | std::ios::trunc);
-	f.write(data.data(), static_cast<std::streamsize>(data.size()));
-	f.flush();
-	return static_cast<bool>(f);
-}
-
-std::string dmesg()
-{
-	std::string out;
-	FILE *p = popen("dmesg", "r");
-	char buf[4096];
-	size_t n;
-	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
-		out.append(buf, n);
-	if (p)
-		pclose(p);
-	return out;
-}
-
-// A card's current view; re-read because minors change across reloads.
-std::optional<qaic::Card> card_at(const std::string &bdf)
-{
-	for (auto &c : qaic::find_cards())
-		if (c.bdf == bdf)
-			return c;
-	return std::nullopt;
-}
-
-// ONLINE is what upstream qaic and ours both show to users: open() of the
-// accel node succeeds (it gives ENODEV until the NNC exchange is done).
-bool is_online(const std::string &bdf)
-{
-	auto c = card_at(bdf);
-	if (!c || !c->accel_minor)
-		return false;
-	return qaic::Device::open(*c->accel_minor).has_value();
-}
-
-bool wait_for(const std::function<bool()> &cond, double timeout_s)
-{
-	const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-	while (std::chrono::steady_clock::now() < end) {
-		if (cond())
-			return true;
-		std::this_thread::sleep_for(std::chrono::milliseconds(10));
-	}
-	return cond();
-}
-
-bool wait_online(const std::string &bdf, double timeout_s = kOnlineTimeout)
-{
-	return wait_for([&] { return is_online(bdf); }, timeout_s);
-}
-
-// The accel device's debugfs directory (named by PCI address in 6.12, by
-// minor in older kernels).
-std::string debugfs_dir(const qaic::Card &c)
-{
-	for (const std::string &d : {"/sys/kernel/debug/accel/" + c.bdf,
-				    "/sys/kernel/debug/accel/" + std::to_string(c.accel_minor.value_or(-1))})
-		if (std::filesystem::exists(d))
-			return d;
-	return {};
 }
 
 // The MHI controller's soc_reset attribute: a SoC reset the card reports as

@@ -23,6 +23,7 @@ GUEST_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-guest-tests"
 NNC_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-nnc-tests"
 DATA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-data-tests"
 HEALTH_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-health-tests"
+BOOTLOG_RACE_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-bootlog-race-tests"
 
 
 # Guest kernel series (scripts/vm-run --kernel): Debian 12's 6.12 and
@@ -30,6 +31,11 @@ HEALTH_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-health-tests"
 KERNELS = ("6.12", "7.3")
 UPSTREAM_MODULES = {"6.12": BUILD / "upstream" / "qaic.ko", "7.3": BUILD / "upstream-7.3" / "qaic.ko"}
 UPSTREAM_MODULE = UPSTREAM_MODULES["6.12"]
+# Upstream's qaic with our fixes for its bugs (patches/upstream).
+UPSTREAM_PATCHED_MODULE = BUILD / "upstream-patched" / "qaic.ko"
+OUR_MODULE = TOP / "drivers" / "accel" / "qaic" / "qaic.ko"
+# The reproducer's test module (tests/guest/kmod/qaic_bootlog_gate.c).
+BOOTLOG_GATE_MODULE = TOP / "tests" / "guest" / "kmod" / "qaic_bootlog_gate.ko"
 
 
 # The NNC suite's cases (tests/guest/qaic_nnc_tests.cc), in order.
@@ -60,6 +66,10 @@ HEALTH_CASES = ["mailbox_present", "hwmon_sensors_follow_injections", "hwmon_pow
 HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
                          "upstream_ras_sensor_injections_ignored", "upstream_ue_syserr_recovery"]
 
+# The boot-log race reproducer's cases per run (tests/guest/qaic_bootlog_race_tests.cc).
+BOOTLOG_RACE_RUN_CASES = ["reproducer_armed", "driver_loaded", "outcome"]
+BOOTLOG_RACE_CLEAN_CASES = BOOTLOG_RACE_RUN_CASES + ["unloaded"]
+
 # A guest runs the suites one after the other, each introduced by this line.
 SUITE_MARK = re.compile(r"^# suite: (\S+)$")
 
@@ -75,10 +85,16 @@ class Config:
     data: bool = False      # then the data-path suite (on card 0)
     health: bool = False    # then the health suite (on the last card; needs test-mailbox=on)
     module_args: str = ""   # driver parameters (vm-run --module-args)
+    boot: bool = True       # load a driver at boot and run the boot suite
+    # The boot-log race reproducer's runs, in order: (label, module, expect),
+    # expect one of "clean", "clean-nogate", "oops" (docs/upstream-bugs.md).
+    bootlog_race: tuple = ()
     kernel: str = "6.12"    # guest kernel series (vm-run --kernel)
 
     @property
     def driver(self):
+        if self.bootlog_race:
+            return "/".join(label for label, _, _ in self.bootlog_race)
         return "upstream" if self.upstream else "ours"
 
     @property
@@ -86,7 +102,8 @@ class Config:
         return "crc=on" in self.card_opts.split(",")
 
     def suites(self):
-        return (["boot"] + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
+        return ((["boot"] if self.boot else []) + (["bootlog_race"] if self.bootlog_race else [])
+                + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
                 + (["health"] if self.health else []))
 
     def expected_cases(self, suite="boot"):
@@ -96,6 +113,9 @@ class Config:
             return list(DATA_CASES)
         if suite == "health":
             return list(HEALTH_UPSTREAM_CASES if self.upstream else HEALTH_CASES)
+        if suite == "bootlog_race":
+            return [f"{label}_{c}" for label, _, expect in self.bootlog_race
+                    for c in (BOOTLOG_RACE_RUN_CASES if expect == "oops" else BOOTLOG_RACE_CLEAN_CASES)]
         names = ["cards_enumerated", "cards_online"]
         for i in range(self.cards):
             names += [f"card{i}_{c}" for c in (
@@ -121,6 +141,13 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
            Config("upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True, data=True,
                   health=True),
            Config("1card-1msi-polling", 1, 1, data=True, module_args="datapath_polling=1"),
+           # Upstream's boot-log teardown race, made certain (docs/upstream-bugs.md):
+           # our driver and upstream's with our patch survive it; upstream's
+           # 6.12 oopses, last, as the guest's MHI state worker never returns.
+           Config("bootlog-race", 1, 1, card_opts="test-mailbox=on", boot=False,
+                  bootlog_race=(("ours", OUR_MODULE, "clean-nogate"),
+                                ("upstream_patched", UPSTREAM_PATCHED_MODULE, "clean"),
+                                ("upstream", UPSTREAM_MODULE, "oops"))),
            # The 7.3 guest: our driver (the same module source, built for 7.3)
            # with every suite, on two cards behind the IOMMU with the test
            # mailbox, and on one card asking for CRCs; upstream 7.3's qaic
@@ -258,6 +285,8 @@ def guest_run(config: Config) -> GuestRun:
     module = []
     guest_args = ["--cards", str(config.cards), "--msi", str(config.msi)]
     nnc_args = ["--card", "0", "--crc", "1" if config.crc else "0"]
+    if not config.boot:
+        module = ["--module", "none"]
     if config.upstream:
         upstream_module = UPSTREAM_MODULES[config.kernel]
         assert upstream_module.exists(), f"{upstream_module} missing: run 'make'"
@@ -271,7 +300,16 @@ def guest_run(config: Config) -> GuestRun:
         module += ["--module-args", config.module_args]
     # The boot suite first: its "online" note times the boot, and its
     # reload and reset cases leave the card ONLINE again.
-    script = "echo '# suite: boot'; " + shlex.join([str(GUEST_TESTS), *guest_args]) + "; rc=$?; "
+    script = "rc=0; "
+    if config.boot:
+        script += "echo '# suite: boot'; " + shlex.join([str(GUEST_TESTS), *guest_args]) + " || rc=1; "
+    if config.bootlog_race:
+        for path in (BOOTLOG_RACE_TESTS, BOOTLOG_GATE_MODULE, *(m for _, m, _ in config.bootlog_race)):
+            assert Path(path).exists(), f"{path} missing: run 'make' first"
+        race_args = ["--gate", str(BOOTLOG_GATE_MODULE)]
+        for label, mod, expect in config.bootlog_race:
+            race_args += ["--run", f"{label}={mod}:{expect}"]
+        script += "echo '# suite: bootlog_race'; " + shlex.join([str(BOOTLOG_RACE_TESTS), *race_args]) + " || rc=1; "
     if config.nnc:
         assert NNC_TESTS.exists(), f"{NNC_TESTS} missing: run 'make' first"
         script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
@@ -347,7 +385,7 @@ def pytest_generate_tests(metafunc):
 # a guest's run as a whole (no crash, complete suites, clean serial log, no
 # sanitizer report).
 _outcomes = {}
-ALL_SUITES = ("boot", "nnc", "data", "health")
+ALL_SUITES = ("boot", "bootlog_race", "nnc", "data", "health")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -378,13 +416,13 @@ def _cell(counts):
 def result_matrix():
     """One row per configuration that ran: kernel, driver, configuration,
     then each suite's pass/fail (with counts) and the run-wide checks."""
-    header = ("kernel", "driver", "configuration", *ALL_SUITES, "run checks")
+    ran = [c for c in CONFIGS if any(name == c.name for name, _ in _outcomes)]
+    suites = [s for s in ALL_SUITES if any(s in c.suites() for c in ran)]
+    header = ("kernel", "driver", "configuration", *suites, "run checks")
     rows = [header]
-    for config in CONFIGS:
-        if not any(name == config.name for name, _ in _outcomes):
-            continue
+    for config in ran:
         rows.append((config.kernel, config.driver, config.name,
-                     *(_cell(_outcomes.get((config.name, suite))) for suite in ALL_SUITES),
+                     *(_cell(_outcomes.get((config.name, suite))) for suite in suites),
                      _cell(_outcomes.get((config.name, "run")))))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]

@@ -2,9 +2,19 @@
 """One pytest item per KTAP case of the in-guest suites, per configuration,
 plus checks on the run as a whole."""
 
+import re
+
 import pytest
 
 from conftest import ALARMING, guest_run, sanitizer_report
+
+
+# Kernel trouble that is a known bug of upstream's driver: the failure says
+# which and where it is written up.
+KNOWN_UPSTREAM_BUGS = [
+    (re.compile(r"Workqueue: qaic_bootlog bootlog_log|bootlog_log\+0x"),
+     "upstream qaic's boot-log teardown race (docs/upstream-bugs.md; patches/upstream/0001-*)"),
+]
 
 
 def test_ktap_case(config, suite, case):
@@ -38,8 +48,18 @@ def test_suite_complete(config):
 def test_serial_log_clean(config):
     run = guest_run(config)
     assert run.serial_log, "no serial log"
-    bad = [line for line in run.serial_log.splitlines() if ALARMING.search(line)]
-    assert not bad, "alarming kernel messages:\n" + "\n".join(bad[:20])
+    log = run.serial_log
+    oops_runs = [label for label, _, expect in config.bootlog_race if expect == "oops"]
+    if oops_runs:
+        # The reproducer's run of a driver with the known bug ends in its
+        # oops (its outcome case checks that oops); before it, all is clean.
+        marker = f"aic100-test: {oops_runs[0]}: boot-log race reproducer armed"
+        assert marker in log, f"no '{marker}' in the serial log"
+        log = log[:log.index(marker)]
+    bad = [line for line in log.splitlines() if ALARMING.search(line)]
+    known = [what for pattern, what in KNOWN_UPSTREAM_BUGS if pattern.search(log)]
+    assert not bad, ("known bug: " + "; ".join(known) + "\n" if known else "") + \
+        "alarming kernel messages:\n" + "\n".join(bad[:20])
 
 
 def test_no_sanitizer_report(config):

@@ -17,7 +17,7 @@ namespace {
 constexpr char kUsage[] = "known: syserr; crash dbc=N|nsp=N [hold=1] [reason=TEXT]; ssr release; "
 			  "ras ce|ue|ue_nf source=S [addr=A] [nsp=N] [temp=MC] [threshold=T]; "
 			  "sensor soc_temp|board_temp|ddr_temp|board_power=VALUE|auto; "
-			  "bootlog hold [ack_delay_ms=MS]|normal";
+			  "bootlog hold [release=reset|handover] [ack_delay_ms=MS]|normal";
 
 std::optional<int64_t> number(const std::string &s, int64_t lo, int64_t hi)
 {
@@ -211,9 +211,16 @@ std::string Device::run_injection(const std::string &command)
 			return {};
 		}
 		if (mode != "hold")
-			return "bootlog: give hold [ack_delay_ms=0..1000] or normal";
+			return "bootlog: give hold [release=reset|handover] [ack_delay_ms=0..1000] or normal";
 		uint64_t delay_ms = 0;
+		Sbl::Release release = Sbl::Release::AtChannelReset;
 		for (const auto &[key, value] : a) {
+			if (key == "release") {
+				if (value != "reset" && value != "handover")
+					return "bootlog hold: release=" + value + " (reset or handover)";
+				release = value == "reset" ? Sbl::Release::AtChannelReset : Sbl::Release::AtHandover;
+				continue;
+			}
 			if (key != "ack_delay_ms")
 				return "bootlog hold: unknown argument " + key + "=";
 			const auto v = number(value, 0, int64_t(Mhi::kMaxResetAckDelayNs / 1'000'000));
@@ -221,7 +228,7 @@ std::string Device::run_injection(const std::string &command)
 				return "bootlog hold: ack_delay_ms=" + value + " (0..1000)";
 			delay_ms = uint64_t(*v);
 		}
-		sbl.hold_log(delay_ms * 1'000'000);
+		sbl.hold_log(delay_ms * 1'000'000, release);
 		return {};
 	}
 	return "unknown fault '" + command + "' (" + kUsage + ")";

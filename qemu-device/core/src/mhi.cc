@@ -668,6 +668,8 @@ void Mhi::channel_doorbell(unsigned ch, uint64_t wp)
 		return;
 	}
 	c.wp = wp;
+	// Counted before the card fills any of them: see dl_unreturned().
+	c.posted_high = std::max(c.posted_high, posted(c));
 	service_channel(ch);
 }
 
@@ -786,10 +788,22 @@ size_t Mhi::dl_backlog(unsigned ch) const
 	return ch < kNumChannels ? channels_[ch].out.size() : 0;
 }
 
+size_t Mhi::posted(const Channel &c)
+{
+	return static_cast<size_t>((c.wp + c.geo.len - c.rp) % c.geo.len / mhi::kElementSize);
+}
+
+size_t Mhi::dl_unreturned(unsigned ch) const
+{
+	if (ch >= kNumChannels || !channels_[ch].running || !channels_[ch].inbound)
+		return 0;
+	const Channel &c = channels_[ch];
+	return c.posted_high - std::min(c.posted_high, posted(c));
+}
+
 void Mhi::service_dl(unsigned ch)
 {
 	const uint64_t epoch = epoch_;
-	bool sent = false;
 	for (;;) {
 		Channel &c = channels_[ch];
 		if (epoch != epoch_ || !c.running)
@@ -824,10 +838,11 @@ void Mhi::service_dl(unsigned ch)
 		}
 		const uint64_t tre = c.rp;
 		c.rp = c.geo.next(c.rp);
-		sent = true;
 		post(c.er, mhi::transfer_event(tre, code, static_cast<uint32_t>(n), ch), !(e.dword1 & mhi::kTreBei));
 	}
-	if (sent && channels_[ch].out.empty() && fn_)
+	// Also when nothing was sent: a host posting buffers again is how the
+	// firmware learns that it has read what it was sent.
+	if (channels_[ch].out.empty() && fn_)
 		fn_->dl_drained(ch);
 }
 

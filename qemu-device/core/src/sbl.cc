@@ -99,13 +99,19 @@ uint64_t Sbl::channel_resetting(unsigned ch)
 {
 	if (ch != chan::kLoggingDl || !hold_armed_ || held_.empty())
 		return 0;
-	// The host is taking the channel down: everything held goes out now,
-	// one line per buffer the host still has posted; what finds no buffer
-	// is dropped with the channel.
+	// The host is taking the channel down: everything held goes out now.
+	send_held_lines("at the host's channel reset");
+	return hold_ack_delay_ns_;
+}
+
+// One line per buffer the host has posted; what finds no buffer is lost with
+// the channel.
+void Sbl::send_held_lines(const char *when)
+{
 	std::deque<std::string> lines;
 	lines.swap(held_);
-	lines.push_front("SBL: " + std::to_string(lines.size()) +
-			 " log lines held by test injection, released at the host's channel reset");
+	lines.push_front("SBL: " + std::to_string(lines.size()) + " log lines held by test injection, released " +
+			 when);
 	hold_armed_ = false;
 	host_.trace(lines.front().c_str());
 	for (const std::string &l : lines) {
@@ -114,13 +120,13 @@ uint64_t Sbl::channel_resetting(unsigned ch)
 		if (!mhi_.send(chan::kLoggingDl, std::move(msg)))
 			break;
 	}
-	return hold_ack_delay_ns_;
 }
 
-void Sbl::hold_log(uint64_t ack_delay_ns)
+void Sbl::hold_log(uint64_t ack_delay_ns, Release release)
 {
 	hold_armed_ = true;
 	hold_ack_delay_ns_ = ack_delay_ns;
+	hold_release_ = release;
 }
 
 void Sbl::stop_holding_log()
@@ -247,11 +253,19 @@ void Sbl::maybe_hand_over()
 {
 	if (!running_ || !images_done_)
 		return;
+	// Owed until the host has read every line: its logging client posts
+	// each buffer again once it has taken the line out (upstream 6.12 does
+	// that from a work item, and tears the channel down under it if the
+	// card moves on first: docs/upstream-bugs.md).
 	const bool log_owed = mhi_.channel_running(chan::kLoggingDl) &&
-			      (mhi_.dl_backlog(chan::kLoggingDl) || !log_queue_.empty());
+			      (mhi_.dl_backlog(chan::kLoggingDl) || !log_queue_.empty() ||
+			       mhi_.dl_unreturned(chan::kLoggingDl));
 	const bool time_owed = mhi_.channel_running(chan::kTimesyncDl) && !timesync_done_;
-	if ((log_owed || time_owed) && host_.now_ns() < handover_deadline_)
+	const bool release_held = hold_armed_ && hold_release_ == Release::AtHandover;
+	if (((log_owed && !release_held) || time_owed) && host_.now_ns() < handover_deadline_)
 		return;
+	if (release_held && mhi_.channel_running(chan::kLoggingDl))
+		send_held_lines("as the SBL hands over to AMSS");
 	std::vector<LoadedImage> images = sahara_->images();
 	running_ = false;
 	handover_deadline_ = HostInterface::kNoDeadline;

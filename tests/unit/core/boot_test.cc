@@ -467,6 +467,28 @@ TEST_F(BootTest, HeldBootLogGoesOutAtTheHostsChannelResetBeforeItsAcknowledgemen
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
+TEST_F(BootTest, HoldReleasedAtHandoverGoesOutAsTheSblLeavesWithoutWaitingForTheHost)
+{
+	// The reproducer of upstream's boot-log race (docs/upstream-bugs.md):
+	// the last lines arrive as the logging client is being removed.
+	make(false);
+	ASSERT_EQ(dev->inject("bootlog hold release=handover"), "");
+	mhi->keep_buffers = {13}; // a host still busy with what it was sent
+	boot_to_sbl(31);
+	run_sbl();
+	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_EQ(host.clock_ns, 0u) << "no grace period ran";
+	ASSERT_FALSE(all_log.empty());
+	EXPECT_NE(all_log.front().find("log lines held by test injection, released as the SBL hands over to AMSS"),
+		  std::string::npos)
+		<< all_log.front();
+	EXPECT_TRUE(has(all_log, "SBL: all images loaded; starting AMSS"));
+	EXPECT_FALSE(dev->boot().sbl().log_held()) << "one release per arming";
+	// The channel went with the SBL.
+	EXPECT_FALSE(dev->mhi().channel_running(13));
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
 TEST_F(BootTest, HeldLinesThatFindNoHostBufferAreDropped)
 {
 	make(false);
@@ -831,12 +853,55 @@ TEST_F(BootTest, OneEventLoopPassReadsABoundedAmountOfUlData)
 		const uint64_t read = host.dma_read_bytes - before;
 		before = host.dma_read_bytes;
 		EXPECT_LE(read, Mhi::kUlBudgetBytes) << "pass " << passes;
-		if (host.dma_read_bytes < total)
+		if (host.dma_read_bytes < total) {
 			EXPECT_GT(host.kicks.load(), kicks) << "pass " << passes << " left work without asking for more";
+		}
 	}
 	EXPECT_EQ(host.dma_read_bytes, total);
 	EXPECT_EQ(passes, unsigned((total + Mhi::kUlBudgetBytes - 1) / Mhi::kUlBudgetBytes));
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, SblStartsAmssOnlyOnceTheHostPostedEveryLogBufferAgain)
+{
+	// A logging client that gives a buffer back only after it has taken
+	// the line out (upstream's does it from a work item, and oopses if the
+	// channel is torn down first): until every buffer is back, the line is
+	// still being read, and the SBL stays.
+	make(false);
+	mhi->keep_buffers = {13};
+	boot_to_sbl(31);
+	run_sbl();
+	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "still in SBL";
+	ASSERT_TRUE(has(all_log, "starting AMSS")) << all_log.size() << " lines";
+	const size_t filled = all_log.size();
+	ASSERT_GE(filled, 5u);
+	EXPECT_EQ(dev->mhi().dl_unreturned(13), filled);
+	// All but one given back: still waiting.
+	mhi->queue_dl(13, 512, static_cast<unsigned>(filled - 1));
+	mhi->settle();
+	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "one line still unread";
+	EXPECT_EQ(dev->mhi().dl_unreturned(13), 1u);
+	mhi->queue_dl(13, 512, 1);
+	mhi->settle();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, SblStopsWaitingForItsLogBuffersAfterTheGracePeriod)
+{
+	// A host that never gives the buffers back does not keep the card in
+	// the SBL for ever.
+	make(false);
+	mhi->keep_buffers = {13};
+	boot_to_sbl(31);
+	run_sbl();
+	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	ASSERT_TRUE(has(all_log, "starting AMSS")) << all_log.size() << " lines";
+	EXPECT_EQ(host.deadline, Sbl::kHandoverGraceNs) << "the SBL asked to be woken when its grace ends";
+	mhi->fire_timer();
+	mhi->settle();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
 }
 
 TEST_F(BootTest, SblKeepsItsBootLogForABusyHostThatReadsLate)

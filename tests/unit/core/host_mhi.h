@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,7 @@ public:
 	}
 	template <typename T> T get_obj(uint64_t addr)
 	{
-		T t;
+		T t{};
 		h_.peek(addr, &t, sizeof(t));
 		return t;
 	}
@@ -243,6 +244,7 @@ public:
 	// Command completions ("cmd") and DL completions ("rx<ch>") as handled.
 	std::vector<std::string> order;
 	bool requeue = true; // give DL buffers back after each completion
+	std::set<unsigned> keep_buffers; // DL channels whose buffers are not given back
 	uint32_t intmod_ms = 0;
 
 	std::vector<uint8_t> pop(unsigned ch)
@@ -309,7 +311,7 @@ private:
 			rx_codes[ch].push_back(code);
 			const uint32_t len = it->second.second;
 			c.bufs.erase(it);
-			if (requeue) {
+			if (requeue && !keep_buffers.count(ch)) {
 				const uint64_t buf = alloc(len, 8);
 				add_tre(c, buf, len, mhi::kTreIeot);
 				c.bufs[c.last] = {buf, len};

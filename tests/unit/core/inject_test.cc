@@ -103,7 +103,8 @@ TEST(Inject, BootlogHoldTakesABoundedAckDelayAndRefusesTheRest)
 	Device dev(host, cfg);
 	const Sbl &sbl = dev.boot().sbl();
 	const std::pair<const char *, const char *> refused[] = {
-		{"bootlog", "give hold [ack_delay_ms=0..1000] or normal"},
+		{"bootlog", "give hold [release=reset|handover] [ack_delay_ms=0..1000] or normal"},
+		{"bootlog hold release=later", "release=later (reset or handover)"},
 		{"bootlog keep", "give hold"},
 		{"bootlog hold ack_delay_ms=1001", "ack_delay_ms=1001 (0..1000)"},
 		{"bootlog hold ack_delay_ms=-1", "(0..1000)"},
@@ -119,6 +120,8 @@ TEST(Inject, BootlogHoldTakesABoundedAckDelayAndRefusesTheRest)
 		EXPECT_FALSE(sbl.log_held()) << cmd << ": a refused command changes nothing";
 	}
 	EXPECT_EQ(dev.inject("bootlog hold ack_delay_ms=1000"), "");
+	EXPECT_EQ(dev.inject("bootlog hold release=handover"), "");
+	EXPECT_EQ(dev.inject("bootlog hold release=reset ack_delay_ms=5"), "");
 	EXPECT_TRUE(sbl.log_held());
 	EXPECT_EQ(dev.inject("bootlog normal"), "");
 	EXPECT_FALSE(sbl.log_held());

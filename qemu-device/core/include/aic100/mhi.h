@@ -54,7 +54,9 @@ public:
 	virtual void channel_stopped(unsigned ch) = 0;
 	// One complete transfer descriptor (a chain of TREs) on UL channel `ch`.
 	virtual void ul_message(unsigned ch, std::span<const uint8_t> data) = 0;
-	// Every message queued on DL channel `ch` has reached the host.
+	// Every message queued on DL channel `ch` has reached the host: after
+	// the last one went out, and whenever the host posts buffers while
+	// nothing is queued (see dl_unreturned()).
 	virtual void dl_drained(unsigned ch) { (void)ch; }
 };
 
@@ -83,6 +85,11 @@ public:
 	// when the channel is not running or its queue is full.
 	bool send(unsigned ch, std::vector<uint8_t> msg, bool may_split = false);
 	size_t dl_backlog(unsigned ch) const;
+	// Buffers of DL channel `ch` that the card filled and the host has not
+	// posted again: the most it had posted at once since the channel
+	// started, less what it has posted now. Zero once a host that reposts
+	// each buffer after reading it has read everything.
+	size_t dl_unreturned(unsigned ch) const;
 	// The firmware stops serving `ch` (its EE is over); queued data is lost.
 	void retire_channel(unsigned ch);
 	bool channel_running(unsigned ch) const;
@@ -137,6 +144,7 @@ private:
 		std::deque<Outgoing> out;
 		size_t out_offset = 0;
 		size_t out_bytes = 0; // of every message in `out`
+		size_t posted_high = 0; // most buffers posted at once (DL)
 	};
 
 	uint32_t read32(uint32_t offset);
@@ -146,6 +154,7 @@ private:
 	void write_ctrl(uint32_t value);
 	uint32_t status_reg() const;
 	void channel_doorbell(unsigned ch, uint64_t wp);
+	static size_t posted(const Channel &c); // TREs between RP and WP
 
 	void mhi_reset_from_host();
 	void drop_channels();

@@ -62,12 +62,18 @@ public:
 
 	// Test injection "bootlog hold" (docs/health.md): from now on, in this
 	// boot and later ones, the SBL keeps its boot-log lines instead of
-	// sending them. When the host resets QAIC_LOGGING (it does when it
-	// removes its logging client, e.g. as the card enters AMSS), the held
-	// lines go out at once into the buffers the host still has posted, and
-	// the reset is acknowledged `ack_delay_ns` later. One release per
-	// arming; the SBL keeps the channel past its handover for it.
-	void hold_log(uint64_t ack_delay_ns);
+	// sending them, and sends them all at once, into the buffers the host
+	// has posted, at the release point:
+	//  - AtChannelReset: when the host resets QAIC_LOGGING (it does when it
+	//    removes its logging client while the SBL runs); the reset is
+	//    acknowledged `ack_delay_ns` later. If the SBL hands over first, it
+	//    keeps the channel past its handover for this.
+	//  - AtHandover: as the SBL hands over to AMSS, without waiting for the
+	//    host to read them: the host's logging client is removed for the
+	//    EE change while those lines are still on their way through it.
+	// One release per arming.
+	enum class Release { AtChannelReset, AtHandover };
+	void hold_log(uint64_t ack_delay_ns, Release release = Release::AtChannelReset);
 	// "bootlog normal": stop holding; what is held is sent as usual.
 	void stop_holding_log();
 	bool log_held() const { return hold_armed_; }
@@ -87,6 +93,7 @@ private:
 
 	void log(const std::string &line);
 	void flush_log();
+	void send_held_lines(const char *when);
 	void maybe_start_sahara();
 	void send_timesync_request();
 	void maybe_hand_over();
@@ -103,6 +110,7 @@ private:
 	uint64_t handover_deadline_ = HostInterface::kNoDeadline;
 	std::deque<std::string> log_queue_; // not yet sent
 	bool hold_armed_ = false;           // survives reboots until released
+	Release hold_release_ = Release::AtChannelReset;
 	uint64_t hold_ack_delay_ns_ = 0;
 	std::deque<std::string> held_;      // kept back by the hold, this boot
 	std::vector<std::string> history_;  // everything logged this boot

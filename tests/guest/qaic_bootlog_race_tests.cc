@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The reproducer of upstream qaic's boot-log teardown race
+// (docs/upstream-bugs.md), reported as KTAP.
+//
+// Usage: qaic-bootlog-race-tests --gate GATE.ko --run LABEL=MODULE.ko:EXPECT
+//                                [--run ...]
+// The guest starts with no qaic module loaded (vm-run --module none) and
+// card 0 has test-mailbox=on. Each run, in order:
+//   1. arms the card's "bootlog hold release=handover" (its SBL keeps its
+//      boot-log lines and sends them all as it hands over to AMSS, without
+//      waiting for the host to read them, so they are still on their way
+//      through the host's logging client when the MHI core removes that
+//      client for the EE change), and loads the gate module
+//      (tests/guest/kmod), which holds any "qaic_bootlog" workqueue's work
+//      until its owner flushes it;
+//   2. loads MODULE;
+//   3. waits for the card to come ONLINE or for an oops, and checks what
+//      EXPECT says: "oops" (the upstream bug: the late work item queues a
+//      buffer on the torn down channel), "clean" (a driver with a boot-log
+//      workqueue, which the gate held, and no oops) or "clean-nogate" (a
+//      driver without such a workqueue; nothing to hold);
+//   4. after a clean run, unloads MODULE and resets the card, so that the
+//      next run starts afresh from the card's PBL.
+// An oops run must be the last one: the guest's MHI state worker never
+// comes back from it.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "guest_util.h"
+#include "ktap.h"
+#include "mailbox.h"
+#include "qaic.h"
+
+namespace {
+
+using namespace guest_util;
+
+struct Run {
+	std::string label, module, expect;
+};
+
+struct Options {
+	std::string gate;
+	std::vector<Run> runs;
+};
+
+constexpr const char *kGateParams = "/sys/module/qaic_bootlog_gate/parameters/";
+// Long enough for a loaded TCG guest to take the card from PBL to ONLINE.
+constexpr double kOutcomeTimeout = 240;
+
+// What the card's SBL logs in every boot (as the boot suite's bootlog case).
+const char *const kBootLogLines[] = {"SBL: sbl 1.0.0.1 started", "fw1.bin: qsm", "fw2.bin: nsp", "SHA-256 ok",
+				     "time synchronised with the host", "starting AMSS"};
+
+struct GateCounts {
+	long gated = 0, held = 0, opened = 0, timed_out = 0, windows = 0, missed = 0, cut_short = 0;
+
+	GateCounts operator-(const GateCounts &o) const
+	{
+		return {gated - o.gated,     held - o.held,       opened - o.opened,      timed_out - o.timed_out,
+			windows - o.windows, missed - o.missed, cut_short - o.cut_short};
+	}
+};
+
+GateCounts gate_counts()
+{
+	auto get = [](const char *name) { return std::atol(qaic::read_attr(std::string(kGateParams) + name).c_str()); };
+	return {get("gated"), get("held"), get("opened_by_teardown") + get("opened_by_flush"), get("timed_out"),
+		get("windows"), get("missed"), get("cut_short")};
+}
+
+int shell(const std::string &cmd)
+{
+	const int st = std::system(cmd.c_str());
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// A line in the kernel log, so that the serial log shows where each run
+// starts (the harness accepts an expected oops only after this line).
+void kmsg(const std::string &line)
+{
+	const int fd = ::open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	const std::string text = "aic100-test: " + line + "\n";
+	(void)!::write(fd, text.data(), text.size());
+	::close(fd);
+}
+
+// The kernel's report of trouble in `log`, from its first line, or "".
+std::string oops_in(const std::string &log)
+{
+	for (const char *pat : {"BUG:", "Oops", "general protection", "WARNING:", "Call Trace"}) {
+		size_t at = log.find(pat);
+		if (at == std::string::npos)
+			continue;
+		at = log.rfind('\n', at);
+		return log.substr(at == std::string::npos ? 0 : at + 1, 3000);
+	}
+	return {};
+}
+
+// `text` as KTAP diagnostic lines (each one prefixed by the note's "# ").
+std::string as_diagnostic(const std::string &text)
+{
+	std::string out;
+	for (char c : text)
+		out += c == '\n' ? std::string("\n    # ") : std::string(1, c);
+	return out;
+}
+
+void add_run(ktap::Suite &s, const Options &o, const Run &r)
+{
+	// Shared by the run's cases: where the kernel log stood when it began,
+	// and the gate's counters then.
+	struct State {
+		size_t mark = 0;
+		GateCounts before;
+		bool loaded = false;
+		std::string bdf;
+	};
+	auto st = std::make_shared<State>();
+
+	s.add(r.label + "_reproducer_armed", [=](ktap::Case &t) {
+		auto cards = qaic::find_cards();
+		if (cards.empty()) {
+			t.expect(false, "no card");
+			return;
+		}
+		st->bdf = cards[0].bdf;
+		t.expect(cards[0].driver.empty(), "card %s is bound to '%s' before the run", st->bdf.c_str(),
+			 cards[0].driver.c_str());
+		qaic::Mailbox mb(st->bdf);
+		const std::string err = mb.run("bootlog hold release=handover");
+		t.expect(err.empty(), "bootlog hold release=handover: %s", err.c_str());
+		// The gate probes the MHI core, so mhi goes first.
+		t.expect(shell("modprobe -a drm mhi") == 0, "modprobe drm mhi failed");
+		if (qaic::read_attr(std::string(kGateParams) + "gated").empty())
+			t.expect(shell("insmod " + o.gate) == 0, "insmod %s failed", o.gate.c_str());
+		st->before = gate_counts();
+		kmsg(r.label + ": boot-log race reproducer armed; loading " + r.module);
+		st->mark = dmesg().size();
+	});
+
+	s.add(r.label + "_driver_loaded", [=](ktap::Case &t) {
+		st->loaded = shell("insmod " + r.module) == 0;
+		t.expect(st->loaded, "insmod %s failed", r.module.c_str());
+	});
+
+	s.add(r.label + "_outcome", [=](ktap::Case &t) {
+		if (!st->loaded) {
+			t.expect(false, "the driver is not loaded");
+			return;
+		}
+		std::string since, oops;
+		bool online = false;
+		wait_for([&] {
+			const std::string log = dmesg();
+			since = log.substr(std::min(st->mark, log.size()));
+			oops = oops_in(since);
+			online = is_online(st->bdf);
+			return online || !oops.empty();
+		}, kOutcomeTimeout);
+		if (r.expect == "oops" && oops.empty()) {
+			// An oops may follow ONLINE by a moment: the late work items run
+			// only once the logging client's remove() flushes them.
+			wait_for([&] {
+				const std::string log = dmesg();
+				oops = oops_in(log.substr(std::min(st->mark, log.size())));
+				return !oops.empty();
+			}, 30);
+		}
+		const GateCounts d = gate_counts() - st->before;
+		t.note("%s: ONLINE %s; gate: %ld workqueue(s) gated, %ld work item(s) held, %ld gate(s) opened, "
+		       "%ld timed out; %ld work item(s) inside mhi_queue() as the removal began (%ld of them "
+		       "outwaited it), %ld removal(s) with none", r.label.c_str(), online ? "yes" : "no", d.gated,
+		       d.held, d.opened, d.timed_out, d.windows, d.cut_short, d.missed);
+		t.expect(d.timed_out == 0, "a gate timed out: nobody tore the channel down or flushed the workqueue");
+		if (r.expect == "oops") {
+			t.expect(!oops.empty(), "no oops: the boot-log work survived the teardown (upstream fixed?)");
+			t.expect(oops.find("mhi_queue") != std::string::npos && oops.find("bootlog_log") != std::string::npos,
+				 "the oops is not upstream's bootlog_log -> mhi_queue_buf on the torn down channel");
+			t.expect(d.windows > 0, "no work item was inside mhi_queue() as the removal began");
+			t.note("the expected oops (upstream bug, docs/upstream-bugs.md):\n    # %s",
+			       as_diagnostic(oops).c_str());
+			return;
+		}
+		t.expect(online, "%s not ONLINE after %.0f s", st->bdf.c_str(), kOutcomeTimeout);
+		t.expect(oops.empty(), "kernel trouble:\n    # %s", as_diagnostic(oops).c_str());
+		if (r.expect == "clean") {
+			t.expect(d.gated > 0 && d.held > 0 && d.opened > 0,
+				 "the reproducer's condition was not met: no boot-log work was held until the teardown");
+		} else {
+			t.expect(d.gated == 0, "the driver made a qaic_bootlog workqueue (expected none)");
+		}
+		// The lines the card held until the channel's reset reached the log.
+		auto c = card_at(st->bdf);
+		const std::string dir = c ? debugfs_dir(*c) : std::string();
+		const std::string log = dir.empty() ? std::string() : slurp(dir + "/bootlog");
+		for (const char *want : kBootLogLines)
+			t.expect(log.find(want) != std::string::npos, "boot log lacks '%s'", want);
+		if (t.failed())
+			t.note("boot log:\n    # %s", as_diagnostic(log).c_str());
+	});
+
+	if (r.expect == "oops")
+		return;
+	s.add(r.label + "_unloaded", [=](ktap::Case &t) {
+		t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
+		// Left alone, the card stays in AMSS and the next driver finds it
+		// there, with no SBL and no boot log: a function reset takes it back
+		// to its PBL.
+		t.expect(spit("/sys/bus/pci/devices/" + st->bdf + "/reset", "1"), "reset of %s failed",
+			 st->bdf.c_str());
+		qaic::Mailbox mb(st->bdf);
+		const std::string err = mb.run("bootlog normal");
+		t.expect(err.empty(), "bootlog normal: %s", err.c_str());
+		const std::string trouble = oops_in(dmesg().substr(std::min(st->mark, dmesg().size())));
+		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
+	});
+}
+
+bool parse(int argc, char **argv, Options &o)
+{
+	for (int i = 1; i + 1 < argc; i += 2) {
+		const std::string k = argv[i], v = argv[i + 1];
+		if (k == "--gate") {
+			o.gate = v;
+		} else if (k == "--run") {
+			const size_t eq = v.find('='), colon = v.rfind(':');
+			if (eq == std::string::npos || colon == std::string::npos || colon < eq)
+				return false;
+			Run r{v.substr(0, eq), v.substr(eq + 1, colon - eq - 1), v.substr(colon + 1)};
+			if (r.expect != "oops" && r.expect != "clean" && r.expect != "clean-nogate")
+				return false;
+			o.runs.push_back(r);
+		} else {
+			return false;
+		}
+	}
+	if (argc % 2 == 0 || o.gate.empty() || o.runs.empty())
+		return false;
+	for (size_t i = 0; i + 1 < o.runs.size(); i++)
+		if (o.runs[i].expect == "oops")
+			return false; // nothing can follow an oops
+	return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Options o;
+	if (!parse(argc, argv, o)) {
+		std::fprintf(stderr, "usage: %s --gate GATE.ko --run LABEL=MODULE.ko:oops|clean|clean-nogate "
+				     "[--run ...] (an oops run last)\n", argv[0]);
+		return 2;
+	}
+	ktap::Suite s;
+	for (const Run &r : o.runs)
+		add_run(s, o, r);
+	return s.run() ? 1 : 0;
+}
