@@ -50,14 +50,61 @@ sanitizer_env() {
 QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
 KERNEL_CACHE=$AIC_CACHE/kernel
 
-# The guest kernel release chosen by setup (e.g. 6.12.117+deb12-amd64).
-kernel_release() {
-	[ -f "$KERNEL_CACHE/current" ] || die "no guest kernel yet: run scripts/setup"
-	cat "$KERNEL_CACHE/current"
+# Guest kernel series: Debian 12's 6.12 (the default) and Debian 13's 7.3
+# from trixie-backports. Setup fetches the newest release of each into
+# $KERNEL_CACHE/<release>/ and names it in $KERNEL_CACHE/current-<series>.
+KERNEL_SERIES_ALL=(6.12 7.3)
+KERNEL_SERIES_DEFAULT=6.12
+check_kernel_series() {
+	case "$1" in 6.12 | 7.3) ;; *) die "kernel series '$1': 6.12 or 7.3" ;; esac
 }
-kernel_root() { echo "$KERNEL_CACHE/$(kernel_release)/root"; }
-kernel_image() { echo "$(kernel_root)/boot/vmlinuz-$(kernel_release)"; }
-kernel_headers() { echo "$KERNEL_CACHE/$(kernel_release)/headers/usr/src/linux-headers-$(kernel_release)"; }
+
+# The release chosen by setup for a series (default 6.12), e.g.
+# 6.12.117+deb12-amd64 or 7.3.4+deb13-amd64.
+kernel_release() {
+	local series=${1:-$KERNEL_SERIES_DEFAULT}
+	check_kernel_series "$series"
+	[ -f "$KERNEL_CACHE/current-$series" ] || die "no $series guest kernel yet: run scripts/setup"
+	cat "$KERNEL_CACHE/current-$series"
+}
+kernel_root() { echo "$KERNEL_CACHE/$(kernel_release "$@")/root"; }
+# Debian 12 installs the image in /boot; Debian 13 in the modules folder.
+kernel_image_in() {
+	local root=$1 rel=$2
+	if [ -f "$root/usr/lib/modules/$rel/vmlinuz" ]; then echo "$root/usr/lib/modules/$rel/vmlinuz"; else
+		echo "$root/boot/vmlinuz-$rel"; fi
+}
+kernel_image() { kernel_image_in "$(kernel_root "$@")" "$(kernel_release "$@")"; }
+kernel_headers() { echo "$KERNEL_CACHE/$(kernel_release "$@")/headers/usr/src/linux-headers-$(kernel_release "$@")"; }
+# Debian 13's kbuild tools need its C library: modules for 7.3 are built in a
+# Debian 13 root (scripts/kbuild-root); 6.12's on the host.
+kernel_needs_build_root() { [ "${1:-$KERNEL_SERIES_DEFAULT}" != 6.12 ]; }
+# Our module for a series: 6.12's is built in the tree, as it always was;
+# 7.3's in a copy of the sources under the build folder (scripts/build-qaic).
+module_path() {
+	local series=${1:-$KERNEL_SERIES_DEFAULT}
+	check_kernel_series "$series"
+	if [ "$series" = 6.12 ]; then echo "$AIC_TOP/drivers/accel/qaic/qaic.ko"; else
+		echo "$AIC_BUILD/kernel-$series/drivers/accel/qaic/qaic.ko"; fi
+}
+# Where upstream's qaic.ko for a series goes (scripts/build-upstream-qaic).
+upstream_build_dir() {
+	local series=${1:-$KERNEL_SERIES_DEFAULT}
+	check_kernel_series "$series"
+	if [ "$series" = 6.12 ]; then echo "$AIC_BUILD/upstream"; else echo "$AIC_BUILD/upstream-$series"; fi
+}
+
+# A module for a kernel with CONFIG_MODVERSIONS must carry the CRCs of the
+# symbols it uses; without them the kernel loads it only by force, tainted
+# 'F'. Dies if $1 (a .ko) lacks them where the headers $2 ask for them.
+check_modversions() {
+	local ko=$1 kdir=$2
+	grep -q '^CONFIG_MODVERSIONS=y' "$kdir/include/config/auto.conf" || return 0
+	local sections
+	sections=$(LC_ALL=C readelf -SW "$ko") || die "readelf cannot read $ko"
+	grep -Eq ' (__versions|__version_ext_crcs) ' <<<"$sections" ||
+		die "$ko has no __versions section although $(basename "$kdir") has CONFIG_MODVERSIONS"
+}
 
 host_codename() { (. /etc/os-release && echo "${VERSION_CODENAME:-}"); }
 
@@ -80,6 +127,36 @@ debian_archive() {
 	echo "$uri ${keyring:-/usr/share/keyrings/debian-archive-keyring.gpg}"
 }
 
+# make_debian_base CODENAME INCLUDE MIRROR KEYRING TARBALL [HOOK]: a
+# debootstrap --variant=minbase root of CODENAME with the packages INCLUDE
+# (comma-separated), packed into TARBALL. HOOK, a function, is called with
+# the root's path before packing (apt configuration and the like).
+# scripts/fresh-root makes its pristine base with it, scripts/kbuild-root
+# the Debian 13 build root.
+make_debian_base() {
+	local codename=$1 include=$2 mirror=$3 keyring=$4 out=$5 hook=${6:-} tmp
+	command -v debootstrap >/dev/null || {
+		log "installing debootstrap on the host"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null ||
+			die "cannot install debootstrap"
+	}
+	tmp=$out.tmp.d
+	rm -rf --one-file-system "$tmp"
+	mkdir -p "$tmp"
+	log "debootstrap $codename (minbase + $include) from $mirror"
+	step "debootstrap $codename" debootstrap --variant=minbase --include="$include" --keyring="$keyring" \
+		"$codename" "$tmp" "$mirror"
+	[ -z "$hook" ] || "$hook" "$tmp"
+	rm -rf "$tmp"/var/cache/apt/archives/*.deb "$tmp"/var/lib/apt/lists/*_Packages
+	log "packing the base into $out"
+	tar -C "$tmp" --numeric-owner -czf "$out.tmp" .
+	mv "$out.tmp" "$out"
+	rm -rf --one-file-system "$tmp"
+}
+
+# The log of the step LABEL.
+step_log() { echo "$AIC_BUILD/logs/$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_').log"; }
+
 # step LABEL CMD...: runs a long command with its output in a log, showing
 # what it is doing and how far it is: a live line on a terminal, plain lines
 # (at least every 20 s) otherwise. On failure, prints the log's tail and
@@ -89,7 +166,7 @@ step() {
 	local label=$1 slog
 	shift
 	mkdir -p "$AIC_BUILD/logs"
-	slog=$AIC_BUILD/logs/$(printf '%s' "$label" | tr -c 'A-Za-z0-9._-' '_').log
+	slog=$(step_log "$label")
 	local rc=0 start=$SECONDS
 	log "$label (log: $slog)"
 	set +e

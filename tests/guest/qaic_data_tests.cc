@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "datapath.h"
+#include "driver_under_test.h"
 #include "ktap.h"
 #include "nnc_client.h"
 #include "examples.h"
@@ -448,9 +449,12 @@ int main(int argc, char **argv)
 		const std::string k = argv[i], v = argv[i + 1];
 		if (k == "--card")
 			o.card = std::stoul(v);
-		else if (k == "--upstream")
-			o.upstream = v == "1";
-		else if (k == "--inferences")
+		else if (k == "--upstream") {
+			const auto d = parse_driver_under_test(v);
+			if (!d)
+				return 2;
+			o.upstream = *d != DriverUnderTest::Ours;
+		} else if (k == "--inferences")
 			o.inferences = std::stoul(v);
 		else {
 			std::fprintf(stderr, "unknown option %s\n", k.c_str());

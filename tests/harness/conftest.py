@@ -26,7 +26,11 @@ HEALTH_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-health-tests"
 BOOTLOG_RACE_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-bootlog-race-tests"
 
 
-UPSTREAM_MODULE = BUILD / "upstream" / "qaic.ko"
+# Guest kernel series (scripts/vm-run --kernel): Debian 12's 6.12 and
+# Debian 13's 7.3. Upstream's qaic is built for each (scripts/build-upstream-qaic).
+KERNELS = ("6.12", "7.3")
+UPSTREAM_MODULES = {"6.12": BUILD / "upstream" / "qaic.ko", "7.3": BUILD / "upstream-7.3" / "qaic.ko"}
+UPSTREAM_MODULE = UPSTREAM_MODULES["6.12"]
 # Upstream's qaic with our fixes for its bugs (patches/upstream).
 UPSTREAM_PATCHED_MODULE = BUILD / "upstream-patched" / "qaic.ko"
 OUR_MODULE = TOP / "drivers" / "accel" / "qaic" / "qaic.ko"
@@ -85,6 +89,13 @@ class Config:
     # The boot-log race reproducer's runs, in order: (label, module, expect),
     # expect one of "clean", "clean-nogate", "oops" (docs/upstream-bugs.md).
     bootlog_race: tuple = ()
+    kernel: str = "6.12"    # guest kernel series (vm-run --kernel)
+
+    @property
+    def driver(self):
+        if self.bootlog_race:
+            return "/".join(label for label, _, _ in self.bootlog_race)
+        return "upstream" if self.upstream else "ours"
 
     @property
     def crc(self):
@@ -136,7 +147,17 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
            Config("bootlog-race", 1, 1, card_opts="test-mailbox=on", boot=False,
                   bootlog_race=(("ours", OUR_MODULE, "clean-nogate"),
                                 ("upstream_patched", UPSTREAM_PATCHED_MODULE, "clean"),
-                                ("upstream", UPSTREAM_MODULE, "oops")))]
+                                ("upstream", UPSTREAM_MODULE, "oops"))),
+           # The 7.3 guest: our driver (the same module source, built for 7.3)
+           # with every suite, on two cards behind the IOMMU with the test
+           # mailbox, and on one card asking for CRCs; upstream 7.3's qaic
+           # through the boot, NNC and data-path suites (its health
+           # behaviour, with SSR and RAS clients of its own, differs from
+           # 6.12's and is not asserted here).
+           Config("k7.3-2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True,
+                  kernel="7.3"),
+           Config("k7.3-1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=True, kernel="7.3"),
+           Config("k7.3-upstream-1card-32msi", 1, 32, upstream=True, nnc=True, data=True, kernel="7.3")]
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
 KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
@@ -267,10 +288,12 @@ def guest_run(config: Config) -> GuestRun:
     if not config.boot:
         module = ["--module", "none"]
     if config.upstream:
-        assert UPSTREAM_MODULE.exists(), f"{UPSTREAM_MODULE} missing: run 'make'"
-        module = ["--module", str(UPSTREAM_MODULE)]
-        guest_args += ["--upstream", "1"]
-        nnc_args += ["--upstream", "1"]
+        upstream_module = UPSTREAM_MODULES[config.kernel]
+        assert upstream_module.exists(), f"{upstream_module} missing: run 'make'"
+        module = ["--module", str(upstream_module)]
+        # The suites know which upstream release they face (--upstream 6.12|7.3).
+        guest_args += ["--upstream", config.kernel]
+        nnc_args += ["--upstream", config.kernel]
     if config.card_opts:
         module += ["--card-opts", config.card_opts]
     if config.module_args:
@@ -292,22 +315,23 @@ def guest_run(config: Config) -> GuestRun:
         script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
     if config.data:
         assert DATA_TESTS.exists(), f"{DATA_TESTS} missing: run 'make' first"
-        data_args = ["--card", "0"] + (["--upstream", "1"] if config.upstream else [])
+        data_args = ["--card", "0"] + (["--upstream", config.kernel] if config.upstream else [])
         script += "echo '# suite: data'; " + shlex.join([str(DATA_TESTS), *data_args]) + " || rc=1; "
     if config.health:
         assert HEALTH_TESTS.exists(), f"{HEALTH_TESTS} missing: run 'make' first"
-        health_args = ["--card", str(config.cards - 1)] + (["--upstream", "1"] if config.upstream else [])
+        health_args = ["--card", str(config.cards - 1)] + (["--upstream", config.kernel] if config.upstream else [])
         script += "echo '# suite: health'; " + shlex.join([str(HEALTH_TESTS), *health_args]) + " || rc=1; "
     script += "exit $rc"
-    cmd = [str(TOP / "scripts" / "vm-run"), "--cards", str(config.cards), "--msi", str(config.msi),
+    cmd = [str(TOP / "scripts" / "vm-run"), "--kernel", config.kernel, "--cards", str(config.cards),
+           "--msi", str(config.msi),
            *module, "--log", str(log), "--timeout", "900", "--", "bash", "-c", script]
     # vm-run starts QEMU at once; each output line is stamped on arrival so
     # the guest's "online ... uptime=U now=N" notes can be placed on the
     # host's clock: online at arrival - (N - U). A QEMU crash is a result
     # like any other: vm-run keeps its evidence and the configuration fails.
     start = time.monotonic()
-    say(f"[{config.name}] booting the guest ({config.cards} card(s), {config.msi} MSI, "
-        f"suites: {' '.join(config.suites())})")
+    say(f"[{config.name}] booting the {config.kernel} guest ({config.driver} qaic, {config.cards} card(s), "
+        f"{config.msi} MSI, suites: {' '.join(config.suites())})")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             errors="replace", bufsize=1)
     lines, online = [], {}
@@ -357,10 +381,61 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
 
 
+# (config name, suite) -> outcome -> count; suite "run" holds the checks on
+# a guest's run as a whole (no crash, complete suites, clean serial log, no
+# sanitizer report).
+_outcomes = {}
+ALL_SUITES = ("boot", "bootlog_race", "nnc", "data", "health")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    config = params.get("config")
+    if not isinstance(config, Config):
+        return
+    # An item counts once: by its call, or by its setup when that did not pass.
+    if rep.when == "call" or (rep.when == "setup" and not rep.passed):
+        key = (config.name, params.get("suite", "run"))
+        counts = _outcomes.setdefault(key, {})
+        counts[rep.outcome] = counts.get(rep.outcome, 0) + 1
+
+
+def _cell(counts):
+    if not counts:
+        return "-"
+    total = sum(counts.values())
+    failed = counts.get("failed", 0)
+    skipped = counts.get("skipped", 0)
+    text = f"FAIL {failed}/{total}" if failed else f"pass {total - skipped}"
+    return text + (f" ({skipped} skip)" if skipped else "")
+
+
+def result_matrix():
+    """One row per configuration that ran: kernel, driver, configuration,
+    then each suite's pass/fail (with counts) and the run-wide checks."""
+    ran = [c for c in CONFIGS if any(name == c.name for name, _ in _outcomes)]
+    suites = [s for s in ALL_SUITES if any(s in c.suites() for c in ran)]
+    header = ("kernel", "driver", "configuration", *suites, "run checks")
+    rows = [header]
+    for config in ran:
+        rows.append((config.kernel, config.driver, config.name,
+                     *(_cell(_outcomes.get((config.name, suite))) for suite in suites),
+                     _cell(_outcomes.get((config.name, "run")))))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
 def pytest_terminal_summary(terminalreporter):
-    """Boot timings of every guest that ran, after the test results."""
+    """The kernel x driver x suite matrix, then boot timings of every guest
+    that ran, after the test results."""
     if not _runs:
         return
+    terminalreporter.section("aic100 matrix: kernel x driver x suite")
+    for line in result_matrix():
+        terminalreporter.write_line(line)
     terminalreporter.section("aic100 guests")
     for note in _qemu_crashes:
         terminalreporter.write_line("QEMU CRASHED " + note)

@@ -22,6 +22,8 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
+#include "qaic_compat.h"
+
 struct dentry;
 struct drm_file;
 struct qaic_user;

@@ -678,7 +678,7 @@ static int qaic_control_probe(struct mhi_device *mhi_dev, const struct mhi_devic
 	spin_unlock_irqrestore(&cntl->pending_lock, flags);
 
 	/* The exchange can take long; keep it off the MHI state worker. */
-	queue_work(system_unbound_wq, &cntl->status_work);
+	queue_work(system_dfl_wq, &cntl->status_work);
 	return 0;
 }
 
@@ -751,7 +751,7 @@ static void qaic_control_dl_xfer_cb(struct mhi_device *mhi_dev, struct mhi_resul
 		spin_lock_irqsave(&cntl->pending_lock, flags);
 		if (cntl->alive) {
 			list_add_tail(&o->node, &cntl->orphans);
-			queue_work(system_unbound_wq, &cntl->orphan_work);
+			queue_work(system_dfl_wq, &cntl->orphan_work);
 			o = NULL;
 		}
 		spin_unlock_irqrestore(&cntl->pending_lock, flags);

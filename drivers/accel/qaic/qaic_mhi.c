@@ -43,7 +43,6 @@ MODULE_PARM_DESC(mhi_timeout_ms, "MHI state and command timeout in ms (default 2
 		.lpm_notify = false,			\
 		.offload_channel = false,		\
 		.doorbell_mode_switch = false,		\
-		.auto_queue = false,			\
 		.wake_capable = false,			\
 	}
 

@@ -355,7 +355,7 @@ static void qaic_ras_dl_xfer_cb(struct mhi_device *mhi_dev, struct mhi_result *r
 		return;
 	ras->rx_len = result->bytes_xferd;
 	ras->rx_status = result->transaction_status;
-	queue_work(system_unbound_wq, &ras->work);
+	queue_work(system_dfl_wq, &ras->work);
 }
 
 static void qaic_ras_ul_xfer_cb(struct mhi_device *mhi_dev, struct mhi_result *result)

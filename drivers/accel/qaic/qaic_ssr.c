@@ -682,7 +682,7 @@ static void qaic_ssr_rx_work(struct work_struct *work)
 	qaic_ssr_post_rx(ssr);
 	qaic_ssr_send_outbox(ssr);
 	if (qaic_ssr_busy(ssr))
-		mod_delayed_work(system_wq, &ssr->stall_work, QAIC_SSR_STALL_TIMEOUT);
+		mod_delayed_work(system_percpu_wq, &ssr->stall_work, QAIC_SSR_STALL_TIMEOUT);
 	mutex_unlock(&ssr->lock);
 }
 
@@ -697,7 +697,7 @@ static void qaic_ssr_stall_work(struct work_struct *work)
 		goto out;
 	deadline = ssr->last_rx + QAIC_SSR_STALL_TIMEOUT;
 	if (time_before(jiffies, deadline)) {
-		mod_delayed_work(system_wq, &ssr->stall_work, deadline - jiffies);
+		mod_delayed_work(system_percpu_wq, &ssr->stall_work, deadline - jiffies);
 		goto out;
 	}
 	if (ssr->dbc_id != QAIC_SSR_NO_DBC)
@@ -720,7 +720,7 @@ static void qaic_ssr_dl_xfer_cb(struct mhi_device *mhi_dev, struct mhi_result *r
 	ssr->rx_buf = result->buf_addr;
 	ssr->rx_len = result->bytes_xferd;
 	ssr->rx_status = result->transaction_status;
-	queue_work(system_unbound_wq, &ssr->rx_work);
+	queue_work(system_dfl_wq, &ssr->rx_work);
 }
 
 static void qaic_ssr_ul_xfer_cb(struct mhi_device *mhi_dev, struct mhi_result *result)

@@ -191,7 +191,7 @@ static void qaic_periodic_ts_arm(struct qaic_periodic_ts *ts)
 
 static void qaic_periodic_ts_fire(struct timer_list *t)
 {
-	struct qaic_periodic_ts *ts = from_timer(ts, t, timer);
+	struct qaic_periodic_ts *ts = timer_container_of(ts, t, timer);
 	struct qaic_ts_msg *msg = ts->msg;
 	u64 host_us, card_us, offset_us;
 	u32 usec;
