@@ -6,24 +6,14 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+#include "le.h"
 
 namespace aic100::qpc {
 
 namespace {
 
-void put(std::vector<uint8_t> &f, size_t off, uint64_t v, unsigned bytes)
-{
-	for (unsigned i = 0; i < bytes; i++)
-		f[off + i] = uint8_t(v >> (8 * i));
-}
-
-uint64_t get(const uint8_t *p, unsigned bytes)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < bytes; i++)
-		v |= uint64_t(p[i]) << (8 * i);
-	return v;
-}
+using le::get;
+using le::put;
 
 size_t align8(size_t v)
 {

@@ -3,21 +3,17 @@
 #include "elf_sections.h"
 
 #include <cstring>
+#include "le.h"
 
 namespace aic100::qpc {
 
 namespace {
 
+using le::get;
+using le::put;
+
 constexpr size_t kEhdr = 64, kShdr = 64;
 constexpr uint32_t kShtProgbits = 1, kShtStrtab = 3, kShtNobits = 8;
-
-uint64_t get(const uint8_t *p, unsigned bytes)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < bytes; i++)
-		v |= uint64_t(p[i]) << (8 * i);
-	return v;
-}
 
 void put(uint8_t *p, uint64_t v, unsigned bytes)
 {

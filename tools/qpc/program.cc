@@ -11,10 +11,14 @@
 
 #include "elf_sections.h"
 #include "metadata.h"
+#include "le.h"
 
 namespace aic100::qpc {
 
 namespace {
+
+using le::get;
+using le::put;
 
 constexpr unsigned kDbcSemaphores = 32;
 constexpr uint16_t kSemMax = 0xFFF;
@@ -35,20 +39,6 @@ std::string hex(uint64_t v)
 	char b[24];
 	std::snprintf(b, sizeof(b), "0x%" PRIx64, v);
 	return b;
-}
-
-void put(std::vector<uint8_t> &f, size_t off, uint64_t v, unsigned bytes)
-{
-	for (unsigned i = 0; i < bytes; i++)
-		f[off + i] = uint8_t(v >> (8 * i));
-}
-
-uint64_t get(const uint8_t *p, unsigned bytes)
-{
-	uint64_t v = 0;
-	for (unsigned i = 0; i < bytes; i++)
-		v |= uint64_t(p[i]) << (8 * i);
-	return v;
 }
 
 bool is_sem_op(uint8_t op)
