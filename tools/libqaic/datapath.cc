@@ -2,7 +2,9 @@
 #include "datapath.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <drm.h>
 #include <sys/ioctl.h>
@@ -126,6 +128,15 @@ int execute(const Device &dev, uint32_t dbc, std::span<const qaic_execute_entry>
 	e.hdr.dbc_id = dbc;
 	e.data = reinterpret_cast<uintptr_t>(bos.data());
 	return raw_ioctl(dev, DRM_IOCTL_QAIC_EXECUTE_BO, &e);
+}
+
+int execute_when_room(const Device &dev, uint32_t dbc, std::span<const qaic_execute_entry> bos, unsigned wait_ms)
+{
+	const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+	int r;
+	while ((r = execute(dev, dbc, bos)) == -EAGAIN && std::chrono::steady_clock::now() < give_up)
+		std::this_thread::sleep_for(std::chrono::microseconds(100));
+	return r;
 }
 
 int partial_execute(const Device &dev, uint32_t dbc, std::span<const qaic_partial_execute_entry> bos)

@@ -50,6 +50,9 @@ int attach_slices(const Device &dev, uint32_t handle, uint32_t dbc, Dir dir,
 int detach_slices(const Device &dev, uint32_t handle);
 int execute(const Device &dev, uint32_t dbc, std::span<const qaic_execute_entry> bos);
 int partial_execute(const Device &dev, uint32_t dbc, std::span<const qaic_partial_execute_entry> bos);
+// execute(), tried again while the DBC's FIFO is full (-EAGAIN), for up to
+// wait_ms: the last result.
+int execute_when_room(const Device &dev, uint32_t dbc, std::span<const qaic_execute_entry> bos, unsigned wait_ms);
 // timeout_ms 0: the driver's default (5 s).
 int wait(const Device &dev, uint32_t dbc, uint32_t handle, uint32_t timeout_ms = 0);
 int perf_stats(const Device &dev, uint32_t dbc, std::span<qaic_perf_stats_entry> entries);

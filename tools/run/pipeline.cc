@@ -185,10 +185,7 @@ RunResult Pipeline::run(uint64_t count, bool check)
 			const qaic_execute_entry ents[2] = {{in_[s].handle(), kToDevice}, {out_[s].handle(), kFromDevice}};
 			// A full queue drains as outputs complete; one that never
 			// does (a DBC the card gave up) fails like a WAIT_BO would.
-			int r;
-			const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms_);
-			while ((r = execute(dev_, dbc_, ents)) == -EAGAIN && std::chrono::steady_clock::now() < give_up)
-				std::this_thread::sleep_for(std::chrono::microseconds(100));
+			const int r = execute_when_room(dev_, dbc_, ents, wait_ms_);
 			if (r) {
 				res.problem = "EXECUTE_BO of inference " + std::to_string(i) + ": " + errno_name(-r);
 				res.error = r;

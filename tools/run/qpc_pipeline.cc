@@ -147,10 +147,7 @@ RunResult QpcPipeline::run(uint64_t count, const std::function<std::vector<uint8
 			std::vector<qaic_execute_entry> ents;
 			for (size_t b = 0; b < order_.size(); b++)
 				ents.push_back({bos[b].handle(), order_[b].in ? uint32_t(kToDevice) : uint32_t(kFromDevice)});
-			int r;
-			const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms_);
-			while ((r = execute(dev_, act_.dbc_id, ents)) == -EAGAIN && std::chrono::steady_clock::now() < give_up)
-				std::this_thread::sleep_for(std::chrono::microseconds(100));
+			const int r = execute_when_room(dev_, act_.dbc_id, ents, wait_ms_);
 			if (r) {
 				res.problem = "EXECUTE_BO of inference " + std::to_string(i) + ": " + errno_name(-r);
 				res.error = r;
