@@ -114,9 +114,10 @@ static uint64_t aic100_now_ns(void *opaque)
 
 static void aic100_guest_error(void *opaque, const char *msg)
 {
-    trace_aic100_guest_error(msg);
-    qemu_log_mask(LOG_GUEST_ERROR, "%s: %s\n",
-                  object_get_canonical_path_component(OBJECT(opaque)), msg);
+    const char *card = object_get_canonical_path_component(OBJECT(opaque));
+
+    trace_aic100_guest_error(card, msg);
+    qemu_log_mask(LOG_GUEST_ERROR, "%s: %s\n", card, msg);
 }
 
 static void aic100_kick(void *opaque)
@@ -139,7 +140,7 @@ static void aic100_arm_timer(void *opaque, uint64_t deadline_ns)
 
 static void aic100_trace_note(void *opaque, const char *msg)
 {
-    trace_aic100_core(msg);
+    trace_aic100_core(object_get_canonical_path_component(OBJECT(opaque)), msg);
 }
 
 static void aic100_work(void *opaque)
@@ -264,7 +265,7 @@ static void aic100_set_inject(Object *obj, const char *value, Error **errp)
         error_setg(errp, "aic100: faults can be injected once the card runs");
         return;
     }
-    trace_aic100_inject(value);
+    trace_aic100_inject(object_get_canonical_path_component(OBJECT(obj)), value);
     if (aic100_core_inject(s->core, value, err, sizeof(err))) {
         error_setg(errp, "aic100: %s", err);
     }

@@ -324,7 +324,8 @@ def guest_run(config: Config) -> GuestRun:
     script += "exit $rc"
     cmd = [str(TOP / "scripts" / "vm-run"), "--kernel", config.kernel, "--cards", str(config.cards),
            "--msi", str(config.msi),
-           *module, "--log", str(log), "--timeout", "900", "--", "bash", "-c", script]
+           *module, "--log", str(log), "--trace", str(log.with_name(f"trace-{config.name}.log")),
+           "--timeout", "900", "--", "bash", "-c", script]
     # vm-run starts QEMU at once; each output line is stamped on arrival so
     # the guest's "online ... uptime=U now=N" notes can be placed on the
     # host's clock: online at arrival - (N - U). A QEMU crash is a result

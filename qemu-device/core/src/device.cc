@@ -81,6 +81,7 @@ Device::Device(HostInterface &host, const DeviceConfig &cfg)
 
 void Device::reset()
 {
+	host_.trace("card reset (PCI)");
 	mhi_.reset();
 	boot_.reset();
 	dbr_.reset();

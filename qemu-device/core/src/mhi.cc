@@ -50,6 +50,16 @@ void Mhi::error(const char *fmt, ...)
 	host_.guest_error(msg);
 }
 
+void Mhi::note(const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+	va_start(ap, fmt);
+	std::vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	host_.trace(msg);
+}
+
 void Mhi::reset()
 {
 	drop_channels();
@@ -386,10 +396,13 @@ void Mhi::become_ready(ExecEnv ee)
 	ee_ = ee;
 	ready_ = true;
 	state_ = MhiState::Ready;
+	note("MHI: READY in EE %u", static_cast<unsigned>(ee));
 }
 
 void Mhi::enter_exec_env(ExecEnv ee)
 {
+	note("MHI: EE %u -> %u%s", static_cast<unsigned>(ee_), static_cast<unsigned>(ee),
+	     state_ == MhiState::M0 ? "" : " (no event: not in M0)");
 	ee_ = ee;
 	if (state_ == MhiState::M0)
 		post(0, mhi::ee_event(static_cast<uint8_t>(ee)));
@@ -573,6 +586,7 @@ bool Mhi::run_command(const RingElement &e, uint64_t at)
 			post(0, mhi::command_completion(at, Completion::UndefinedError));
 			return true;
 		}
+		note("MHI: channel %u started", ch);
 		post(0, mhi::command_completion(at, Completion::Success));
 		if (fn_)
 			fn_->channel_started(ch);
@@ -593,6 +607,8 @@ bool Mhi::run_command(const RingElement &e, uint64_t at)
 			if (epoch != epoch_)
 				return false;
 		}
+		note("MHI: channel %u %s%s", ch, type == ElementType::ResetChannel ? "reset" : "stopped",
+		     delay ? " (acknowledged after its last messages)" : "");
 		stop_channel(ch);
 		if (delay) {
 			deferred_reset_ = {true, ch, at, host_.now_ns() + delay};

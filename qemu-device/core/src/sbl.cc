@@ -244,6 +244,7 @@ void Sbl::sahara_finished(bool ok)
 	if (!ok)
 		return; // the failure is logged; the SBL waits for a reset
 	images_done_ = true;
+	handover_wait_noted_ = false;
 	log("SBL: all images loaded; starting AMSS");
 	handover_deadline_ = host_.now_ns() + kHandoverGraceNs;
 	maybe_hand_over();
@@ -262,7 +263,19 @@ void Sbl::maybe_hand_over()
 			       mhi_.dl_unreturned(chan::kLoggingDl));
 	const bool time_owed = mhi_.channel_running(chan::kTimesyncDl) && !timesync_done_;
 	const bool release_held = hold_armed_ && hold_release_ == Release::AtHandover;
-	if (((log_owed && !release_held) || time_owed) && host_.now_ns() < handover_deadline_)
+	const bool owed = (log_owed && !release_held) || time_owed;
+	const bool expired = host_.now_ns() >= handover_deadline_;
+	if (owed && (!handover_wait_noted_ || expired)) {
+		// Rare, and the first thing to look at when a host never sees AMSS.
+		char line[160];
+		std::snprintf(line, sizeof(line), "SBL: AMSS %s the host: %s%s",
+			      expired ? "starts after the grace period without" : "waits for",
+			      log_owed && !release_held ? "its boot-log buffers back" : "",
+			      time_owed ? (log_owed && !release_held ? " and its time sync" : "its time sync") : "");
+		host_.trace(line);
+		handover_wait_noted_ = true;
+	}
+	if (owed && !expired)
 		return;
 	if (release_held && mhi_.channel_running(chan::kLoggingDl))
 		send_held_lines("as the SBL hands over to AMSS");

@@ -172,6 +172,8 @@ private:
 	void post(unsigned er, const mhi::RingElement &e, bool irq = true);
 	void raise_intvec();
 	void error(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+	// A state change worth a line in the card's trace (rare events only).
+	void note(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 	HostInterface &host_;
 	MhiConfig cfg_;

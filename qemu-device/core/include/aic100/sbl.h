@@ -108,6 +108,7 @@ private:
 	bool images_done_ = false;
 	bool timesync_done_ = false;
 	uint64_t handover_deadline_ = HostInterface::kNoDeadline;
+	bool handover_wait_noted_ = false; // the trace says once why AMSS waits
 	std::deque<std::string> log_queue_; // not yet sent
 	bool hold_armed_ = false;           // survives reboots until released
 	Release hold_release_ = Release::AtChannelReset;
