@@ -9,12 +9,34 @@
 #ifndef QAIC_COMPAT_H_
 #define QAIC_COMPAT_H_
 
+#include <linux/sizes.h>
 #include <linux/timer.h>
+#include <linux/version.h>
 
 /* 6.16 renamed from_timer() to timer_container_of(). */
 #ifndef timer_container_of
 #define timer_container_of(var, callback_timer, timer_fieldname) \
 	from_timer(var, callback_timer, timer_fieldname)
+#endif
+
+/*
+ * MANAGE answers as the upstream qaic of the same kernel, which user space
+ * built against that kernel sees. Upstream's encoder changed in 6.19
+ * ("accel/qaic: Fix incorrect error return path", "accel/qaic: rename
+ * constant for clarity"); a behaviour, not an API, so the test is on the
+ * version:
+ * - QAIC_MANAGE_KEEPS_ERRNO: a transaction's refusal is the ioctl's errno.
+ *   Before, a refusal that leaves part of the user's message unencoded is
+ *   reported as -EINVAL.
+ * - QAIC_MANAGE_STATUS_ACT_ROOM: the wire message STATUS and ACTIVATE must
+ *   fit in: the 64 KiB wire length, the 4 KiB user length before.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+#define QAIC_MANAGE_KEEPS_ERRNO		true
+#define QAIC_MANAGE_STATUS_ACT_ROOM	SZ_64K
+#else
+#define QAIC_MANAGE_KEEPS_ERRNO		false
+#define QAIC_MANAGE_STATUS_ACT_ROOM	SZ_4K
 #endif
 
 #endif /* QAIC_COMPAT_H_ */
