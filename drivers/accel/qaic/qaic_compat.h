@@ -9,6 +9,7 @@
 #ifndef QAIC_COMPAT_H_
 #define QAIC_COMPAT_H_
 
+#include <linux/module.h>
 #include <linux/sizes.h>
 #include <linux/timer.h>
 #include <linux/version.h>
@@ -17,6 +18,15 @@
 #ifndef timer_container_of
 #define timer_container_of(var, callback_timer, timer_fieldname) \
 	from_timer(var, callback_timer, timer_fieldname)
+#endif
+
+/*
+ * 6.13 made MODULE_IMPORT_NS() take the namespace as a string literal; the
+ * macro's form cannot be told apart by the preprocessor.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
+#undef MODULE_IMPORT_NS
+#define MODULE_IMPORT_NS(ns)	MODULE_INFO(import_ns, ns)
 #endif
 
 /*

@@ -454,4 +454,4 @@ module_exit(qaic_exit);
 MODULE_AUTHOR("aic100-virt developers");
 MODULE_DESCRIPTION("Qualcomm Cloud AI 100 accelerator driver");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(DMA_BUF);
+MODULE_IMPORT_NS("DMA_BUF");
