@@ -904,6 +904,70 @@ TEST_F(BootTest, SblStopsWaitingForItsLogBuffersAfterTheGracePeriod)
 	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
 }
 
+TEST_F(BootTest, SblHandsOverAtOnceWhenTheHostResetsTheTimesyncChannelItWaitsFor)
+{
+	// The host's time-sync client goes away (its channels reset) while the
+	// SBL waits for its answer: nothing is owed any more, and the SBL must
+	// not sit out its grace period for a client that is gone.
+	make(false);
+	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(20));
+	ASSERT_TRUE(mhi->start(21)); // started, but the host never answers
+	ASSERT_TRUE(mhi->start(2));
+	ASSERT_TRUE(mhi->start(3));
+	mhi->queue_dl(3, 0xFFFF);
+	for (int i = 0; i < 20; i++)
+		serve_sahara();
+	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "waits for time sync";
+	ASSERT_TRUE(mhi->reset_channel(20));
+	ASSERT_TRUE(mhi->reset_channel(21));
+	mhi->settle();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
+		<< "still in SBL with no time-sync client left";
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, SblHandsOverAtOnceWhenTheHostResetsTheLoggingChannelItWaitsFor)
+{
+	// The same for a logging client that holds buffers and then goes away:
+	// MHI's channel reset gives every buffer back to it.
+	make(false);
+	mhi->keep_buffers = {13};
+	boot_to_sbl(31);
+	run_sbl();
+	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "waits for its buffers";
+	ASSERT_TRUE(mhi->reset_channel(12));
+	ASSERT_TRUE(mhi->reset_channel(13));
+	mhi->settle();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
+		<< "still in SBL with no logging client left";
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, SblSaysWhatItWaitedForWhenItsGracePeriodEnds)
+{
+	// A handover forced by the grace period is a host that stopped
+	// answering: the card reports what was still owed.
+	make(false);
+	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(20));
+	ASSERT_TRUE(mhi->start(21));
+	ASSERT_TRUE(mhi->start(2));
+	ASSERT_TRUE(mhi->start(3));
+	mhi->queue_dl(3, 0xFFFF);
+	for (int i = 0; i < 20; i++)
+		serve_sahara();
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+	mhi->fire_timer();
+	mhi->settle();
+	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	ASSERT_EQ(host.errors.size(), 1u);
+	EXPECT_NE(host.errors[0].find("time sync"), std::string::npos) << host.errors[0];
+	EXPECT_NE(host.errors[0].find("grace"), std::string::npos) << host.errors[0];
+}
+
 TEST_F(BootTest, SblKeepsItsBootLogForABusyHostThatReadsLate)
 {
 	// The host's logging client is up but posts its buffers late (a loaded
