@@ -9,7 +9,6 @@
 #ifndef QAIC_COMPAT_H_
 #define QAIC_COMPAT_H_
 
-#include <linux/module.h>
 #include <linux/sizes.h>
 #include <linux/timer.h>
 #include <linux/version.h>
@@ -21,27 +20,18 @@
 #endif
 
 /*
- * 6.13 made MODULE_IMPORT_NS() take the namespace as a string literal; the
- * macro's form cannot be told apart by the preprocessor.
- */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 13, 0)
-#undef MODULE_IMPORT_NS
-#define MODULE_IMPORT_NS(ns)	MODULE_INFO(import_ns, ns)
-#endif
-
-/*
  * MANAGE answers as the upstream qaic of the same kernel, which user space
  * built against that kernel sees. Upstream's encoder changed in 6.19
  * ("accel/qaic: Fix incorrect error return path", "accel/qaic: rename
- * constant for clarity"); a behaviour, not an API, so the test is on the
- * version:
+ * constant for clarity"). That is a behaviour of upstream's driver, not an
+ * API the preprocessor can see, so only the kernel's version tells:
  * - QAIC_MANAGE_KEEPS_ERRNO: a transaction's refusal is the ioctl's errno.
  *   Before, a refusal that leaves part of the user's message unencoded is
  *   reported as -EINVAL.
  * - QAIC_MANAGE_STATUS_ACT_ROOM: the wire message STATUS and ACTIVATE must
  *   fit in: the 64 KiB wire length, the 4 KiB user length before.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+#if LINUX_VERSION_MAJOR > 6 || (LINUX_VERSION_MAJOR == 6 && LINUX_VERSION_PATCHLEVEL >= 19)
 #define QAIC_MANAGE_KEEPS_ERRNO		true
 #define QAIC_MANAGE_STATUS_ACT_ROOM	SZ_64K
 #else

@@ -454,4 +454,8 @@ module_exit(qaic_exit);
 MODULE_AUTHOR("aic100-virt developers");
 MODULE_DESCRIPTION("Qualcomm Cloud AI 100 accelerator driver");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS("DMA_BUF");
+/*
+ * The dma-buf namespace, spelt as MODULE_IMPORT_NS() expands it on 6.12
+ * (a bare name) and on 6.13 and later (a string) alike.
+ */
+MODULE_INFO(import_ns, "DMA_BUF");
