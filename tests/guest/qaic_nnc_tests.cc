@@ -292,8 +292,9 @@ void probe(ktap::Case &t)
 // owner is checked, so EPERM comes back only when it is the last
 // transaction. STATUS and ACTIVATE must fit in 4096 bytes of wire message.
 //
-// Linux 7.3 ("accel/qaic: Fix incorrect error return path", "accel/qaic:
-// rename constant for clarity", both in 6.19): a refusal keeps its errno,
+// Linux 7.3 ("accel/qaic: Fix incorrect error return path", 6.19, and
+// "accel/qaic: rename constant for clarity", taken to be 6.19 too; see
+// qaic_compat.h): a refusal keeps its errno,
 // and STATUS and ACTIVATE are checked against the 64 KiB wire length, so
 // an ACTIVATE after a 4064-byte passthrough goes out and the card
 // activates.

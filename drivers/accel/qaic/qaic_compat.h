@@ -21,10 +21,12 @@
 
 /*
  * MANAGE answers as the upstream qaic of the same kernel, which user space
- * built against that kernel sees. Upstream's encoder changed in 6.19
- * ("accel/qaic: Fix incorrect error return path", "accel/qaic: rename
- * constant for clarity"). That is a behaviour of upstream's driver, not an
- * API the preprocessor can see, so only the kernel's version tells:
+ * built against that kernel sees. Upstream's encoder changed after 6.12:
+ * "accel/qaic: Fix incorrect error return path" (6.19) and "accel/qaic:
+ * rename constant for clarity" (posted in the same weeks; taken here to be
+ * 6.19 too, not checked). Only 6.12 and 7.3 are tested. That is a
+ * behaviour of upstream's driver, not an API the preprocessor can see, so
+ * only the kernel's version tells:
  * - QAIC_MANAGE_KEEPS_ERRNO: a transaction's refusal is the ioctl's errno.
  *   Before, a refusal that leaves part of the user's message unencoded is
  *   reported as -EINVAL.
