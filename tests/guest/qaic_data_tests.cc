@@ -2,7 +2,8 @@
 // In-guest checks of the data path, reported as KTAP: example workloads run
 // end to end through the driver (BOs, slices, EXECUTE_BO, WAIT_BO) on the
 // card's DMA Bridge and NSPs; pipelining; many processes at once; partial
-// execute; and the errnos of the BO and slice ioctls.
+// execute; a foreign dma-buf (udmabuf) imported as a BO; and the errnos of
+// the BO and slice ioctls.
 // Usage: qaic-data-tests [--card N] [--upstream 1] [--inferences N]
 #include <cerrno>
 #include <cstdio>
@@ -11,7 +12,12 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <linux/dma-buf.h>
+#include <linux/udmabuf.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,6 +99,89 @@ qaic_attach_slice_entry slice(uint64_t size, uint64_t dev_addr, uint64_t offset 
 	return s;
 }
 
+// Memory of another driver: a udmabuf (CONFIG_UDMABUF, built into Debian's
+// kernel) over a memfd, which this process maps and the card reaches only
+// through the dma-buf.
+class Udmabuf {
+public:
+	static std::optional<Udmabuf> create(size_t size, std::string *why)
+	{
+		Udmabuf u;
+		u.size_ = size;
+		u.memfd_ = memfd_create("qaic-import", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (u.memfd_ < 0)
+			return fail(why, "memfd_create");
+		if (ftruncate(u.memfd_, static_cast<off_t>(size)) || fcntl(u.memfd_, F_ADD_SEALS, F_SEAL_SHRINK))
+			return fail(why, "ftruncate/F_SEAL_SHRINK of the memfd");
+		void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, u.memfd_, 0);
+		if (p == MAP_FAILED)
+			return fail(why, "mmap of the memfd");
+		u.map_ = static_cast<uint8_t *>(p);
+		const int dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+		if (dev < 0)
+			return fail(why, "open /dev/udmabuf");
+		udmabuf_create c{};
+		c.memfd = static_cast<uint32_t>(u.memfd_);
+		c.flags = UDMABUF_FLAGS_CLOEXEC;
+		c.size = size;
+		u.dmabuf_ = ioctl(dev, UDMABUF_CREATE, &c);
+		const int err = errno;
+		close(dev);
+		if (u.dmabuf_ < 0) {
+			errno = err;
+			return fail(why, "UDMABUF_CREATE");
+		}
+		return u;
+	}
+	Udmabuf(Udmabuf &&o) noexcept { *this = std::move(o); }
+	Udmabuf &operator=(Udmabuf &&o) noexcept
+	{
+		std::swap(memfd_, o.memfd_);
+		std::swap(dmabuf_, o.dmabuf_);
+		std::swap(map_, o.map_);
+		std::swap(size_, o.size_);
+		return *this;
+	}
+	~Udmabuf()
+	{
+		if (map_)
+			munmap(map_, size_);
+		if (dmabuf_ >= 0)
+			close(dmabuf_);
+		if (memfd_ >= 0)
+			close(memfd_);
+	}
+	int dmabuf() const { return dmabuf_; }
+	uint8_t *data() const { return map_; }
+	// DMA_BUF_IOCTL_SYNC around the CPU's access, as a user of a dma-buf must.
+	bool sync(uint64_t flags) const
+	{
+		dma_buf_sync s{flags};
+		return ioctl(dmabuf_, DMA_BUF_IOCTL_SYNC, &s) == 0;
+	}
+
+private:
+	Udmabuf() = default;
+	static std::optional<Udmabuf> fail(std::string *why, const char *what)
+	{
+		*why = std::string(what) + ": " + std::strerror(errno);
+		return std::nullopt;
+	}
+	int memfd_ = -1, dmabuf_ = -1;
+	uint8_t *map_ = nullptr;
+	size_t size_ = 0;
+};
+
+// DRM_IOCTL_PRIME_FD_TO_HANDLE: 0 or -errno.
+int import_dmabuf(const qaic::Device &dev, int fd, uint32_t *handle)
+{
+	drm_prime_handle p{};
+	p.fd = fd;
+	const int r = dev.ioctl(DRM_IOCTL_PRIME_FD_TO_HANDLE, &p);
+	*handle = p.handle;
+	return r;
+}
+
 void add_tests(ktap::Suite &s, const Options &o)
 {
 	s.add_isolated("round_trip", 120, [o](ktap::Case &t) {
@@ -109,11 +198,11 @@ void add_tests(ktap::Suite &s, const Options &o)
 				return t.expect(false, "CREATE_BO of %llu bytes", static_cast<unsigned long long>(n));
 			for (uint64_t i = 0; i < n; i++)
 				in->data()[i] = static_cast<uint8_t>(i * 131 + n);
-			const auto si = slice(n, base), so = slice(n, base);
-			t.expect(!qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&si, 1)),
+			const auto cs = qaic::copy_slices(n, base);
+			t.expect(!qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&cs.in, 1)),
 				 "attach in");
 			t.expect(!qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice,
-						      std::span(&so, 1)),
+						      std::span(&cs.out, 1)),
 				 "attach out");
 			const qaic_execute_entry e[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
 			t.expect(!qaic::execute(*dev, ch.dbc(), e), "EXECUTE_BO");
@@ -217,9 +306,9 @@ void add_tests(ktap::Suite &s, const Options &o)
 		auto in = qaic::Bo::create(*dev, n), out = qaic::Bo::create(*dev, n);
 		if (!in || !out)
 			return t.expect(false, "CREATE_BO");
-		const auto si = slice(n, base), so = slice(n, base);
-		qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&si, 1));
-		qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice, std::span(&so, 1));
+		const auto cs = qaic::copy_slices(n, base);
+		qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&cs.in, 1));
+		qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice, std::span(&cs.out, 1));
 		std::memset(in->data(), 'A', n);
 		const qaic_execute_entry full[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
 		t.expect(!qaic::execute(*dev, ch.dbc(), full), "EXECUTE_BO");
@@ -234,6 +323,89 @@ void add_tests(ktap::Suite &s, const Options &o)
 		for (uint64_t i = 0; i < n; i++)
 			bad += out->data()[i] != (i < 3000 ? 'B' : 'A');
 		t.expect(bad == 0, "%u bytes wrong after a 3000-byte partial execute", bad);
+	});
+
+	// Another driver's dma-buf imported as BOs (both drivers have
+	// .gem_prime_import) and executed: the card reads the input from, and
+	// writes the output into, memory the driver never allocated.
+	s.add_isolated("dmabuf_import", 120, [o](ktap::Case &t) {
+		auto dev = open_card(t, o.card);
+		if (!dev)
+			return;
+		qaic::DataChannel ch(*dev);
+		if (!open_channel(t, ch))
+			return;
+		// 16 pages: without an IOMMU each page of a memfd is a request of
+		// its own, and input and output must fit the 64-element FIFO.
+		const size_t n = 64 * 1024;
+		std::string why;
+		auto in = Udmabuf::create(n, &why);
+		auto out = in ? Udmabuf::create(n, &why) : std::nullopt;
+		if (!in || !out)
+			return t.expect(false, "udmabuf: %s", why.c_str());
+		in->sync(DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE);
+		for (size_t i = 0; i < n; i++)
+			in->data()[i] = static_cast<uint8_t>(i * 13 + 7);
+		in->sync(DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE);
+
+		uint32_t hin = 0, hout = 0;
+		int r = import_dmabuf(*dev, in->dmabuf(), &hin);
+		t.expect(!r, "PRIME_FD_TO_HANDLE of the input udmabuf: %s", qaic::errno_name(r).c_str());
+		r = import_dmabuf(*dev, out->dmabuf(), &hout);
+		t.expect(!r, "PRIME_FD_TO_HANDLE of the output udmabuf: %s", qaic::errno_name(r).c_str());
+		if (t.failed())
+			return;
+		uint32_t again = 0;
+		r = import_dmabuf(*dev, in->dmabuf(), &again);
+		t.expect(!r && again == hin, "a second import: %s, handle %u, want %u", qaic::errno_name(r).c_str(),
+			 again, hin);
+
+		// As upstream: an imported BO is mapped where it came from, not
+		// through the accel node.
+		qaic_mmap_bo mb{hin, 0, 0};
+		r = dev->ioctl(DRM_IOCTL_QAIC_MMAP_BO, &mb);
+		t.expect(!r, "MMAP_BO of an imported BO: %s", qaic::errno_name(r).c_str());
+		if (!r) {
+			void *p = mmap(nullptr, n, PROT_READ, MAP_SHARED, dev->fd(), static_cast<off_t>(mb.offset));
+			const int err = p == MAP_FAILED ? errno : 0;
+			if (p != MAP_FAILED)
+				munmap(p, n);
+			t.expect(err == EINVAL, "mmap() of an imported BO: %s, want EINVAL", std::strerror(err));
+		}
+
+		// Imported input and output, then the imported input into a BO of
+		// the driver's own.
+		const auto cs = qaic::copy_slices(n, ch.ddr_base());
+		t.expect(!qaic::attach_slices(*dev, hin, ch.dbc(), qaic::kToDevice, std::span(&cs.in, 1)), "attach in");
+		t.expect(!qaic::attach_slices(*dev, hout, ch.dbc(), qaic::kFromDevice, std::span(&cs.out, 1)),
+			 "attach out");
+		const qaic_execute_entry e[2] = {{hin, qaic::kToDevice}, {hout, qaic::kFromDevice}};
+		r = qaic::execute(*dev, ch.dbc(), e);
+		t.expect(!r, "EXECUTE_BO: %s", qaic::errno_name(r).c_str());
+		r = qaic::wait(*dev, ch.dbc(), hout, 10000);
+		t.expect(!r, "WAIT_BO: %s", qaic::errno_name(r).c_str());
+		out->sync(DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ);
+		t.expect(std::memcmp(in->data(), out->data(), n) == 0, "the output udmabuf differs from the input");
+		out->sync(DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ);
+
+		auto own = qaic::Bo::create(*dev, n);
+		if (!own)
+			return t.expect(false, "CREATE_BO");
+		t.expect(!qaic::attach_slices(*dev, own->handle(), ch.dbc(), qaic::kFromDevice, std::span(&cs.out, 1)),
+			 "attach own out");
+		const qaic_execute_entry e2[2] = {{hin, qaic::kToDevice}, {own->handle(), qaic::kFromDevice}};
+		t.expect(!qaic::execute(*dev, ch.dbc(), e2) && !qaic::wait(*dev, ch.dbc(), own->handle(), 10000),
+			 "EXECUTE_BO and WAIT_BO into a BO of the driver's own");
+		t.expect(std::memcmp(in->data(), own->data(), n) == 0, "the driver's BO differs from the input udmabuf");
+
+		// Detached and closed, the dma-bufs are the exporter's alone again.
+		for (uint32_t h : {hin, hout}) {
+			r = qaic::detach_slices(*dev, h);
+			t.expect(!r, "DETACH_SLICE_BO of handle %u: %s", h, qaic::errno_name(r).c_str());
+			drm_gem_close c{h, 0};
+			r = dev->ioctl(DRM_IOCTL_GEM_CLOSE, &c);
+			t.expect(!r, "GEM_CLOSE of handle %u: %s", h, qaic::errno_name(r).c_str());
+		}
 	});
 
 	s.add_isolated("dbc_debugfs", 60, [o](ktap::Case &t) {
@@ -429,9 +601,10 @@ void add_tests(ktap::Suite &s, const Options &o)
 		if (!in || !out)
 			return t.expect(false, "CREATE_BO after the bind");
 		std::memset(in->data(), 0xa5, 4096);
-		const auto s1 = slice(4096, ch.ddr_base());
-		t.expect(!qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&s1, 1)) &&
-				 !qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice, std::span(&s1, 1)),
+		const auto cs = qaic::copy_slices(4096, ch.ddr_base());
+		t.expect(!qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&cs.in, 1)) &&
+				 !qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice,
+						      std::span(&cs.out, 1)),
 			 "ATTACH after the bind");
 		const qaic_execute_entry e[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
 		t.expect(!qaic::execute(*dev, ch.dbc(), e) && !qaic::wait(*dev, ch.dbc(), out->handle(), 10000) &&

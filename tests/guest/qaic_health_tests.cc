@@ -1228,12 +1228,10 @@ void add_bad_injections(Suite &s, const Options &o)
 		// The channel still moves data, and the mailbox still works.
 		auto in = qaic::Bo::create(*dev, 4096), out = qaic::Bo::create(*dev, 4096);
 		if (in && out) {
-			qaic_attach_slice_entry sl{};
-			sl.size = 4096;
-			sl.dev_addr = ch.ddr_base();
+			const auto cs = qaic::copy_slices(4096, ch.ddr_base());
 			std::memset(in->data(), 0x5a, 4096);
-			qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&sl, 1));
-			qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice, std::span(&sl, 1));
+			qaic::attach_slices(*dev, in->handle(), ch.dbc(), qaic::kToDevice, std::span(&cs.in, 1));
+			qaic::attach_slices(*dev, out->handle(), ch.dbc(), qaic::kFromDevice, std::span(&cs.out, 1));
 			const qaic_execute_entry e[2] = {{in->handle(), qaic::kToDevice},
 							 {out->handle(), qaic::kFromDevice}};
 			t.expect(!qaic::execute(*dev, ch.dbc(), e) && !qaic::wait(*dev, ch.dbc(), out->handle(), 10000) &&

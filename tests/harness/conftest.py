@@ -47,14 +47,15 @@ NNC_CASES = [
     "errno_unknown_type", "errno_passthrough_len_not_multiple_of_8", "errno_status_too_long",
     "errno_activate_no_room", "errno_activate_queue_size_zero", "errno_activate_pad",
     "errno_activate_size_overflow", "errno_deactivate_dbc_out_of_range", "errno_deactivate_pad",
-    "errno_deactivate_unowned_dbc", "errno_dma_bad_range", "errno_dma_partially_unmapped",
+    "errno_deactivate_unowned_dbc", "errno_deactivate_unowned_dbc_not_last", "errno_dma_bad_range",
+    "errno_dma_partially_unmapped",
     "errno_message_copy_fault", "errno_deactivate_other_users_dbc", "errno_device_status_ecanceled",
     "load_1mib", "load_big", "parallel_users", "killed_user_cleanup", "resource_groups",
     "exhaust_activations", "exhaust_memory", "errno_not_online"]
 
 # The data-path suite's cases (tests/guest/qaic_data_tests.cc), in order.
-DATA_CASES = ["round_trip", "workloads", "qpc_containers", "pipelined", "processes_16", "partial_execute", "dbc_debugfs",
-              "bo_ioctl_errors", "bo_mmap_after_unbind"]
+DATA_CASES = ["round_trip", "workloads", "qpc_containers", "pipelined", "processes_16", "partial_execute",
+              "dmabuf_import", "dbc_debugfs", "bo_ioctl_errors", "bo_mmap_after_unbind"]
 
 # The health suite's cases (tests/guest/qaic_health_tests.cc), in order: with
 # our driver, and with upstream's (which binds none of the health channels).
@@ -324,8 +325,7 @@ def guest_run(config: Config) -> GuestRun:
     script += "exit $rc"
     cmd = [str(TOP / "scripts" / "vm-run"), "--kernel", config.kernel, "--cards", str(config.cards),
            "--msi", str(config.msi),
-           *module, "--log", str(log), "--trace", str(log.with_name(f"trace-{config.name}.log")),
-           "--timeout", "900", "--", "bash", "-c", script]
+           *module, "--log", str(log), "--timeout", "900", "--", "bash", "-c", script]
     # vm-run starts QEMU at once; each output line is stamped on arrival so
     # the guest's "online ... uptime=U now=N" notes can be placed on the
     # host's clock: online at arrival - (N - U). A QEMU crash is a result

@@ -116,3 +116,50 @@ def test_ras_and_sensor_injected_over_qmp_reach_the_guest(tmp_path):
     assert f"temp2_input {SOC_TEMP}\n" in text, text[-3000:]
     model = re.search(r"model temp2_input (-?\d+)", text)
     assert model and int(model.group(1)) != SOC_TEMP, text[-3000:]
+
+
+IDLE_DONE_TEMP = 71234  # m°C: the host's "seen it" signal to the guest
+
+
+def test_idle_card_is_moved_to_m2_and_woken_by_the_hosts_mhi_stack(tmp_path):
+    """The card goes idle (M1) on command; the kernel's MHI stack answers
+    with M2 (mhi_pm_m1_transition) and wakes it to M0 with its next doorbell
+    (qaic's periodic timesync at the latest)."""
+    sock = tmp_path / "qmp.sock"
+    cmd = [str(TOP / "scripts" / "vm-run"), "--qmp", str(sock), "--log",
+           str(BUILD / "vm" / "serial-qmp-idle.log"), "--timeout", "600", "--",
+           str(TOP / "tests" / "guest" / "await-idle"), str(IDLE_DONE_TEMP)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    card = "/machine/peripheral/aic0"
+    qmp = None
+    out = []
+    seen = []
+    try:
+        for line in proc.stdout:
+            out.append(line)
+            if line.startswith("ready"):
+                qmp = Qmp(sock)
+                r = qmp.cmd("qom-set", path=card, property="inject", value="idle")
+                assert "error" not in r, r
+                again = qmp.cmd("qom-set", path=card, property="inject", value="idle now")
+                assert "takes no arguments" in again["error"]["desc"], again
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    state = qmp.cmd("qom-get", path=card, property="state")["return"]
+                    if not seen or seen[-1] != state:
+                        seen.append(state)
+                    if "state=M2" in "".join(seen) and state == "ee=AMSS state=M0 stage=amss":
+                        break
+                    time.sleep(0.002)
+                r = qmp.cmd("qom-set", path=card, property="inject", value=f"sensor soc_temp={IDLE_DONE_TEMP}")
+                assert "error" not in r, r
+    finally:
+        if qmp:
+            qmp.close()
+        proc.wait(timeout=60)
+    text = "".join(out)
+    assert sanitizer_report(text) is None, sanitizer_report(text)[:12000]
+    assert proc.returncode == 0, text[-3000:]
+    assert "done\n" in text, text[-3000:]
+    assert "ee=AMSS state=M2 stage=amss" in seen, seen
+    assert seen[-1] == "ee=AMSS state=M0 stage=amss", seen

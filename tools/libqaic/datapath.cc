@@ -102,6 +102,17 @@ qaic_sem sem(uint8_t cmd, uint8_t index, uint16_t val, bool presync, uint8_t fla
 	return s;
 }
 
+CopySlices copy_slices(uint64_t size, uint64_t dev_addr, uint8_t index)
+{
+	CopySlices c{};
+	c.in.size = c.out.size = size;
+	c.in.dev_addr = c.out.dev_addr = dev_addr;
+	c.in.sem0 = sem(QAIC_SEM_INC, index, 1, false);
+	c.out.sem0 = sem(QAIC_SEM_WAIT_GT_0, index, 0, true);
+	c.out.sem1 = sem(QAIC_SEM_DEC, index, 1, false);
+	return c;
+}
+
 int attach_slices(const Device &dev, uint32_t handle, uint32_t dbc, Dir dir,
 		  std::span<const qaic_attach_slice_entry> slices)
 {

@@ -45,6 +45,17 @@ enum Dir : uint32_t { kToDevice = 1, kFromDevice = 2 };
 // A semaphore command of a slice (QAIC_SEM_*).
 qaic_sem sem(uint8_t cmd, uint8_t index, uint16_t val, bool presync, uint8_t flags = 0);
 
+// Slices of `size` bytes at DDR address `dev_addr` for a copy through the
+// card with no program in between: the input counts semaphore `index` up
+// once all of it is in DDR, and every request of the output waits for that
+// and the last counts it back down. The card's DMA Bridge overlaps requests
+// that no fence or semaphore orders, so an unsynchronised read-back may
+// run before the input has landed.
+struct CopySlices {
+	qaic_attach_slice_entry in, out;
+};
+CopySlices copy_slices(uint64_t size, uint64_t dev_addr, uint8_t index = 0);
+
 int attach_slices(const Device &dev, uint32_t handle, uint32_t dbc, Dir dir,
 		  std::span<const qaic_attach_slice_entry> slices);
 int detach_slices(const Device &dev, uint32_t handle);

@@ -399,6 +399,9 @@ void qaic_dbc_enter_ssr(struct qaic_device *qdev, u32 dbc_id);
 bool qaic_dbc_ssr_state(struct qaic_device *qdev, u32 dbc_id, unsigned int state);
 
 /* qaic_gem.c */
+struct drm_gem_object *qaic_gem_prime_import(struct drm_device *drm, struct dma_buf *dmabuf);
+int qaic_bo_dma_map(struct qaic_bo *bo, enum dma_data_direction dir);
+void qaic_bo_dma_unmap(struct qaic_bo *bo, enum dma_data_direction dir);
 int qaic_create_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int qaic_mmap_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 

@@ -519,11 +519,17 @@ static int qaic_bo_slice(struct qaic_device *qdev, struct qaic_bo *bo, struct qa
 	u32 i;
 	int ret;
 
-	if (dma_map_sgtable(dev, bo->sgt, dir, 0))
-		return -EFAULT;
+	ret = qaic_bo_dma_map(bo, dir);
+	if (ret)
+		return ret;
 	ret = qaic_segs_init(&segs, bo->sgt);
 	if (ret)
 		goto err_unmap;
+	/* An exporter's table that does not cover its dma-buf is no use. */
+	if (segs.start[segs.n] < bo->base.size) {
+		ret = -EFAULT;
+		goto err_segs;
+	}
 	plans = kvcalloc(hdr->count, sizeof(*plans), GFP_KERNEL);
 	if (!plans) {
 		ret = -ENOMEM;
@@ -574,7 +580,7 @@ err_plans:
 err_segs:
 	qaic_segs_free(&segs);
 err_unmap:
-	dma_unmap_sgtable(dev, bo->sgt, dir, 0);
+	qaic_bo_dma_unmap(bo, dir);
 	return ret;
 }
 
@@ -589,7 +595,7 @@ static void qaic_bo_unslice(struct qaic_bo *bo)
 	lockdep_assert_held(&bo->lock);
 
 	qaic_bo_free_slices(bo);
-	dma_unmap_sgtable(&dbc->qdev->pdev->dev, bo->sgt, bo->dir, 0);
+	qaic_bo_dma_unmap(bo, bo->dir);
 	spin_lock(&dbc->xfer_lock);
 	list_del_init(&bo->bo_node);
 	spin_unlock(&dbc->xfer_lock);

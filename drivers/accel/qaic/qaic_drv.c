@@ -112,6 +112,7 @@ static const struct drm_driver qaic_drm_driver = {
 	.postclose		= qaic_postclose,
 	.ioctls			= qaic_drm_ioctls,
 	.num_ioctls		= ARRAY_SIZE(qaic_drm_ioctls),
+	.gem_prime_import	= qaic_gem_prime_import,
 };
 
 static void qaic_uevent(struct qaic_device *qdev, enum kobject_action action)
@@ -453,3 +454,8 @@ module_exit(qaic_exit);
 MODULE_AUTHOR("aic100-virt developers");
 MODULE_DESCRIPTION("Qualcomm Cloud AI 100 accelerator driver");
 MODULE_LICENSE("GPL");
+/*
+ * The dma-buf namespace, spelt as MODULE_IMPORT_NS() expands it on 6.12
+ * (a bare name) and on 6.13 and later (a string) alike.
+ */
+MODULE_INFO(import_ns, "DMA_BUF");

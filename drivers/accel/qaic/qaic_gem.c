@@ -7,6 +7,12 @@
  * order-0 pages, which are what mmap() maps into the user's address space.
  * The GEM handle and the BO's fake mmap offset come from the DRM core;
  * DRM_IOCTL_GEM_CLOSE drops the handle and the last reference frees it.
+ *
+ * A BO can also be another driver's dma-buf (DRM_IOCTL_PRIME_FD_TO_HANDLE):
+ * it has no pages of its own, its memory is mapped for the card through the
+ * dma-buf attachment only while it is sliced (the direction is known then),
+ * and, as with upstream's qaic, it cannot be mmap()ed through the accel
+ * node: its user maps it where it came from.
  */
 
 #include <drm/drm_drv.h>
@@ -14,6 +20,8 @@
 #include <drm/drm_gem.h>
 #include <drm/drm_prime.h>
 #include <drm/drm_vma_manager.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
@@ -82,7 +90,10 @@ static void qaic_gem_free(struct drm_gem_object *obj)
 	WARN_ON(bo->sliced);
 	mutex_destroy(&bo->lock);
 
-	if (bo->sgt) {
+	if (obj->import_attach) {
+		/* Detaches, and drops the reference qaic_gem_prime_import() took. */
+		drm_prime_gem_destroy(obj, NULL);
+	} else if (bo->sgt) {
 		sg_free_table(bo->sgt);
 		kfree(bo->sgt);
 	}
@@ -103,7 +114,7 @@ static int qaic_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 	unsigned long first;
 	int ret;
 
-	if (vma->vm_pgoff < start)
+	if (obj->import_attach || vma->vm_pgoff < start)
 		return -EINVAL;
 	first = vma->vm_pgoff - start;
 	if (first > bo->nr_pages || nr > bo->nr_pages - first)
@@ -155,6 +166,77 @@ static const struct drm_gem_object_funcs qaic_gem_funcs = {
 	.mmap		= qaic_gem_mmap,
 	.vm_ops		= &qaic_gem_vm_ops,
 };
+
+/*
+ * DRM_IOCTL_PRIME_FD_TO_HANDLE of a dma-buf the accel node did not export
+ * itself from this file: a BO over it. The attachment is made now, so that
+ * an exporter that cannot serve the card refuses the import; the mapping
+ * waits for the slicing, which gives the direction.
+ */
+struct drm_gem_object *qaic_gem_prime_import(struct drm_device *drm, struct dma_buf *dmabuf)
+{
+	struct dma_buf_attachment *attach;
+	struct qaic_bo *bo;
+	int ret;
+
+	if (!dmabuf->size)
+		return ERR_PTR(-EINVAL);
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	attach = dma_buf_attach(dmabuf, drm->dev);
+	if (IS_ERR(attach)) {
+		kfree(bo);
+		return ERR_CAST(attach);
+	}
+	get_dma_buf(dmabuf);
+
+	drm_gem_private_object_init(drm, &bo->base, dmabuf->size);
+	bo->base.funcs = &qaic_gem_funcs;
+	bo->base.import_attach = attach;
+	bo->base.resv = dmabuf->resv;
+	qaic_data_init_bo(bo);
+
+	/* MMAP_BO answers as for any BO; mmap() itself is refused. */
+	ret = drm_gem_create_mmap_offset(&bo->base);
+	if (ret) {
+		drm_gem_object_put(&bo->base);
+		return ERR_PTR(ret);
+	}
+	return &bo->base;
+}
+
+/*
+ * Map @bo's memory for the card, for a slicing in direction @dir: its own
+ * pages, or the exporter's through the attachment (which gives the table).
+ */
+int qaic_bo_dma_map(struct qaic_bo *bo, enum dma_data_direction dir)
+{
+	struct dma_buf_attachment *attach = bo->base.import_attach;
+	struct sg_table *sgt;
+
+	if (!attach)
+		return dma_map_sgtable(bo->base.dev->dev, bo->sgt, dir, 0) ? -EFAULT : 0;
+
+	sgt = dma_buf_map_attachment_unlocked(attach, dir);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+	bo->sgt = sgt;
+	return 0;
+}
+
+void qaic_bo_dma_unmap(struct qaic_bo *bo, enum dma_data_direction dir)
+{
+	struct dma_buf_attachment *attach = bo->base.import_attach;
+
+	if (!attach) {
+		dma_unmap_sgtable(bo->base.dev->dev, bo->sgt, dir, 0);
+		return;
+	}
+	dma_buf_unmap_attachment_unlocked(attach, bo->sgt, dir);
+	bo->sgt = NULL;
+}
 
 int qaic_create_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file)
 {

@@ -315,7 +315,7 @@ static int qaic_encode_activate(struct qaic_manage_ctx *ctx, const u8 *src, u32 
 		return -EINVAL;
 	memcpy(&in, src, sizeof(in));
 
-	if (size_add(ctx->req.len, sizeof(*t)) > QAIC_MANAGE_MAX_MSG_LENGTH)
+	if (size_add(ctx->req.len, sizeof(*t)) > QAIC_MANAGE_STATUS_ACT_ROOM)
 		return -ENOSPC;
 	if (!in.queue_size || in.pad)
 		return -EINVAL;
@@ -344,7 +344,13 @@ static int qaic_encode_activate(struct qaic_manage_ctx *ctx, const u8 *src, u32 
 	return 0;
 }
 
-static int qaic_encode_deactivate(struct qaic_manage_ctx *ctx, const u8 *src, u32 len)
+/*
+ * A well-formed DEACTIVATE is consumed (*consumed) before its DBC is
+ * detached, so that a DBC the user does not own is reported as such when
+ * nothing follows it in the message (see qaic_manage_encode()).
+ */
+static int qaic_encode_deactivate(struct qaic_manage_ctx *ctx, const u8 *src, u32 len,
+				  bool *consumed)
 {
 	struct qaic_manage_trans_deactivate in;
 	int ret;
@@ -354,6 +360,7 @@ static int qaic_encode_deactivate(struct qaic_manage_ctx *ctx, const u8 *src, u3
 	memcpy(&in, src, sizeof(in));
 	if (in.dbc_id >= QAIC_NUM_DBC || in.pad)
 		return -EINVAL;
+	*consumed = true;
 
 	/* Only the host's side; the card is asked by a passthrough command. */
 	ret = qaic_dbc_detach(ctx->qdev, ctx->usr, in.dbc_id);
@@ -365,7 +372,7 @@ static int qaic_encode_deactivate(struct qaic_manage_ctx *ctx, const u8 *src, u3
 
 static int qaic_encode_status(struct qaic_manage_ctx *ctx, u32 len)
 {
-	if (size_add(ctx->req.len, len) > QAIC_MANAGE_MAX_MSG_LENGTH)
+	if (size_add(ctx->req.len, len) > QAIC_MANAGE_STATUS_ACT_ROOM)
 		return -ENOSPC;
 	/* As long as the user's transaction; anything after its header is sent as zeros. */
 	if (!qaic_cntl_req_add_trans(&ctx->req, QAIC_TRANS_STATUS_TO_DEV, len))
@@ -373,12 +380,24 @@ static int qaic_encode_status(struct qaic_manage_ctx *ctx, u32 len)
 	return 0;
 }
 
-/* Turn the user's @count transactions in @len bytes at @msg into the first message. */
+/*
+ * Turn the user's @count transactions in @len bytes at @msg into the first
+ * message.
+ *
+ * The errno is that of the kernel's upstream qaic (qaic_compat.h). Since
+ * 6.19 a refused transaction's errno is the answer. Before, when a
+ * transaction is refused before it is consumed (no room left for it, a DMA
+ * range that cannot be pinned, no memory), part of the user's message is
+ * left over and the answer is -EINVAL whatever the reason; only a refusal
+ * after the whole message was consumed keeps its own errno: a DEACTIVATE,
+ * as the last transaction, of a DBC the user does not own.
+ */
 static int qaic_manage_encode(struct qaic_manage_ctx *ctx, const u8 *msg, u32 len, u32 count)
 {
 	struct qaic_manage_trans_hdr hdr;
+	bool consumed;
 	u32 off = 0, i;
-	int ret;
+	int ret = 0;
 
 	if (!count || len < sizeof(hdr))
 		return -EINVAL;
@@ -390,6 +409,7 @@ static int qaic_manage_encode(struct qaic_manage_ctx *ctx, const u8 *msg, u32 le
 		if (hdr.len < sizeof(hdr) || hdr.len > len - off)
 			return -EINVAL;
 
+		consumed = false;
 		switch (hdr.type) {
 		case QAIC_TRANS_PASSTHROUGH_FROM_USR:
 			ret = qaic_encode_passthrough(ctx, msg + off, hdr.len);
@@ -401,7 +421,7 @@ static int qaic_manage_encode(struct qaic_manage_ctx *ctx, const u8 *msg, u32 le
 			ret = qaic_encode_activate(ctx, msg + off, hdr.len);
 			break;
 		case QAIC_TRANS_DEACTIVATE_FROM_USR:
-			ret = qaic_encode_deactivate(ctx, msg + off, hdr.len);
+			ret = qaic_encode_deactivate(ctx, msg + off, hdr.len, &consumed);
 			break;
 		case QAIC_TRANS_STATUS_FROM_USR:
 			ret = qaic_encode_status(ctx, hdr.len);
@@ -410,14 +430,17 @@ static int qaic_manage_encode(struct qaic_manage_ctx *ctx, const u8 *msg, u32 le
 			ret = -EINVAL;
 			break;
 		}
-		if (ret)
+		if (ret && QAIC_MANAGE_KEEPS_ERRNO)
 			return ret;
-		off += hdr.len;
+		if (!ret || consumed)
+			off += hdr.len;
+		if (ret)
+			break;
 	}
 
 	if (off != len)
 		return -EINVAL;
-	return 0;
+	return ret;
 }
 
 /* The next message of a continued transfer: that transfer alone. */

@@ -18,6 +18,10 @@ constexpr uint8_t kCmdTransferMask = 3;
 constexpr uint8_t kCmdBulk = 1u << 3;
 constexpr uint8_t kDbEnable = 1u << 7;
 constexpr uint32_t kSemEnable = 1u << 31;
+// The fences hold whether or not the word's command is enabled: qaic sets
+// them on a word whose command is NOP.
+constexpr uint32_t kSemFenceToDev = 1u << 30;
+constexpr uint32_t kSemFenceFromDev = 1u << 29;
 constexpr uint32_t kSemPresync = 1u << 22;
 
 struct __attribute__((packed)) Request {
@@ -47,6 +51,49 @@ struct __attribute__((packed)) LinkedDescriptor {
 };
 static_assert(sizeof(LinkedDescriptor) == 32);
 
+Request request_of(const uint8_t (&raw)[64])
+{
+	Request r;
+	std::memcpy(&r, raw, sizeof(r));
+	return r;
+}
+
+// The direction of a request's transfer: 1 to the device, 2 from it, 0 none
+// (3, illegal, moves nothing either).
+unsigned direction_of(const Request &r)
+{
+	const unsigned t = r.cmd & kCmdTransferMask;
+	return t == 3 ? 0 : t;
+}
+
+auto op_of(uint32_t s)
+{
+	return static_cast<Semaphores::Op>((s >> 24) & 7);
+}
+unsigned idx_of(uint32_t s)
+{
+	return (s >> 16) & 0x1F;
+}
+uint16_t val_of(uint32_t s)
+{
+	return static_cast<uint16_t>(s & 0xFFF);
+}
+
+// The request's presync command: its index in sem[], -1 for none, -2 for
+// more than one.
+int presync_of(const Request &r)
+{
+	int pre = -1;
+	for (int k = 0; k < 4; k++) {
+		if ((r.sem[k] & kSemEnable) && (r.sem[k] & kSemPresync)) {
+			if (pre >= 0)
+				return -2;
+			pre = k;
+		}
+	}
+	return pre;
+}
+
 } // namespace
 
 DmaBridge::DmaBridge(HostInterface &host, Ddr &ddr) : host_(host), ddr_(ddr)
@@ -67,7 +114,7 @@ void DmaBridge::reset()
 	active_.fill(false);
 	queues_.fill(Queues{});
 	stats_.fill(Stats{});
-	inflight_.fill(InFlight{});
+	window_.fill(Window{});
 	for (auto &g : gen_)
 		g++;
 	for (auto &s : sems_)
@@ -80,7 +127,7 @@ void DmaBridge::activate(unsigned i, const Queues &q)
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = q;
 	stats_.at(i) = Stats{};
-	inflight_.at(i) = InFlight{};
+	window_.at(i) = Window{};
 	gen_.at(i)++;
 	sems_.at(i)->reset();
 	// The QSM refuses empty FIFOs; the engine divides by their size.
@@ -91,7 +138,7 @@ void DmaBridge::deactivate(unsigned i)
 {
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = Queues{};
-	inflight_.at(i) = InFlight{};
+	window_.at(i) = Window{};
 	gen_.at(i)++;
 	active_.at(i) = false;
 	pending_.fetch_and(~(1u << i));
@@ -151,63 +198,215 @@ void DmaBridge::process()
 
 bool DmaBridge::run(unsigned i, uint64_t &budget)
 {
-	DbcRegs &d = dbc_[i];
 	const uint64_t gen = gen_[i];
-	InFlight &f = inflight_[i];
-	while (!gone(i, gen) && (f.valid || d.req_head != d.req_tail)) {
-		if (budget == 0)
-			return true;
-		const Queues q = queues_[i];
-		// A full response FIFO holds everything back until the host reads.
-		if ((d.rsp_tail + 1) % q.n == d.rsp_head)
+	const Window &w = window_[i];
+	const DbcRegs &d = dbc_[i];
+	for (;;) {
+		if (gone(i, gen))
 			return false;
-		if (!f.valid) {
+		if (budget == 0)
+			return w.n || d.req_head != d.req_tail;
+		// What ended waits for nothing but a response slot; it goes first,
+		// since a later request may depend on its postsync.
+		bool progress = false;
+		Step c = complete_done(i, progress);
+		if (c == Step::Gone || c == Step::Blocked)
+			return false; // a full response FIFO: the host's RSPHP write re-runs the DBC
+		if (issue(i, budget, progress) == Step::Gone)
+			return false;
+
+		// One turn of every started transfer, in FIFO order.
+		for (unsigned k = 0; k < window_[i].n && budget; k++) {
+			InFlight &f = window_[i].e[k];
+			if (!f.started || f.transfer_done)
+				continue;
+			uint64_t quantum = std::min(kQuantum, budget);
+			const uint64_t given = quantum;
+			const Step st = transfer(i, f, quantum);
+			if (st == Step::Gone)
+				return false;
+			budget -= given - quantum;
+			f.transfer_done = st == Step::Done;
+			progress = true;
+		}
+
+		c = complete_done(i, progress);
+		if (c == Step::Gone || c == Step::Blocked)
+			return false;
+		// Whatever is left waits for a semaphore (whose change re-runs the
+		// DBC) or for the host's next doorbell.
+		if (!progress)
+			return false;
+	}
+}
+
+DmaBridge::Step DmaBridge::issue(unsigned i, uint64_t &budget, bool &progress)
+{
+	DbcRegs &d = dbc_[i];
+	Window &w = window_[i];
+	const uint64_t gen = gen_[i];
+	for (;;) {
+		const bool waiting = w.n && !w.e[w.n - 1].started;
+		const unsigned started = w.n - (waiting ? 1 : 0);
+		if (started >= kEngines)
+			return Step::Done;
+		if (!waiting) {
+			if (d.req_head == d.req_tail || budget == 0)
+				return Step::Done;
+			const Queues &q = queues_[i];
 			uint8_t raw[sizeof(Request)];
 			const DmaStatus st = host_.dma_read(q.req + uint64_t{d.req_head} * sizeof(Request), raw,
 							    sizeof(raw));
 			if (gone(i, gen))
-				return false;
+				return Step::Gone;
 			if (st != DmaStatus::Ok) {
 				char m[80];
 				std::snprintf(m, sizeof(m), "DBC%u: request FIFO unreadable; channel stopped", i);
 				host_.guest_error(m);
 				active_[i] = false;
-				return false;
+				return Step::Gone;
 			}
+			InFlight &f = w.e[w.n++];
 			f = InFlight{};
 			std::memcpy(f.raw, raw, sizeof(raw));
-			f.valid = true;
 			budget -= std::min<uint64_t>(budget, sizeof(Request));
 		}
-		switch (advance(i, f, budget)) {
-		case Step::Blocked: // a presync wait; retried when a semaphore moves
-		case Step::Gone:
-			return false;
-		case Step::Yield:
-			return true;
-		case Step::Done:
-			break;
-		}
-		finish(i, f);
+		InFlight &f = w.e[w.n - 1];
+		if (!can_start(i, f))
+			return Step::Blocked;
+		start(i, f);
+		d.req_head = (d.req_head + 1) % queues_[i].n;
+		progress = true;
 	}
-	return false;
 }
 
-// The request is complete: its response, the head pointer and the interrupt.
-void DmaBridge::finish(unsigned i, InFlight &f)
+bool DmaBridge::can_start(unsigned i, const InFlight &f) const
+{
+	const Request r = request_of(f.raw);
+	const int pre = presync_of(r);
+	// A malformed presync ends the request at once, whatever came before.
+	if (pre == -2 || (pre >= 0 && op_of(r.sem[pre]) > Semaphores::Op::WaitGt0))
+		return true;
+
+	uint32_t fences = 0;
+	for (uint32_t s : r.sem)
+		fences |= s & (kSemFenceToDev | kSemFenceFromDev);
+	const Window &w = window_[i];
+	for (unsigned k = 0; k < w.n; k++) {
+		const InFlight &e = w.e[k];
+		if (!e.started)
+			continue;
+		const Request er = request_of(e.raw);
+		// Requests with a presync run one after the other: this one waits
+		// until the earlier one has ended, its postsync included.
+		if (pre >= 0 && presync_of(er) >= 0)
+			return false;
+		if (e.transfer_done)
+			continue;
+		const unsigned dir = direction_of(er);
+		if ((dir == 1 && (fences & kSemFenceToDev)) || (dir == 2 && (fences & kSemFenceFromDev)))
+			return false;
+	}
+	if (pre >= 0) {
+		const uint32_t s = r.sem[pre];
+		const auto op = op_of(s);
+		if (op >= Semaphores::Op::WaitEq && !sems_[i]->satisfied(idx_of(s), op, val_of(s)))
+			return false;
+	}
+	return true;
+}
+
+// The presync's own command (a wait was satisfied in can_start()).
+void DmaBridge::start(unsigned i, InFlight &f)
+{
+	const Request r = request_of(f.raw);
+	const int pre = presync_of(r);
+	f.started = true;
+	if (pre == -2) {
+		f.status = kTwoPresyncs;
+	} else if (pre >= 0) {
+		const uint32_t s = r.sem[pre];
+		const auto op = op_of(s);
+		if (op > Semaphores::Op::WaitGt0)
+			f.status = kBadSemaphore;
+		else if (op < Semaphores::Op::WaitEq)
+			sems_[i]->apply(idx_of(s), op, val_of(s));
+	}
+	// A request whose presync is malformed ends at once, before any
+	// transfer: no postsync, no doorbell.
+	if (f.status) {
+		f.malformed = true;
+		f.transfer_done = true;
+	}
+}
+
+DmaBridge::Step DmaBridge::complete_done(unsigned i, bool &progress)
+{
+	const uint64_t gen = gen_[i];
+	Window &w = window_[i];
+	unsigned k = 0;
+	while (k < w.n) {
+		InFlight &f = w.e[k];
+		if (!f.started || !f.transfer_done) {
+			k++;
+			continue;
+		}
+		const DbcRegs &d = dbc_[i];
+		const Request r = request_of(f.raw);
+		// A full response FIFO holds everything back until the host reads.
+		if ((r.cmd & kCmdResponse) && (d.rsp_tail + 1) % queues_[i].n == d.rsp_head)
+			return Step::Blocked;
+		InFlight done = f;
+		std::move(w.e.begin() + k + 1, w.e.begin() + w.n, w.e.begin() + k);
+		w.e[--w.n] = InFlight{};
+		complete(i, done);
+		progress = true;
+		if (gone(i, gen))
+			return Step::Gone;
+	}
+	return Step::Done;
+}
+
+// The request's transfer is over: postsync semaphores and the doorbell (even
+// after a failed transfer: the workload must not wait forever for an input
+// that never comes), then its response and the interrupt.
+void DmaBridge::complete(unsigned i, InFlight &f)
 {
 	DbcRegs &d = dbc_[i];
 	const uint64_t gen = gen_[i];
 	const Queues q = queues_[i];
-	Request r;
-	std::memcpy(&r, f.raw, sizeof(r));
-	const uint16_t status = f.status;
-	f = InFlight{};
+	const Request r = request_of(f.raw);
+	Semaphores &sems = *sems_[i];
+	uint16_t status = f.status;
+	if (!f.malformed) {
+		for (uint32_t s : r.sem) {
+			if (!(s & kSemEnable) || (s & kSemPresync))
+				continue;
+			const auto op = op_of(s);
+			if (op == Semaphores::Op::Nop)
+				continue;
+			if (op >= Semaphores::Op::WaitEq || !sems.apply(idx_of(s), op, val_of(s)))
+				status = status ? status : uint16_t{kBadSemaphore};
+		}
+		if (r.db_len & kDbEnable) {
+			static const unsigned sizes[4] = {4, 2, 1, 0};
+			const unsigned n = sizes[r.db_len & 3];
+			if (n == 0 || r.db_addr % n) {
+				status = status ? status : uint16_t{kUnalignedDoorbell};
+			} else if (!in_window(i, r.db_addr, n)) {
+				status = status ? status : uint16_t{kOutsideWindow};
+			} else {
+				const uint32_t v = r.db_data;
+				ddr_.write(r.db_addr, std::span(reinterpret_cast<const uint8_t *>(&v), n));
+			}
+		}
+	}
+
 	stats_[i].requests++;
 	if (status != kOk) {
 		stats_[i].errors++;
 		char m[80];
-		std::snprintf(m, sizeof(m), "DBC%u: request %u failed with status %u", i, d.req_head, status);
+		std::snprintf(m, sizeof(m), "DBC%u: request %u failed with status %u", i, r.req_id, status);
 		host_.guest_error(m);
 	}
 	bool msi = r.cmd & kCmdForceMsi;
@@ -225,93 +424,15 @@ void DmaBridge::finish(unsigned i, InFlight &f)
 			host_.guest_error("DBC: response FIFO not writable");
 		}
 	}
-	d.req_head = (d.req_head + 1) % q.n;
 	if (msi)
 		raise(i);
 }
 
-DmaBridge::Step DmaBridge::advance(unsigned i, InFlight &f, uint64_t &budget)
-{
-	Request r;
-	std::memcpy(&r, f.raw, sizeof(r));
-	Semaphores &sems = *sems_[i];
-	auto op_of = [](uint32_t s) { return static_cast<Semaphores::Op>((s >> 24) & 7); };
-	auto idx_of = [](uint32_t s) { return (s >> 16) & 0x1F; };
-	auto val_of = [](uint32_t s) { return static_cast<uint16_t>(s & 0xFFF); };
-
-	// Presync: at most one; a wait holds the request, other commands run
-	// before the transfer.
-	if (!f.presync_done) {
-		int pre = -1;
-		for (int k = 0; k < 4 && !f.status; k++) {
-			if ((r.sem[k] & kSemEnable) && (r.sem[k] & kSemPresync)) {
-				if (pre >= 0)
-					f.status = kTwoPresyncs;
-				pre = k;
-			}
-		}
-		if (pre >= 0 && !f.status) {
-			const uint32_t s = r.sem[pre];
-			const auto op = op_of(s);
-			if (op > Semaphores::Op::WaitGt0) {
-				f.status = kBadSemaphore;
-			} else if (op >= Semaphores::Op::WaitEq) {
-				if (!sems.satisfied(idx_of(s), op, val_of(s)))
-					return Step::Blocked;
-			} else {
-				sems.apply(idx_of(s), op, val_of(s));
-			}
-		}
-		f.presync_done = true;
-		// A request whose presync is malformed ends at once, before any
-		// transfer: no postsync, no doorbell.
-		if (f.status)
-			return Step::Done;
-	}
-
-	if (!f.transfer_done) {
-		const Step st = transfer(i, f, budget);
-		if (st != Step::Done)
-			return st;
-		f.transfer_done = true;
-	}
-
-	// Postsync semaphores, then the doorbell, even after a failed transfer:
-	// the workload must not wait forever for an input that never comes.
-	uint16_t status = f.status;
-	for (int k = 0; k < 4; k++) {
-		const uint32_t s = r.sem[k];
-		if (!(s & kSemEnable) || (s & kSemPresync))
-			continue;
-		const auto op = op_of(s);
-		if (op == Semaphores::Op::Nop)
-			continue;
-		if (op >= Semaphores::Op::WaitEq || !sems.apply(idx_of(s), op, val_of(s)))
-			status = status ? status : uint16_t{kBadSemaphore};
-	}
-	if (r.db_len & kDbEnable) {
-		static const unsigned sizes[4] = {4, 2, 1, 0};
-		const unsigned n = sizes[r.db_len & 3];
-		if (n == 0 || r.db_addr % n) {
-			status = status ? status : uint16_t{kUnalignedDoorbell};
-		} else if (!in_window(i, r.db_addr, n)) {
-			status = status ? status : uint16_t{kOutsideWindow};
-		} else {
-			const uint32_t v = r.db_data;
-			ddr_.write(r.db_addr, std::span(reinterpret_cast<const uint8_t *>(&v), n));
-		}
-	}
-	f.status = status;
-	return Step::Done;
-}
-
 // Moves the request's data, at most `budget` bytes per call; Yield when the
-// budget ran out first. DMA fences (sem bits 29/30) need no waiting here:
-// each transfer is complete before the next request starts.
+// budget ran out first.
 DmaBridge::Step DmaBridge::transfer(unsigned i, InFlight &f, uint64_t &budget)
 {
-	Request r;
-	std::memcpy(&r, f.raw, sizeof(r));
+	const Request r = request_of(f.raw);
 	const uint64_t gen = gen_[i];
 	const unsigned type = r.cmd & kCmdTransferMask;
 	const bool in = type == 1;

@@ -14,7 +14,7 @@ namespace aic100 {
 
 namespace {
 
-constexpr char kUsage[] = "known: syserr; crash dbc=N|nsp=N [hold=1] [reason=TEXT]; ssr release; "
+constexpr char kUsage[] = "known: syserr; idle; crash dbc=N|nsp=N [hold=1] [reason=TEXT]; ssr release; "
 			  "ras ce|ue|ue_nf source=S [addr=A] [nsp=N] [temp=MC] [threshold=T]; "
 			  "sensor soc_temp|board_temp|ddr_temp|board_power=VALUE|auto; "
 			  "bootlog hold [release=reset|handover] [ack_delay_ms=MS]|normal";
@@ -87,6 +87,14 @@ std::string Device::run_injection(const std::string &command)
 		if (in >> extra)
 			return "syserr takes no arguments";
 		boot_.inject_sys_err();
+		return {};
+	}
+	if (verb == "idle") {
+		std::string extra;
+		if (in >> extra)
+			return "idle takes no arguments";
+		if (!mhi_.enter_m1())
+			return "idle: MHI is not in M0";
 		return {};
 	}
 	Qsm &qsm = boot_.qsm();

@@ -185,9 +185,13 @@ void Mhi::write32(uint32_t offset, uint32_t value)
 		const unsigned ch = (offset - kChdbBase) / 8;
 		set_half(ch_db_[ch], offset & 4, value);
 		// The low half completes the doorbell. The wake doorbell only
-		// says whether the host wants the card awake; it always is.
-		if (!(offset & 4) && ch != kWakeChannel) {
-			pending_chdb_.set(ch);
+		// asks for the card awake (out of M1/M2) when the host asserts
+		// it (1); it writes 0 when it lets the card rest again.
+		if (!(offset & 4)) {
+			if (ch != kWakeChannel)
+				pending_chdb_.set(ch);
+			if (ch != kWakeChannel || value)
+				doorbell_rung();
 			host_.kick();
 		}
 		return;
@@ -222,6 +226,7 @@ void Mhi::write32(uint32_t offset, uint32_t value)
 	case CRDB_LOWER:
 		crdb_[0] = value;
 		pending_crdb_ = true;
+		doorbell_rung();
 		host_.kick();
 		return;
 	case MHI_SOC_RESET_REQ:
@@ -257,11 +262,33 @@ void Mhi::write_ctrl(uint32_t value)
 	const auto req = static_cast<MhiState>((value & MHICTRL_STATE_MASK) >> kStateShift);
 	switch (req) {
 	case MhiState::M0:
+		if (state_ == MhiState::M3) {
+			pending_wake_ = true; // resume
+			host_.kick();
+			return;
+		}
 		if (state_ != MhiState::Ready && state_ != MhiState::M0) {
 			error("MHICTRL: M0 requested in MHI state 0x%x", static_cast<unsigned>(state_));
 			return;
 		}
 		pending_m0_ = true;
+		host_.kick();
+		return;
+	case MhiState::M2:
+		// The host's answer to the card's M1; nothing to tell it back.
+		if (state_ != MhiState::M1) {
+			error("MHICTRL: M2 requested in MHI state 0x%x", static_cast<unsigned>(state_));
+			return;
+		}
+		state_ = MhiState::M2;
+		host_.trace("MHI: M2");
+		return;
+	case MhiState::M3:
+		if (state_ != MhiState::M0 && state_ != MhiState::M1 && state_ != MhiState::M2) {
+			error("MHICTRL: M3 requested in MHI state 0x%x", static_cast<unsigned>(state_));
+			return;
+		}
+		pending_m3_ = true;
 		host_.kick();
 		return;
 	case MhiState::Reset:
@@ -301,7 +328,7 @@ void Mhi::drop_channels()
 		e->unload();
 	events_.clear();
 	commands_.unload();
-	pending_m0_ = pending_crdb_ = false;
+	pending_m0_ = pending_m3_ = pending_wake_ = pending_crdb_ = false;
 	pending_erdb_.reset();
 	pending_chdb_.reset();
 }
@@ -419,7 +446,7 @@ void Mhi::sys_err()
 		c = Channel{};
 	deferred_reset_ = {};
 	pending_chdb_.reset();
-	pending_crdb_ = pending_m0_ = false;
+	pending_crdb_ = pending_m0_ = pending_m3_ = pending_wake_ = false;
 	state_ = MhiState::SysErr;
 	halt_requested_ = true;
 	host_.trace("MHI: SYS_ERR");
@@ -480,6 +507,69 @@ void Mhi::do_m0()
 		fn_->mhi_m0();
 }
 
+bool Mhi::asleep() const
+{
+	return state_ == MhiState::M1 || state_ == MhiState::M2 || state_ == MhiState::M3;
+}
+
+// A channel or command doorbell in M1 or M2, the wake doorbell included, is
+// the host wanting the card again (in M3 the host resumes it through MHICTRL
+// first). Event-ring doorbells only return credits: the host rings them in
+// M2 too.
+void Mhi::doorbell_rung()
+{
+	if (state_ == MhiState::M1 || state_ == MhiState::M2)
+		pending_wake_ = true;
+}
+
+bool Mhi::enter_m1()
+{
+	if (state_ != MhiState::M0)
+		return false;
+	state_ = MhiState::M1;
+	host_.trace("MHI: M1");
+	post(0, mhi::state_change_event(static_cast<uint8_t>(MhiState::M1)));
+	return true;
+}
+
+void Mhi::do_m3()
+{
+	if (state_ != MhiState::M0 && state_ != MhiState::M1 && state_ != MhiState::M2)
+		return;
+	// As the MHI endpoint stack: running channels show SUSPENDED to the
+	// host until the resume; the M3 event is the last the host hears.
+	for (unsigned ch = 0; ch < kNumChannels; ch++) {
+		if (channels_[ch].running)
+			write_chstate(ch, mhi::ChannelState::Suspended);
+	}
+	state_ = MhiState::M3;
+	host_.trace("MHI: M3");
+	post(0, mhi::state_change_event(static_cast<uint8_t>(MhiState::M3)));
+}
+
+void Mhi::do_wake()
+{
+	if (!asleep())
+		return;
+	const bool resume = state_ == MhiState::M3;
+	state_ = MhiState::M0;
+	host_.trace(resume ? "MHI: M0 (resumed from M3)" : "MHI: M0 (woken)");
+	if (resume) {
+		for (unsigned ch = 0; ch < kNumChannels; ch++) {
+			if (channels_[ch].running)
+				write_chstate(ch, mhi::ChannelState::Running);
+		}
+	}
+	post(0, mhi::state_change_event(static_cast<uint8_t>(MhiState::M0)));
+	// What waited: the host's doorbells (still pending) and the firmware's
+	// messages for the host.
+	for (unsigned ch = 0; ch < kNumChannels; ch++) {
+		if (channels_[ch].running && channels_[ch].inbound && !channels_[ch].out.empty())
+			pending_chdb_.set(ch);
+	}
+	host_.kick();
+}
+
 // ---- work loop ---------------------------------------------------------
 
 void Mhi::process()
@@ -501,6 +591,23 @@ void Mhi::process()
 		pending_m0_ = false;
 		do_m0();
 	}
+	if (pending_m3_) {
+		pending_m3_ = false;
+		do_m3();
+	}
+	if (pending_wake_) {
+		pending_wake_ = false;
+		do_wake();
+	}
+	// Asleep, the card leaves the host's doorbells pending until M0.
+	if (!asleep())
+		run_doorbells();
+	for (auto &e : events_)
+		e->poll();
+}
+
+void Mhi::run_doorbells()
+{
 	for (unsigned i = 0; i < kMaxEventRings; i++) {
 		if (!pending_erdb_.test(i))
 			continue;
@@ -520,8 +627,6 @@ void Mhi::process()
 		pending_chdb_.reset(ch);
 		channel_doorbell(ch, ch_db_[ch]);
 	}
-	for (auto &e : events_)
-		e->poll();
 }
 
 uint64_t Mhi::next_deadline() const
@@ -582,7 +687,13 @@ bool Mhi::run_command(const RingElement &e, uint64_t at)
 		post(0, mhi::command_completion(at, Completion::Success));
 		return true;
 	case ElementType::StartChannel:
-		if (ch >= kNumChannels - 1 || !start_channel(ch)) {
+		if (ch >= kNumChannels - 1 || !(channel_ee_mask(ch) & (1u << static_cast<unsigned>(ee_)))) {
+			error("MHI: START of channel %u, which the card does not serve in EE %u", ch,
+			      static_cast<unsigned>(ee_));
+			post(0, mhi::command_completion(at, Completion::UndefinedError));
+			return true;
+		}
+		if (!(channels_[ch].stopped ? restart_channel(ch) : start_channel(ch))) {
 			post(0, mhi::command_completion(at, Completion::UndefinedError));
 			return true;
 		}
@@ -609,7 +720,23 @@ bool Mhi::run_command(const RingElement &e, uint64_t at)
 		}
 		note("MHI: channel %u %s%s", ch, type == ElementType::ResetChannel ? "reset" : "stopped",
 		     delay ? " (acknowledged after its last messages)" : "");
-		stop_channel(ch);
+		// The host's context tells where the card stands, as the MHI
+		// endpoint stack keeps it: a stopped channel keeps its place in
+		// the ring (rp) for its next START, a reset one is disabled.
+		if (type == ElementType::StopChannel && channels_[ch].running) {
+			Channel &c = channels_[ch];
+			c.running = false;
+			c.stopped = true;
+			pending_chdb_.reset(ch);
+			const uint64_t rp = c.rp;
+			host_.dma_write(c.ctx + mhi::kCtxRpOffset, &rp, sizeof(rp));
+			write_chstate(ch, mhi::ChannelState::Stop);
+		} else {
+			const bool known = channels_[ch].running || channels_[ch].stopped;
+			stop_channel(ch);
+			if (known)
+				write_chstate(ch, mhi::ChannelState::Disabled);
+		}
 		if (delay) {
 			deferred_reset_ = {true, ch, at, host_.now_ns() + delay};
 			return false;
@@ -655,6 +782,47 @@ bool Mhi::start_channel(unsigned ch)
 	const uint32_t chcfg = (ctx.chcfg & ~0xFFu) | static_cast<uint32_t>(mhi::ChannelState::Running);
 	host_.dma_write(ctx_addr + mhi::kChCtxCfgOffset, &chcfg, sizeof(chcfg));
 	return true;
+}
+
+// START of a channel the host stopped: it goes on from where it stood, up
+// to what the host has queued since (the context's wp).
+bool Mhi::restart_channel(unsigned ch)
+{
+	Channel &c = channels_[ch];
+	uint64_t wp = 0;
+	if (host_.dma_read(c.ctx + mhi::kCtxWpOffset, &wp, sizeof(wp)) != DmaStatus::Ok || !c.geo.contains(wp)) {
+		error("MHI: channel %u context unusable at its restart", ch);
+		stop_channel(ch);
+		return false;
+	}
+	c.stopped = false;
+	c.running = true;
+	c.wp = wp;
+	write_chstate(ch, mhi::ChannelState::Running);
+	if (c.rp != c.wp || (c.inbound && !c.out.empty()))
+		pending_chdb_.set(ch);
+	return true;
+}
+
+void Mhi::write_chstate(unsigned ch, mhi::ChannelState st)
+{
+	const uint64_t addr = ctx_reg64(CCABAP_LOWER) + uint64_t{ch} * sizeof(mhi::ChannelContext) + mhi::kChCtxCfgOffset;
+	uint32_t chcfg = 0;
+	if (host_.dma_read(addr, &chcfg, sizeof(chcfg)) != DmaStatus::Ok)
+		return;
+	chcfg = (chcfg & ~0xFFu) | static_cast<uint32_t>(st);
+	host_.dma_write(addr, &chcfg, sizeof(chcfg));
+}
+
+uint32_t Mhi::channel_ee_mask(unsigned ch)
+{
+	constexpr uint32_t kSbl = 1u << static_cast<unsigned>(ExecEnv::Sbl);
+	constexpr uint32_t kAmss = 1u << static_cast<unsigned>(ExecEnv::Amss);
+	// Pairs 0/1 .. 22/23: LOOPBACK, SAHARA, DIAG, SSR, QDSS, CONTROL,
+	// LOGGING, STATUS, TELEMETRY, DEBUG, TIMESYNC, TIMESYNC_PERIODIC.
+	static constexpr uint32_t kPairs[12] = {kAmss, kSbl, kAmss, kAmss, kAmss, kAmss,
+						kSbl,  kAmss, kAmss, kAmss, kSbl, kAmss};
+	return ch / 2 < 12 ? kPairs[ch / 2] : 0;
 }
 
 void Mhi::retire_channel(unsigned ch)
@@ -795,6 +963,11 @@ bool Mhi::send(unsigned ch, std::vector<uint8_t> msg, bool may_split)
 	}
 	c.out_bytes += msg.size();
 	c.out.push_back({std::move(msg), may_split});
+	if (asleep()) {
+		// It goes out once the host has the card back in M0.
+		pending_chdb_.set(ch);
+		return true;
+	}
 	service_dl(ch);
 	return true;
 }

@@ -150,6 +150,11 @@ void Sbl::channel_stopped(unsigned ch)
 		// starts from HELLO again.
 		sahara_ = std::make_unique<SaharaTarget>(*this, manifest_);
 	}
+	// A logging or time-sync client that goes away owes nothing any more:
+	// a handover that waited for it goes ahead now, not at the end of the
+	// grace period.
+	if (ch == chan::kLoggingUl || ch == chan::kLoggingDl || ch == chan::kTimesyncUl || ch == chan::kTimesyncDl)
+		maybe_hand_over();
 }
 
 void Sbl::maybe_start_sahara()
@@ -264,19 +269,29 @@ void Sbl::maybe_hand_over()
 	const bool time_owed = mhi_.channel_running(chan::kTimesyncDl) && !timesync_done_;
 	const bool release_held = hold_armed_ && hold_release_ == Release::AtHandover;
 	const bool owed = (log_owed && !release_held) || time_owed;
-	const bool expired = host_.now_ns() >= handover_deadline_;
-	if (owed && (!handover_wait_noted_ || expired)) {
-		// Rare, and the first thing to look at when a host never sees AMSS.
-		char line[160];
-		std::snprintf(line, sizeof(line), "SBL: AMSS %s the host: %s%s",
-			      expired ? "starts after the grace period without" : "waits for",
-			      log_owed && !release_held ? "its boot-log buffers back" : "",
-			      time_owed ? (log_owed && !release_held ? " and its time sync" : "its time sync") : "");
-		host_.trace(line);
-		handover_wait_noted_ = true;
-	}
-	if (owed && !expired)
+	if (owed && host_.now_ns() < handover_deadline_) {
+		if (!handover_wait_noted_) {
+			// Rare, and the first thing to look at when a host never sees AMSS.
+			char line[160];
+			std::snprintf(line, sizeof(line), "SBL: AMSS waits for the host:%s%s",
+				      log_owed && !release_held ? " its boot-log buffers back" : "",
+				      time_owed ? " its time sync" : "");
+			host_.trace(line);
+			handover_wait_noted_ = true;
+		}
 		return;
+	}
+	if (owed) {
+		// The host stopped answering: say what it left undone.
+		char m[200];
+		std::snprintf(m, sizeof(m),
+			      "SBL: starting AMSS at the end of its %u s grace period; the host still owes:%s%s "
+			      "(log: %zu lines unsent, %zu buffers not posted again)",
+			      static_cast<unsigned>(kHandoverGraceNs / 1'000'000'000), log_owed ? " its boot log" : "",
+			      time_owed ? " time sync" : "",
+			      mhi_.dl_backlog(chan::kLoggingDl) + log_queue_.size(), mhi_.dl_unreturned(chan::kLoggingDl));
+		host_.guest_error(m);
+	}
 	if (release_held && mhi_.channel_running(chan::kLoggingDl))
 		send_held_lines("as the SBL hands over to AMSS");
 	std::vector<LoadedImage> images = sahara_->images();

@@ -904,6 +904,70 @@ TEST_F(BootTest, SblStopsWaitingForItsLogBuffersAfterTheGracePeriod)
 	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
 }
 
+TEST_F(BootTest, SblHandsOverAtOnceWhenTheHostResetsTheTimesyncChannelItWaitsFor)
+{
+	// The host's time-sync client goes away (its channels reset) while the
+	// SBL waits for its answer: nothing is owed any more, and the SBL must
+	// not sit out its grace period for a client that is gone.
+	make(false);
+	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(20));
+	ASSERT_TRUE(mhi->start(21)); // started, but the host never answers
+	ASSERT_TRUE(mhi->start(2));
+	ASSERT_TRUE(mhi->start(3));
+	mhi->queue_dl(3, 0xFFFF);
+	for (int i = 0; i < 20; i++)
+		serve_sahara();
+	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "waits for time sync";
+	ASSERT_TRUE(mhi->reset_channel(20));
+	ASSERT_TRUE(mhi->reset_channel(21));
+	mhi->settle();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
+		<< "still in SBL with no time-sync client left";
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, SblHandsOverAtOnceWhenTheHostResetsTheLoggingChannelItWaitsFor)
+{
+	// The same for a logging client that holds buffers and then goes away:
+	// MHI's channel reset gives every buffer back to it.
+	make(false);
+	mhi->keep_buffers = {13};
+	boot_to_sbl(31);
+	run_sbl();
+	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "waits for its buffers";
+	ASSERT_TRUE(mhi->reset_channel(12));
+	ASSERT_TRUE(mhi->reset_channel(13));
+	mhi->settle();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
+		<< "still in SBL with no logging client left";
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, SblSaysWhatItWaitedForWhenItsGracePeriodEnds)
+{
+	// A handover forced by the grace period is a host that stopped
+	// answering: the card reports what was still owed.
+	make(false);
+	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(20));
+	ASSERT_TRUE(mhi->start(21));
+	ASSERT_TRUE(mhi->start(2));
+	ASSERT_TRUE(mhi->start(3));
+	mhi->queue_dl(3, 0xFFFF);
+	for (int i = 0; i < 20; i++)
+		serve_sahara();
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+	mhi->fire_timer();
+	mhi->settle();
+	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	ASSERT_EQ(host.errors.size(), 1u);
+	EXPECT_NE(host.errors[0].find("time sync"), std::string::npos) << host.errors[0];
+	EXPECT_NE(host.errors[0].find("grace"), std::string::npos) << host.errors[0];
+}
+
 TEST_F(BootTest, SblKeepsItsBootLogForABusyHostThatReadsLate)
 {
 	// The host's logging client is up but posts its buffers late (a loaded
@@ -928,6 +992,125 @@ TEST_F(BootTest, SblKeepsItsBootLogForABusyHostThatReadsLate)
 	EXPECT_NE(log.find("starting AMSS"), std::string::npos) << log;
 	mhi->settle();
 	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+}
+
+// ---- what the kernel's MHI host stack may ask beyond what qaic does --------
+
+TEST_F(BootTest, ChannelsStartOnlyInTheExecutionEnvironmentsThatServeThem)
+{
+	make(false);
+	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
+	mhi->ready_handshake();
+	EXPECT_FALSE(mhi->start(10)) << "QAIC_CONTROL is an AMSS channel";
+	EXPECT_FALSE(mhi->start(22)) << "QAIC_TIMESYNC_PERIODIC too";
+	EXPECT_EQ(host.errors.size(), 2u);
+	EXPECT_TRUE(mhi->start(2));
+
+	make(true);
+	mhi->ready_handshake();
+	EXPECT_FALSE(mhi->start(2)) << "QAIC_SAHARA is an SBL channel";
+	EXPECT_FALSE(mhi->start(12)) << "QAIC_LOGGING too";
+	EXPECT_FALSE(mhi->start(24)) << "no such channel";
+	EXPECT_TRUE(mhi->start(10, 128));
+	EXPECT_TRUE(mhi->start(0));
+}
+
+TEST_F(BootTest, AStoppedChannelKeepsItsPlaceAndSaysSoInItsContext)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(0));
+	ASSERT_TRUE(mhi->start(1));
+	mhi->queue_dl(1, 64, 4);
+	const std::vector<uint8_t> a(5, 0xA), b(7, 0xB);
+	mhi->send(0, a);
+	ASSERT_EQ(mhi->pop(1), a);
+	EXPECT_EQ(mhi->context(0).chcfg & 0xFF, uint32_t{static_cast<uint8_t>(mhi::ChannelState::Running)});
+
+	ASSERT_EQ(mhi->command(0, mhi::ElementType::StopChannel), 1u);
+	EXPECT_EQ(mhi->context(0).chcfg & 0xFF, uint32_t{static_cast<uint8_t>(mhi::ChannelState::Stop)});
+	EXPECT_EQ(mhi->context(0).rp, mhi->ring_wp(0)) << "the card's place in the ring";
+	// START again without a new ring, as after STOP: the TD already read
+	// is not read again.
+	ASSERT_EQ(mhi->command(0, mhi::ElementType::StartChannel), 1u);
+	EXPECT_EQ(mhi->context(0).chcfg & 0xFF, uint32_t{static_cast<uint8_t>(mhi::ChannelState::Running)});
+	mhi->send(0, b);
+	EXPECT_EQ(mhi->pop(1), b);
+	EXPECT_TRUE(mhi->pop(1).empty()) << "the first message came back twice";
+
+	ASSERT_TRUE(mhi->reset_channel(0));
+	EXPECT_EQ(mhi->context(0).chcfg & 0xFF, uint32_t{static_cast<uint8_t>(mhi::ChannelState::Disabled)});
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, M3SuspendsTheCardUntilTheHostResumesIt)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(0));
+	ASSERT_TRUE(mhi->start(1));
+	mhi->queue_dl(1, 64, 4);
+
+	mhi->set_state(regs::MhiState::M3);
+	mhi->settle();
+	EXPECT_EQ(mhi->states.back(), static_cast<uint8_t>(regs::MhiState::M3));
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, static_cast<uint32_t>(regs::MhiState::M3));
+	EXPECT_EQ(mhi->context(0).chcfg & 0xFF, uint32_t{static_cast<uint8_t>(mhi::ChannelState::Suspended)});
+	// Suspended, the card reads nothing the host queues.
+	const std::vector<uint8_t> a(9, 0x3C);
+	mhi->send(0, a);
+	EXPECT_TRUE(mhi->pop(1).empty());
+	EXPECT_EQ(mhi->ul_done[0], 0u);
+
+	mhi->set_state(regs::MhiState::M0);
+	mhi->settle();
+	EXPECT_EQ(mhi->states.back(), kStateM0);
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, uint32_t{kStateM0});
+	EXPECT_EQ(mhi->context(0).chcfg & 0xFF, uint32_t{static_cast<uint8_t>(mhi::ChannelState::Running)});
+	EXPECT_EQ(mhi->pop(1), a) << "what waited goes through after the resume";
+	EXPECT_EQ(mhi->ul_done[0], 1u);
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, AfterTheCardsM1TheHostsM2LastsUntilItRingsADoorbell)
+{
+	make(true);
+	mhi->ready_handshake();
+	mhi->set_state(regs::MhiState::M2);
+	EXPECT_EQ(host.errors.size(), 1u) << "M2 only answers the card's M1";
+	ASSERT_TRUE(mhi->start(0));
+	ASSERT_TRUE(mhi->start(1));
+	mhi->queue_dl(1, 64, 4);
+
+	ASSERT_TRUE(dev->mhi().enter_m1());
+	mhi->settle();
+	EXPECT_EQ(mhi->states.back(), static_cast<uint8_t>(regs::MhiState::M1));
+	mhi->set_state(regs::MhiState::M2); // what mhi_pm_m1_transition() does
+	mhi->settle();
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, static_cast<uint32_t>(regs::MhiState::M2));
+	EXPECT_EQ(mhi->states.back(), static_cast<uint8_t>(regs::MhiState::M1)) << "no event for M2";
+
+	// Deasserting wake (0 on channel 127) lets it rest; asserting it (1)
+	// brings it back, with an M0 event.
+	mhi->ring(regs::kChdbBase + 8 * 127, 0);
+	mhi->settle();
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, static_cast<uint32_t>(regs::MhiState::M2));
+	mhi->ring(regs::kChdbBase + 8 * 127, 1);
+	mhi->settle();
+	EXPECT_EQ(mhi->states.back(), kStateM0);
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, uint32_t{kStateM0});
+	const std::vector<uint8_t> a(3, 0x77);
+	mhi->send(0, a);
+	EXPECT_EQ(mhi->pop(1), a);
+
+	// So does a channel's own doorbell, which is then served.
+	ASSERT_TRUE(dev->mhi().enter_m1());
+	mhi->settle();
+	mhi->set_state(regs::MhiState::M2);
+	mhi->send(0, a);
+	EXPECT_EQ(mhi->states.back(), kStateM0);
+	EXPECT_EQ(mhi->pop(1), a);
+	EXPECT_EQ(host.errors.size(), 1u) << host.errors.back();
 }
 
 } // namespace

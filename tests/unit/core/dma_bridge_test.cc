@@ -290,6 +290,145 @@ TEST_F(DbcEngineTest, PresyncWaitHoldsTheQueueUntilTheSemaphoreMoves)
 	EXPECT_EQ(responses(), (std::vector<std::pair<uint16_t, uint16_t>>{{7, 0}, {8, 0}}));
 }
 
+// ---- overlapping requests and DMA fences ---------------------------------
+
+constexpr uint32_t kFenceToDev = 1u << 30, kFenceFromDev = 1u << 29;
+constexpr uint64_t kBigZeroes = 0x10000000; // host memory that reads as zeros
+
+using Responses = std::vector<std::pair<uint16_t, uint16_t>>;
+
+TEST_F(DbcEngineTest, WithoutAFenceAShortRequestEndsBeforeALongerOneQueuedFirst)
+{
+	host.zero_from = kBigZeroes;
+	const uint32_t big = 4 * DmaBridge::kQuantum;
+	submit({to_dev(1, kBigZeroes, kWinLo, big), to_dev(2, kHostBuf, kWinLo + big, 16)});
+	EXPECT_EQ(responses(), (Responses{{2, 0}, {1, 0}})) << "the transfers overlap";
+}
+
+TEST_F(DbcEngineTest, AToDeviceFenceHoldsARequestUntilEarlierToDeviceTransfersAreComplete)
+{
+	host.zero_from = kBigZeroes;
+	const uint32_t big = 4 * DmaBridge::kQuantum;
+	Req fenced = to_dev(2, kHostBuf, kWinLo + big, 16);
+	fenced.sem[0] = kFenceToDev; // no command: as qaic fences a slice's last request
+	submit({to_dev(1, kBigZeroes, kWinLo, big), fenced});
+	EXPECT_EQ(responses(), (Responses{{1, 0}, {2, 0}}));
+}
+
+TEST_F(DbcEngineTest, AFenceWaitsOnlyForTransfersOfItsDirection)
+{
+	host.zero_from = kBigZeroes;
+	const uint32_t big = 4 * DmaBridge::kQuantum;
+	Req out;
+	out.req_id = 1;
+	out.cmd = 0x10 | 0x08 | 2;
+	out.src = kWinLo;
+	out.dest = kBigZeroes - big; // ordinary (byte-map) host memory below the zeros
+	out.len = big;
+	Req to_fenced = to_dev(2, kHostBuf, kWinLo + big, 16);
+	to_fenced.sem[1] = kFenceToDev;
+	submit({out, to_fenced});
+	EXPECT_EQ(responses(), (Responses{{2, 0}, {1, 0}})) << "no to-device transfer to wait for";
+	Req from_fenced = to_dev(3, kHostBuf, kWinLo + big, 16);
+	from_fenced.sem[2] = kFenceFromDev;
+	out.req_id = 4;
+	submit({out, from_fenced});
+	EXPECT_EQ(responses(), (Responses{{4, 0}, {3, 0}})) << "held behind the from-device transfer";
+}
+
+// What a missing fence costs: a read-back queued behind the write of the
+// same DDR reads what was there before.
+TEST_F(DbcEngineTest, AnUnfencedReadBackSeesStaleDataAndAFencedOneTheNewData)
+{
+	host.zero_from = kBigZeroes;
+	const uint32_t big = 4 * DmaBridge::kQuantum;
+	const uint64_t tail = kWinLo + big - 16;
+	std::vector<uint8_t> stale(16, 0xEE);
+	for (bool fence : {false, true}) {
+		ASSERT_TRUE(ddr.write(tail, stale));
+		Req back;
+		back.req_id = 2;
+		back.cmd = 0x10 | 0x08 | 2;
+		back.src = tail;
+		back.dest = kHostBuf;
+		back.len = 16;
+		back.sem[0] = fence ? kFenceToDev : 0;
+		submit({to_dev(1, kBigZeroes, kWinLo, big), back});
+		std::vector<uint8_t> got(16);
+		host.peek(kHostBuf, got.data(), got.size());
+		EXPECT_EQ(got, fence ? std::vector<uint8_t>(16, 0) : stale) << (fence ? "fenced" : "unfenced");
+		responses();
+	}
+}
+
+TEST_F(DbcEngineTest, RequestsWithAPresyncTransferOneAfterTheOther)
+{
+	host.zero_from = kBigZeroes;
+	const uint32_t big = 4 * DmaBridge::kQuantum;
+	Req first = to_dev(1, kBigZeroes, kWinLo, big), second = to_dev(2, kHostBuf, kWinLo + big, 16);
+	first.sem[0] = sem(5, 3, 0, true); // wait until sem3 >= 0: at once
+	second.sem[0] = sem(5, 3, 0, true);
+	submit({first, second});
+	EXPECT_EQ(responses(), (Responses{{1, 0}, {2, 0}}));
+}
+
+// The postsync of a request that waits for a response slot still comes
+// before the next presync request looks at the semaphore.
+TEST_F(DbcEngineTest, APresyncSeesTheEarlierPresyncRequestsPostsyncEvenWhenItsResponseWaited)
+{
+	Semaphores &s = dbr.semaphores(kDbc);
+	s.apply(5, Semaphores::Op::Init, 1);
+	std::vector<Req> fill;
+	for (uint16_t id = 0; id < kN - 1; id++)
+		fill.push_back(to_dev(id, kHostBuf, kWinLo, 8));
+	uint32_t tail = 0;
+	for (const Req &r : fill) {
+		host.poke(kReq + tail * 64, &r, 64);
+		tail = (tail + 1) % kN;
+	}
+	dbr.write(reg(kDbc, DBC_REQTP), tail, 4);
+	dbr.process();
+	ASSERT_EQ(rd(reg(kDbc, DBC_RSPTP)), kN - 1) << "the response FIFO is full";
+
+	Req a = to_dev(50, kHostBuf, kWinLo, 8), b = to_dev(51, kHostBuf, kWinLo, 8);
+	a.sem[0] = b.sem[0] = sem(6, 5, 0, true); // wait until sem5 > 0
+	a.sem[1] = sem(3, 5, 1, false);            // then sem5 -= 1
+	submit({a, b});
+	EXPECT_EQ(responses().size(), kN - 1);
+	dbr.process();
+	EXPECT_EQ(responses(), (Responses{{50, 0}})) << "b waits for a semaphore a took";
+	EXPECT_EQ(s.value(5), 0u);
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), (tail + 1) % kN) << "b has not started";
+}
+
+TEST_F(DbcEngineTest, NoMoreThanTheEnginesRequestsAreStartedAtOnce)
+{
+	// Requests that wait on a full response FIFO keep their engines: with
+	// the FIFO full, the DBC takes kEngines requests and no more.
+	std::vector<Req> reqs;
+	for (uint16_t id = 0; id < kN - 1; id++)
+		reqs.push_back(to_dev(id, kHostBuf, kWinLo, 8));
+	uint32_t tail = 0;
+	for (const Req &r : reqs) {
+		host.poke(kReq + tail * 64, &r, 64);
+		tail = (tail + 1) % kN;
+	}
+	dbr.write(reg(kDbc, DBC_REQTP), tail, 4);
+	dbr.process();
+	ASSERT_EQ(rd(reg(kDbc, DBC_RSPTP)), kN - 1) << "the response FIFO is full";
+	dbr.write(reg(kDbc, DBC_REQTP), (tail + DmaBridge::kEngines + 1) % kN, 4);
+	for (unsigned k = 0; k <= DmaBridge::kEngines; k++) {
+		const Req r = to_dev(uint16_t(100 + k), kHostBuf, kWinLo, 8);
+		host.poke(kReq + ((tail + k) % kN) * 64, &r, 64);
+	}
+	dbr.process();
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), (tail + DmaBridge::kEngines) % kN);
+	EXPECT_EQ(responses().size(), kN - 1);
+	dbr.process();
+	EXPECT_EQ(rd(reg(kDbc, DBC_REQHP)), (tail + DmaBridge::kEngines + 1) % kN);
+	EXPECT_EQ(responses().size(), DmaBridge::kEngines + 1);
+}
+
 TEST_F(DbcEngineTest, SemaphoreCommandsSaturate)
 {
 	Req r;

@@ -143,6 +143,11 @@ public:
 		return command(ch, mhi::ElementType::StartChannel) == 1;
 	}
 	bool reset_channel(unsigned ch) { return command(ch, mhi::ElementType::ResetChannel) == 1; }
+	// The channel's context as the host's memory has it.
+	mhi::ChannelContext context(unsigned ch) { return get_obj<mhi::ChannelContext>(ccabap_ + ch * sizeof(mhi::ChannelContext)); }
+	// Where the host writes the channel's next TRE.
+	uint64_t ring_wp(unsigned ch) const { return chans_.at(ch).wp; }
+	void set_state(regs::MhiState st) { w(regs::MHICTRL, (r(regs::MHICTRL) & ~0xFF00u) | (uint32_t{static_cast<uint8_t>(st)} << 8)); }
 
 	uint8_t command(unsigned ch, mhi::ElementType t)
 	{
@@ -174,7 +179,7 @@ public:
 			add_tre(c, buf, len, mhi::kTreIeot);
 			c.bufs[c.last] = {buf, len};
 		}
-		ring(regs::kChdbBase + 8 * ch, c.wp);
+		ring_channel(ch);
 		settle();
 	}
 
@@ -190,7 +195,7 @@ public:
 			add_tre(c, buf, static_cast<uint32_t>(pieces[i].size()),
 				(last ? mhi::kTreIeot : mhi::kTreChain) | extra);
 		}
-		ring(regs::kChdbBase + 8 * ch, c.wp);
+		ring_channel(ch);
 		settle();
 	}
 	void send(unsigned ch, const std::vector<uint8_t> &msg) { send(ch, std::vector<std::vector<uint8_t>>{msg}); }
@@ -203,7 +208,15 @@ public:
 		Chan &c = chans_.at(ch);
 		for (unsigned k = 0; k < n; k++)
 			add_tre(c, base + uint64_t{k} * len, len, k + 1 == n ? mhi::kTreIeot : 0);
-		ring(regs::kChdbBase + 8 * ch, c.wp);
+		ring_channel(ch);
+	}
+
+	// The channel's context wp, then its doorbell, as mhi_ring_chan_db().
+	void ring_channel(unsigned ch)
+	{
+		const uint64_t wp = chans_.at(ch).wp;
+		put(ccabap_ + ch * sizeof(mhi::ChannelContext) + mhi::kCtxWpOffset, &wp, 8);
+		ring(regs::kChdbBase + 8 * ch, wp);
 	}
 
 	void ring(uint32_t db, uint64_t v)
@@ -315,7 +328,7 @@ private:
 				const uint64_t buf = alloc(len, 8);
 				add_tre(c, buf, len, mhi::kTreIeot);
 				c.bufs[c.last] = {buf, len};
-				ring(regs::kChdbBase + 8 * ch, c.wp);
+				ring_channel(ch);
 			}
 			return;
 		}

@@ -128,6 +128,23 @@ TEST(Inject, BootlogHoldTakesABoundedAckDelayAndRefusesTheRest)
 	EXPECT_NE(dev.inject("explode").find("bootlog hold"), std::string::npos) << "in the grammar's summary";
 }
 
+// The card idles into M1 on command; the host's M2 and its next doorbell
+// (here an NNC message) bring it back to M0, and the message is answered.
+TEST_F(MailboxTest, IdleTakesTheCardToM1UntilTheHostWantsItAgain)
+{
+	auto [st, msg] = run("idle");
+	EXPECT_EQ(st, 0u) << msg;
+	EXPECT_EQ(mhi->states.back(), static_cast<uint8_t>(regs::MhiState::M1));
+	mhi->set_state(regs::MhiState::M2);
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, static_cast<uint32_t>(regs::MhiState::M2));
+	std::tie(st, msg) = run("idle");
+	EXPECT_EQ(st, 1u);
+	EXPECT_EQ(msg, "idle: MHI is not in M0");
+	resources(); // a RESOURCE_INFO exchange: answered once the card is awake
+	EXPECT_EQ(mhi->states.back(), static_cast<uint8_t>(regs::MhiState::M0));
+	EXPECT_NE(dev->inject("idle now"), "");
+}
+
 // Random messages on the three health channels, many of them with a valid
 // header and a plausible command, during a recovery: the card refuses what
 // it must, never crashes, and still works afterwards.

@@ -80,14 +80,24 @@ public:
 	// request and linked-list descriptor read counts too, so that no guest
 	// input makes one call long.
 	static constexpr uint64_t kBudget = 64ull << 20;
+	// Requests one DBC works on at once (its DMA engines): they start in
+	// FIFO order and their transfers overlap, so a later request may end
+	// first, unless a DMA fence (sem_cmd bit 30: to-device, bit 29:
+	// from-device) holds it until the earlier transfers of that direction
+	// are complete. Requests with a presync start their transfers one
+	// after the other.
+	static constexpr unsigned kEngines = 4;
+	// Bytes a transfer moves before the next overlapping one's turn.
+	static constexpr uint64_t kQuantum = 64ull << 10;
 
 private:
-	// Where a request stands: transfers resume across process() calls.
+	// A request the DBC fetched: started (REQHP moved past it) or, the last
+	// of the window only, waiting for its presync or fences.
 	struct InFlight {
-		bool valid = false;
 		uint8_t raw[64] = {};
-		bool presync_done = false;
+		bool started = false;
 		bool transfer_done = false;
+		bool malformed = false; // a bad presync: no transfer, postsync or doorbell
 		uint16_t status = 0;
 		uint64_t done = 0;       // bytes of the bulk transfer or current descriptor moved
 		uint64_t next_desc = 0;  // host address of the next linked descriptor, 0: none
@@ -95,14 +105,26 @@ private:
 		bool have_desc = false;
 		uint64_t desc_host = 0, desc_dev = 0, desc_len = 0;
 	};
+	// A DBC's fetched requests, in FIFO order.
+	struct Window {
+		std::array<InFlight, kEngines + 1> e{};
+		unsigned n = 0;
+	};
 	enum class Step { Done, Blocked, Yield, Gone };
 
-	// Runs DBC i until its FIFO is empty, it waits on a semaphore or a full
-	// response FIFO, or the budget is spent. True when it should be re-run.
+	// Runs DBC i until its FIFO is empty, everything left waits (on a
+	// semaphore or a full response FIFO), or the budget is spent. True
+	// when it should be re-run.
 	bool run(unsigned i, uint64_t &budget);
-	Step advance(unsigned i, InFlight &f, uint64_t &budget);
+	// Fetches and starts requests in FIFO order while engines are free.
+	// `progress` is set when one started.
+	Step issue(unsigned i, uint64_t &budget, bool &progress);
+	bool can_start(unsigned i, const InFlight &f) const;
+	void start(unsigned i, InFlight &f);
+	// Ends the requests whose transfers are done, in FIFO order.
+	Step complete_done(unsigned i, bool &progress);
 	Step transfer(unsigned i, InFlight &f, uint64_t &budget);
-	void finish(unsigned i, InFlight &f);
+	void complete(unsigned i, InFlight &f);
 	bool in_window(unsigned i, uint64_t addr, uint64_t len) const;
 	uint16_t move(unsigned i, bool to_device, uint64_t host, uint64_t dev, uint64_t len);
 	void raise(unsigned i);
@@ -118,7 +140,7 @@ private:
 	std::array<Queues, regs::kNumDbc> queues_{};
 	std::array<std::unique_ptr<Semaphores>, regs::kNumDbc> sems_;
 	std::array<Stats, regs::kNumDbc> stats_{};
-	std::array<InFlight, regs::kNumDbc> inflight_{};
+	std::array<Window, regs::kNumDbc> window_{};
 	std::array<uint64_t, regs::kNumDbc> gen_{};
 	std::atomic<uint32_t> pending_{0}; // DBCs with work to look at; NSP threads set bits
 };

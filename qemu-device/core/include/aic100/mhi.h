@@ -108,6 +108,10 @@ public:
 	// before the host can look (it frees the DBCs' memory on SYS_ERR,
 	// before it resets MHI).
 	bool take_halt_request() { return std::exchange(halt_requested_, false); }
+	// The card is idle and lets the link rest: M1, which the host answers
+	// by moving it to M2 (MHICTRL) until it wants it again (a doorbell).
+	// Only from M0; false otherwise.
+	bool enter_m1();
 	// SoC reset: the card reboots into its reset EE. When a host was using
 	// MHI, the PBL reports the reboot as SYS_ERR so the host recovers.
 	// Runs from process(); the register only asks for it.
@@ -127,6 +131,9 @@ public:
 	// The longest a channel reset may wait for its acknowledgement, well
 	// inside the host's command timeout (upstream qaic: 2 s).
 	static constexpr uint64_t kMaxResetAckDelayNs = 1'000'000'000;
+	// The execution environments in which the card serves channel `ch`, as
+	// bits 1 << EE (upstream qaic's channel table); 0 for a channel it has not.
+	static uint32_t channel_ee_mask(unsigned ch);
 
 private:
 	struct Outgoing {
@@ -135,6 +142,9 @@ private:
 	};
 	struct Channel {
 		bool running = false;
+		// Stopped by the host (STOP_CHAN): it keeps its place in the ring
+		// and its queued data for a START.
+		bool stopped = false;
 		bool inbound = false; // device to host (DL)
 		unsigned er = 0;
 		uint64_t ctx = 0;
@@ -159,12 +169,23 @@ private:
 	void mhi_reset_from_host();
 	void drop_channels();
 	void do_m0();
+	// M3 (the host suspends the card) and back to M0 from M1, M2 or M3.
+	void do_m3();
+	void do_wake();
+	// In M1, M2 or M3: the card touches no host memory and leaves the
+	// host's doorbells for when it is back in M0.
+	bool asleep() const;
+	void doorbell_rung();
+	// The host's doorbells (event rings, commands, channels) and timed work.
+	void run_doorbells();
+	void write_chstate(unsigned ch, mhi::ChannelState st);
 	void do_commands();
 	// False when the command ring must stop here (reset under it, or a
 	// reset acknowledgement is deferred).
 	bool run_command(const mhi::RingElement &e, uint64_t at);
 	void finish_deferred_reset();
 	bool start_channel(unsigned ch);
+	bool restart_channel(unsigned ch);
 	void stop_channel(unsigned ch);
 	void service_channel(unsigned ch);
 	void service_ul(unsigned ch);
@@ -205,6 +226,8 @@ private:
 
 	// Work queued by register writes, done in process().
 	bool pending_m0_ = false;
+	bool pending_m3_ = false;
+	bool pending_wake_ = false;
 	bool pending_bhi_ = false;
 	bool pending_crdb_ = false;
 	// Resets the host asked for by register: done in process(), since they
