@@ -37,8 +37,8 @@ TEST(NetworkResNet50, TopologyOf224)
 	// About 4.1 G multiply-accumulates per 224×224 image.
 	EXPECT_NEAR(double(n.macs()), 4.09e9, 0.02e9);
 	// The stride is on the 3×3 conv (v1.5), and on the projection.
-	EXPECT_EQ(n.layers[2 + 13 + 1 + 2].name, "layer2.0.conv2");
-	EXPECT_EQ(n.layers[2 + 13 + 1 + 2].stride, 2u);
+	EXPECT_EQ(n.layers[2 + 13 + 2].name, "layer2.0.conv2");
+	EXPECT_EQ(n.layers[2 + 13 + 2].stride, 2u);
 	EXPECT_EQ(n.layers[2 + 13].name, "layer2.0.downsample");
 	EXPECT_EQ(n.layers[2 + 13].stride, 2u);
 }
