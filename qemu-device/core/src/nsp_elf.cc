@@ -259,8 +259,9 @@ std::string disassemble(const Instr &in)
 			const Geom g = unpack_geom(in.imm64);
 			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %u, %u, %u, %u, %u, %u", n, in.a, in.b,
 				      in.c, g.h, g.w, g.c, g.k, g.stride, g.pad);
-		} else {
-			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, 0x%" PRIx64, n, in.a, in.b, in.c, in.imm64);
+		} else { // the assembler refuses a bad geometry: the raw form
+			std::snprintf(buf, sizeof(buf), ".insn 0x%02x, %u, %u, %u, 0x%" PRIx32 ", 0x%" PRIx64, in.op,
+				      in.a, in.b, in.c, in.imm32, in.imm64);
 		}
 		break;
 	case Form::Reg4Imm:
