@@ -24,6 +24,8 @@ NNC_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-nnc-tests"
 DATA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-data-tests"
 HEALTH_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-health-tests"
 BOOTLOG_RACE_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-bootlog-race-tests"
+# The compiled networks with their reference pairs (docs/compiler.md).
+NETWORKS = BUILD / "cmake" / "tools" / "qpc-networks"
 
 
 # Guest kernel series (scripts/vm-run --kernel): Debian 12's 6.12 and
@@ -315,7 +317,7 @@ def guest_run(config: Config) -> GuestRun:
         script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
     if config.data:
         assert DATA_TESTS.exists(), f"{DATA_TESTS} missing: run 'make' first"
-        data_args = ["--card", "0"] + (["--upstream", config.kernel] if config.upstream else [])
+        data_args = ["--card", "0", "--networks", str(NETWORKS)] + (["--upstream", config.kernel] if config.upstream else [])
         script += "echo '# suite: data'; " + shlex.join([str(DATA_TESTS), *data_args]) + " || rc=1; "
     if config.health:
         assert HEALTH_TESTS.exists(), f"{HEALTH_TESTS} missing: run 'make' first"
