@@ -98,22 +98,21 @@ int main(int argc, char **argv)
 	bool plan = false, listing = false;
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
-		auto number = [&](uint64_t &v) {
-			if (i + 1 >= argc)
-				return false;
+		uint64_t *dst = a == "--resolution" ? &resolution : a == "--nsps" ? &nsps : a == "--run" ? &count : nullptr;
+		if (dst) {
 			char *end = nullptr;
-			v = std::strtoull(argv[++i], &end, 0);
-			return *end == '\0';
-		};
-		if (a == "--resolution" ? !number(resolution) : a == "--nsps" ? !number(nsps) : a == "--run" ? !number(count) : false)
-			return usage((a + " needs a number").c_str());
-		else if (a == "--plan")
+			if (i + 1 >= argc || (*dst = std::strtoull(argv[++i], &end, 0), *end != '\0'))
+				return usage((a + " needs a number").c_str());
+		} else if (a == "--plan") {
 			plan = true;
-		else if (a == "--listing")
+		} else if (a == "--listing") {
 			listing = true;
-		else if (a != "--resolution" && a != "--nsps" && a != "--run")
+		} else {
 			return usage(("unknown argument " + a).c_str());
+		}
 	}
+	if (resolution > 4096 || nsps > 16)
+		return usage("--resolution is at most 4096, --nsps at most 16");
 	const compiler::Network n = compiler::resnet50(uint32_t(resolution));
 	compiler::Options o;
 	o.nsps = unsigned(nsps);
