@@ -506,10 +506,13 @@ void maxpool_i8(uint8_t *dst, const uint8_t *src, uint32_t h, uint32_t w, uint32
 void requant_i8(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bias, const uint8_t *mult,
 		const uint8_t *shift, uint32_t cols, bool relu)
 {
-	std::vector<int32_t> b(cols), m(cols), sh(cols);
-	std::memcpy(b.data(), bias, size_t(cols) * 4);
-	std::memcpy(m.data(), mult, size_t(cols) * 4);
-	std::memcpy(sh.data(), shift, size_t(cols) * 4);
+	// The tables are read in place (unaligned, as every window operand):
+	// no copy whose size a program could choose.
+	auto entry = [](const uint8_t *table, uint32_t j) {
+		int32_t v;
+		std::memcpy(&v, table + uint64_t(j) * 4, 4);
+		return v;
+	};
 	const int32_t lo = relu ? 0 : -128;
 	int32_t acc[kChunk];
 	int8_t r[kChunk];
@@ -521,8 +524,8 @@ void requant_i8(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bia
 			// |v| <= 2^32 and mult < 2^31: p fits in 63 bits. Half
 			// up without an addition that could overflow: floor(p /
 			// 2^s) plus the bit just below the cut.
-			const int64_t p = (int64_t(acc[e]) + b[j]) * m[j];
-			const int s = sh[j];
+			const int64_t p = (int64_t(acc[e]) + entry(bias, j)) * entry(mult, j);
+			const int s = entry(shift, j);
 			int64_t q = s ? (p >> s) + ((p >> (s - 1)) & 1) : p;
 			q = q > 127 ? 127 : q < lo ? lo : q;
 			r[e] = int8_t(q);
