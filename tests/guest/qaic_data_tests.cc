@@ -5,10 +5,17 @@
 // execute; a foreign dma-buf (udmabuf) imported as a BO; and the errnos of
 // the BO and slice ioctls.
 // Usage: qaic-data-tests [--card N] [--upstream 1] [--inferences N]
+//                        [--networks DIR]
+// --networks: the build's compiled networks (tools/qpc-networks), whose
+// 64×64 ResNet-50 the qpc_containers case also runs against its reference
+// pairs.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -39,7 +46,14 @@ struct Options {
 	unsigned card = 0;
 	bool upstream = false;
 	unsigned inferences = 1000;
+	std::string networks;
 };
+
+std::vector<uint8_t> slurp(const std::string &path)
+{
+	std::ifstream f(path, std::ios::binary);
+	return f ? std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {}) : std::vector<uint8_t>();
+}
 
 std::string node_of(unsigned card)
 {
@@ -263,6 +277,46 @@ void add_tests(ktap::Suite &s, const Options &o)
 			t.note("%s (qpc, %zu constant bytes): %llu inferences in %.2f s on DBC %u", name.c_str(),
 			       p->static_constants.size(), static_cast<unsigned long long>(r.inferences), r.seconds, q.dbc());
 		}
+		if (o.networks.empty())
+			return;
+		// The compiled ResNet-50 at 64×64 (docs/compiler.md), checked
+		// against the reference pairs the build wrote next to it.
+		const std::string dir = o.networks + "/4nsp-quant-resnet50-r64";
+		const auto file = slurp(dir + "/programqpc.bin");
+		std::string err;
+		const auto p = aic100::qpc::read_qpc(file, err);
+		if (!p) {
+			t.expect(false, "%s/programqpc.bin: %s", dir.c_str(), file.empty() ? "cannot read it" : err.c_str());
+			return;
+		}
+		std::vector<std::vector<uint8_t>> in, want;
+		for (int k = 0; k < 2; k++) {
+			in.push_back(slurp(dir + "/input." + std::to_string(k) + ".bin"));
+			want.push_back(slurp(dir + "/output." + std::to_string(k) + ".bin"));
+			t.expect(!in.back().empty() && !want.back().empty(), "%s: reference pair %d missing", dir.c_str(), k);
+		}
+		qaic::QpcPipeline q(*dev, *p, 2);
+		if (const std::string why = q.setup(); !why.empty()) {
+			t.expect(false, "resnet50-r64: %s", why.c_str());
+			return;
+		}
+		const uint64_t n = 8;
+		const qaic::RunResult r = q.run(
+			n, [&in](uint64_t i) { return in[i % 2]; },
+			[&want](uint64_t i, std::span<const uint8_t> out) {
+				const auto &w = want[i % 2];
+				if (out.size() != w.size() || !std::equal(out.begin(), out.end(), w.begin()))
+					return std::string("the logits differ from the reference's");
+				return std::string();
+			});
+		t.expect(r.problem.empty(), "resnet50-r64: %s", r.problem.c_str());
+		t.expect(r.inferences == n && !r.mismatches, "resnet50-r64: %llu of %llu inferences, %llu wrong; %s",
+			 static_cast<unsigned long long>(r.inferences), static_cast<unsigned long long>(n),
+			 static_cast<unsigned long long>(r.mismatches), r.first_mismatch.c_str());
+		t.note("%s (qpc, %zu constant bytes): %llu inferences in %.2f s (%.2f/s) on DBC %u, bit-exact",
+		       p->workload.meta.name.c_str(), p->static_constants.size(),
+		       static_cast<unsigned long long>(r.inferences), r.seconds,
+		       r.seconds > 0 ? double(r.inferences) / r.seconds : 0.0, q.dbc());
 	});
 
 	s.add_isolated("pipelined", 600, [o](ktap::Case &t) {
@@ -629,6 +683,8 @@ int main(int argc, char **argv)
 			o.upstream = *d != DriverUnderTest::Ours;
 		} else if (k == "--inferences")
 			o.inferences = std::stoul(v);
+		else if (k == "--networks")
+			o.networks = v;
 		else {
 			std::fprintf(stderr, "unknown option %s\n", k.c_str());
 			return 2;

@@ -24,6 +24,8 @@ NNC_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-nnc-tests"
 DATA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-data-tests"
 HEALTH_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-health-tests"
 BOOTLOG_RACE_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-bootlog-race-tests"
+# The compiled networks with their reference pairs (docs/compiler.md).
+NETWORKS = BUILD / "cmake" / "tools" / "qpc-networks"
 
 
 # Guest kernel series (scripts/vm-run --kernel): Debian 12's 6.12 and
@@ -91,6 +93,9 @@ class Config:
     # expect one of "clean", "clean-nogate", "oops" (docs/upstream-bugs.md).
     bootlog_race: tuple = ()
     kernel: str = "6.12"    # guest kernel series (vm-run --kernel)
+    # The data suite also runs the compiled 64x64 ResNet-50 (--networks;
+    # 26 MB of constants, about 10 s): once per driver, on 6.12.
+    networks: bool = False
 
     @property
     def driver(self):
@@ -138,9 +143,10 @@ class Config:
 # mailbox) runs with our driver on 32 MSIs behind the IOMMU, on the second
 # card, and with upstream's driver, which must tolerate what it does not bind.
 CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=True),
-           Config("2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True),
+           Config("2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True,
+                  networks=True),
            Config("upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True, data=True,
-                  health=True),
+                  health=True, networks=True),
            Config("1card-1msi-polling", 1, 1, data=True, module_args="datapath_polling=1"),
            # Upstream's boot-log teardown race, made certain (docs/upstream-bugs.md):
            # our driver and upstream's with our patch survive it; upstream's
@@ -316,7 +322,8 @@ def guest_run(config: Config) -> GuestRun:
         script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
     if config.data:
         assert DATA_TESTS.exists(), f"{DATA_TESTS} missing: run 'make' first"
-        data_args = ["--card", "0"] + (["--upstream", config.kernel] if config.upstream else [])
+        data_args = (["--card", "0"] + (["--networks", str(NETWORKS)] if config.networks else [])
+                     + (["--upstream", config.kernel] if config.upstream else []))
         script += "echo '# suite: data'; " + shlex.join([str(DATA_TESTS), *data_args]) + " || rc=1; "
     if config.health:
         assert HEALTH_TESTS.exists(), f"{HEALTH_TESTS} missing: run 'make' first"

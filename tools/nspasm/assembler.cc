@@ -502,6 +502,41 @@ private:
 				in.imm64 = nsp::pack_mnk(d[0], d[1], d[2]);
 			}
 			break;
+		case Form::Reg3Geom:
+			if (ops.size() != 4 && ops.size() != 9)
+				fail(std::string(n) + " takes dst, src, rows and H, W, C, K, stride, pad (or one packed value)");
+			in.a = reg(ops[0]), in.b = reg(ops[1]), in.c = reg(ops[2]);
+			if (ops.size() == 4) {
+				in.imm64 = value(ops[3]);
+			} else {
+				nsp::Geom g;
+				g.h = uint32_t(ranged(ops[3], nsp::kGeomMaxHwc, "H"));
+				g.w = uint32_t(ranged(ops[4], nsp::kGeomMaxHwc, "W"));
+				g.c = uint32_t(ranged(ops[5], nsp::kGeomMaxHwc, "C"));
+				g.k = uint32_t(ranged(ops[6], nsp::kGeomMaxK, "K"));
+				g.stride = uint32_t(ranged(ops[7], nsp::kGeomMaxStride, "stride"));
+				g.pad = uint32_t(ranged(ops[8], nsp::kGeomMaxPad, "pad"));
+				in.imm64 = nsp::pack_geom(g);
+			}
+			if (const std::string why = nsp::geom_problem(in.imm64); !why.empty())
+				fail(std::string(n) + ": " + why);
+			break;
+		case Form::Reg4Imm:
+			if (ops.size() != 5 && ops.size() != 8)
+				fail(std::string(n) + " takes dst, x, y, n and MX, MY, SHIFT, RELU (or one packed value)");
+			in.a = reg(ops[0]), in.b = reg(ops[1]), in.c = reg(ops[2]);
+			in.imm32 = reg(ops[3]);
+			if (ops.size() == 5) {
+				in.imm64 = value(ops[4]);
+			} else {
+				nsp::AddQ q;
+				q.mx = uint32_t(ranged(ops[4], 0xFFFF, "MX"));
+				q.my = uint32_t(ranged(ops[5], 0xFFFF, "MY"));
+				q.shift = uint32_t(ranged(ops[6], nsp::kAddQMaxShift, "shift"));
+				q.relu = ranged(ops[7], 1, "ReLU flag") != 0;
+				in.imm64 = nsp::pack_addq(q);
+			}
+			break;
 		}
 		return in;
 	}

@@ -4,8 +4,14 @@
 //
 //   aic100-qpc --example NAME -o FILE        one example workload
 //   aic100-qpc --examples DIR                every example: DIR/NAME/programqpc.bin
-//   aic100-qpc --umd-test-data DIR           the examples the open UMD's tests
-//                                            name, at their paths under DIR
+//   aic100-qpc --umd-test-data DIR           the examples and networks the open
+//                                            UMD's tests name, at their paths
+//                                            under DIR
+//   aic100-qpc --network NAME -o DIR         a compiled network (networks.h):
+//                                            DIR/programqpc.bin and reference
+//                                            pairs DIR/input.K.bin, output.K.bin
+//   aic100-qpc --networks DIR                every network: DIR/NAME/...
+//              [--references N]              pairs per network (default 2)
 //   aic100-qpc --elf FILE --input T [--input T...] --output T [...]
 //              [--sem-in N] [--sem-out N] [--constants FILE] -o FILE
 //              T = NAME:TYPE:DIMS@OFFSET, e.g. x:f32:16x128@0x1000
@@ -27,6 +33,7 @@
 #include <vector>
 
 #include "examples.h"
+#include "networks.h"
 #include "program.h"
 
 namespace fs = std::filesystem;
@@ -41,6 +48,7 @@ int usage(const char *why)
 	std::fprintf(stderr,
 		     "usage: aic100-qpc --example NAME -o FILE\n"
 		     "       aic100-qpc --examples DIR | --umd-test-data DIR\n"
+		     "       aic100-qpc --network NAME -o DIR | --networks DIR [--references N]\n"
 		     "       aic100-qpc --elf FILE --input NAME:TYPE:DIMS@OFFSET... --output NAME:TYPE:DIMS@OFFSET...\n"
 		     "                  [--sem-in N] [--sem-out N] [--constants FILE] -o FILE\n"
 		     "       aic100-qpc --inspect FILE\n"
@@ -144,11 +152,30 @@ int build_example(const workloads::Example &e, const fs::path &out)
 	return write_file(out, *file) ? 0 : 2;
 }
 
+// A network's container and its reference pairs into `dir`.
+int build_network(const qpc::NetworkProgram &p, const fs::path &dir, uint64_t references)
+{
+	std::string err;
+	const auto file = qpc::build_network_qpc(p, err);
+	if (!file) {
+		std::fprintf(stderr, "aic100-qpc: %s: %s\n", p.name.c_str(), err.c_str());
+		return 1;
+	}
+	if (!write_file(dir / "programqpc.bin", *file))
+		return 2;
+	for (const qpc::ReferencePair &r : qpc::reference_files(qpc::network_of(p), unsigned(references)))
+		if (!write_file(dir / r.input_file, r.input) || !write_file(dir / r.output_file, r.output))
+			return 2;
+	return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	std::vector<std::string> args(argv + 1, argv + argc);
+	std::string network, networks_dir;
+	uint64_t references = 2;
 	std::string example, examples_dir, umd_dir, elf, inspect, extract, segment, out, constants;
 	std::vector<std::string> inputs, outputs;
 	uint64_t sem_in = 0, sem_out = 1;
@@ -166,6 +193,12 @@ int main(int argc, char **argv)
 			ok = value(example);
 		else if (a == "--examples")
 			ok = value(examples_dir);
+		else if (a == "--network")
+			ok = value(network);
+		else if (a == "--networks")
+			ok = value(networks_dir);
+		else if (a == "--references")
+			ok = value(v) && parse_u64(v, references) && references <= 100;
 		else if (a == "--umd-test-data")
 			ok = value(umd_dir);
 		else if (a == "--elf")
@@ -194,9 +227,25 @@ int main(int argc, char **argv)
 			return usage((a + " needs a (valid) value").c_str());
 	}
 	const int modes = !example.empty() + !examples_dir.empty() + !umd_dir.empty() + !elf.empty() +
-			  !inspect.empty() + !extract.empty();
+			  !inspect.empty() + !extract.empty() + !network.empty() + !networks_dir.empty();
 	if (modes != 1)
-		return usage("give exactly one of --example, --examples, --umd-test-data, --elf, --inspect, --extract");
+		return usage("give exactly one of --example, --examples, --umd-test-data, --network, --networks, --elf, "
+			     "--inspect, --extract");
+
+	if (!network.empty()) {
+		const qpc::NetworkProgram *p = qpc::find_network(network);
+		if (!p)
+			return usage(("no network named " + network).c_str());
+		if (out.empty())
+			return usage("--network needs -o DIR");
+		return build_network(*p, out, references);
+	}
+	if (!networks_dir.empty()) {
+		int rc = 0;
+		for (const qpc::NetworkProgram &p : qpc::network_programs())
+			rc = std::max(rc, build_network(p, fs::path(networks_dir) / p.name, references));
+		return rc;
+	}
 
 	if (!inspect.empty() || !extract.empty()) {
 		std::vector<uint8_t> file;
@@ -238,6 +287,10 @@ int main(int argc, char **argv)
 			rc = std::max(rc, build_example(e, fs::path(umd_dir.empty() ? examples_dir : umd_dir) / sub /
 								   "programqpc.bin"));
 		}
+		if (!umd_dir.empty())
+			for (const qpc::NetworkProgram &p : qpc::network_programs())
+				if (!p.umd_dir.empty())
+					rc = std::max(rc, build_network(p, fs::path(umd_dir) / p.umd_dir, references));
 		return rc;
 	}
 

@@ -5,8 +5,10 @@
 //   aic100-run [-d NODE] [-n COUNT] [--depth D] [--no-check] --qpc FILE...
 // With no workload names, runs all of them. --qpc runs program containers
 // (docs/qpc.md) as the open UMD does; a container named after an example
-// gets that example's inputs and is checked against its reference, any
-// other runs on zeros, unchecked. Exit status 0 when every inference ran
+// gets that example's inputs and is checked against its reference; one
+// with reference pairs next to it (input.K.bin, output.K.bin, as
+// aic100-qpc --network writes them) cycles through those inputs and is
+// checked against those outputs; any other runs on zeros, unchecked. Exit status 0 when every inference ran
 // and matched.
 #include <cstdio>
 #include <cstdlib>
@@ -37,10 +39,26 @@ int run_qpc(const qaic::Device &dev, const std::string &path, uint64_t count, un
 	}
 	const std::string name = p->workload.meta.name;
 	const wl::Example *e = wl::find(name);
-	check = check && e;
 	uint64_t in_size = 0;
 	for (const auto &io : p->desc.inputs())
 		in_size += p->desc.dma_buffers(int(io.transformseq(0).copy_dma_buffer().buffer_num())).size();
+	// Reference pairs next to the container.
+	std::vector<std::vector<uint8_t>> ref_in, ref_out;
+	const std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+	for (unsigned k = 0; !e; k++) {
+		std::ifstream fi(dir + "/input." + std::to_string(k) + ".bin", std::ios::binary);
+		std::ifstream fo(dir + "/output." + std::to_string(k) + ".bin", std::ios::binary);
+		if (!fi || !fo)
+			break;
+		ref_in.emplace_back(std::istreambuf_iterator<char>(fi), std::istreambuf_iterator<char>());
+		ref_out.emplace_back(std::istreambuf_iterator<char>(fo), std::istreambuf_iterator<char>());
+		if (ref_in.back().size() != in_size) {
+			std::printf("%s: error %s/input.%u.bin is %zu bytes, the program's input %llu\n", path.c_str(),
+				    dir.c_str(), k, ref_in.back().size(), static_cast<unsigned long long>(in_size));
+			return 1;
+		}
+	}
+	check = check && (e || !ref_in.empty());
 	qaic::QpcPipeline q(dev, *p, depth);
 	if (const std::string why = q.setup(); !why.empty()) {
 		std::printf("%-12s error %s\n", name.c_str(), why.c_str());
@@ -48,11 +66,25 @@ int run_qpc(const qaic::Device &dev, const std::string &path, uint64_t count, un
 	}
 	const qaic::RunResult r = q.run(
 		count,
-		[&](uint64_t i) { return e ? e->make_input(i % 4 + 1) : std::vector<uint8_t>(in_size, 0); },
+		[&](uint64_t i) {
+			if (e)
+				return e->make_input(i % 4 + 1);
+			return ref_in.empty() ? std::vector<uint8_t>(in_size, 0) : ref_in[i % ref_in.size()];
+		},
 		[&](uint64_t i, std::span<const uint8_t> out) {
 			std::string why;
-			if (check && !wl::matches(*e, out, e->reference(e->make_input(i % 4 + 1)), why))
+			if (check && e && !wl::matches(*e, out, e->reference(e->make_input(i % 4 + 1)), why))
 				return why.empty() ? std::string("mismatch") : why;
+			if (check && !e) {
+				const std::vector<uint8_t> &want = ref_out[i % ref_out.size()];
+				if (out.size() != want.size())
+					return "output of " + std::to_string(out.size()) + " bytes, the reference's " +
+					       std::to_string(want.size());
+				for (size_t j = 0; j < want.size(); j++)
+					if (out[j] != want[j])
+						return "byte " + std::to_string(j) + " is " + std::to_string(int8_t(out[j])) +
+						       ", the reference's " + std::to_string(int8_t(want[j]));
+			}
 			return std::string();
 		});
 	const bool ok = r.problem.empty() && !r.mismatches && r.inferences == count;

@@ -191,6 +191,65 @@ Core::Result Core::vector_op(const Instr &in)
 		kernels::bias_f32(d, x, n, cols);
 		return Result::Next;
 	}
+	case Op::Im2Col:
+	case Op::MaxPoolI8: {
+		const std::string why = geom_problem(in.imm64);
+		if (!why.empty())
+			return fail(in, why);
+		const Geom g = unpack_geom(in.imm64);
+		const uint64_t row0 = uint32_t(r[in.c]), rows = r[in.c] >> 32;
+		if (row0 + rows > g.out_h())
+			return fail(in, "output rows " + std::to_string(row0) + " + " + std::to_string(rows) +
+						" beyond the " + std::to_string(g.out_h()) + " of the output");
+		const uint64_t window = Op(in.op) == Op::Im2Col ? uint64_t(g.k) * g.k * g.c : g.c;
+		if (!(d = range(in, "dst", r[in.a], rows * g.out_w(), window)) ||
+		    !(x = range(in, "src", r[in.b], uint64_t(g.h) * g.w, g.c)))
+			return Result::Fault;
+		if (Op(in.op) == Op::Im2Col)
+			kernels::im2col_i8(d, x, g.h, g.w, g.c, g.k, g.stride, g.pad, uint32_t(row0), uint32_t(rows));
+		else
+			kernels::maxpool_i8(d, x, g.h, g.w, g.c, g.k, g.stride, g.pad, uint32_t(row0), uint32_t(rows));
+		return Result::Next;
+	}
+	case Op::ReqI8: {
+		const uint64_t n = r[in.imm32];
+		uint8_t *hdr = range(in, "parameters", r[in.c], kReqHeaderSize, 1);
+		if (!hdr)
+			return Result::Fault;
+		uint32_t head[4];
+		std::memcpy(head, hdr, sizeof(head));
+		const uint32_t cols = head[0];
+		if (!cols || (head[1] & ~kReqRelu) || head[2] || head[3])
+			return fail(in, "parameter header: 0 columns, unknown flags or reserved words set");
+		uint8_t *tables = range(in, "parameters", r[in.c], req_block_size(cols), 1);
+		if (!tables || !(d = range(in, "dst", r[in.a], n, 1)) || !(x = range(in, "src", r[in.b], n, 4)))
+			return Result::Fault;
+		tables += kReqHeaderSize;
+		for (uint32_t j = 0; j < cols; j++) {
+			int32_t mult, shift;
+			std::memcpy(&mult, tables + (uint64_t(cols) + j) * 4, 4);
+			std::memcpy(&shift, tables + (2 * uint64_t(cols) + j) * 4, 4);
+			if (mult < 0 || shift < 0 || uint32_t(shift) > kReqMaxShift)
+				return fail(in, "column " + std::to_string(j) + ": multiplier " + std::to_string(mult) +
+							" (0..2^31-1) or shift " + std::to_string(shift) + " (0..62)");
+		}
+		kernels::requant_i8(d, x, n, tables, tables + uint64_t(cols) * 4, tables + uint64_t(cols) * 8,
+				    cols, head[1] & kReqRelu);
+		return Result::Next;
+	}
+	case Op::VAddQI8: {
+		const uint64_t n = r[in.imm32];
+		if (in.imm64 & kAddQReserved)
+			return fail(in, "reserved operand bits " + hex(in.imm64 & kAddQReserved) + " are set");
+		const AddQ q = unpack_addq(in.imm64);
+		if (!(d = range(in, "dst", r[in.a], n, 1)) || !(x = range(in, "x", r[in.b], n, 1)) ||
+		    !(y = range(in, "y", r[in.c], n, 1)))
+			return Result::Fault;
+		if (q.shift > kAddQMaxShift)
+			return fail(in, "shift " + std::to_string(q.shift) + " (0..31)");
+		kernels::vaddq_i8(d, x, y, n, q.mx, q.my, q.shift, q.relu);
+		return Result::Next;
+	}
 	default:
 		return fail(in, "not a vector instruction");
 	}
@@ -233,10 +292,12 @@ Core::Result Core::exec(const Instr &in, const std::function<bool()> *stop)
 			return Result::Fault;
 		break;
 	case Form::Reg4:
+	case Form::Reg4Imm:
 		if (!reg_ok(in, in.imm32))
 			return Result::Fault;
 		[[fallthrough]];
 	case Form::Reg3:
+	case Form::Reg3Geom:
 	case Form::Reg3F32:
 	case Form::Reg3Kind:
 	case Form::Reg3Imm:

@@ -108,6 +108,10 @@ constexpr OpInfo kOps[] = {
 	{Op::MmF32, "MMF32", Form::Reg3Mnk},
 	{Op::BiasF, "BIASF", Form::Reg3Imm},
 	{Op::CvtI32F, "CVTI32F", Form::Reg3F32},
+	{Op::Im2Col, "IM2COL", Form::Reg3Geom},
+	{Op::MaxPoolI8, "MAXPOOLI8", Form::Reg3Geom},
+	{Op::ReqI8, "REQI8", Form::Reg4},
+	{Op::VAddQI8, "VADDQI8", Form::Reg4Imm},
 };
 
 // Indexed by opcode for the interpreter's hot path.
@@ -172,6 +176,21 @@ const OpInfo *op_info(std::string_view mnemonic)
 	return nullptr;
 }
 
+std::string geom_problem(uint64_t v)
+{
+	if (v >> 46)
+		return "reserved geometry bits " + hex(v >> 46 << 46) + " are set";
+	const Geom g = unpack_geom(v);
+	if (!g.h || !g.w || !g.c || !g.k || !g.stride)
+		return "H, W, C, K and the stride must not be 0";
+	if (g.pad >= g.k)
+		return "a pad of " + std::to_string(g.pad) + " is not below K " + std::to_string(g.k);
+	if (g.k > g.h + 2 * g.pad || g.k > g.w + 2 * g.pad)
+		return "a " + std::to_string(g.k) + "x" + std::to_string(g.k) + " window does not fit " +
+		       std::to_string(g.h) + "x" + std::to_string(g.w) + " padded by " + std::to_string(g.pad);
+	return "";
+}
+
 std::string disassemble(const Instr &in)
 {
 	const OpInfo *info = op_info(in.op);
@@ -234,6 +253,26 @@ std::string disassemble(const Instr &in)
 	case Form::Reg3Mnk:
 		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %" PRIu64 ", %" PRIu64 ", %" PRIu64, n, in.a,
 			      in.b, in.c, d.m, d.n, d.k);
+		break;
+	case Form::Reg3Geom:
+		if (geom_problem(in.imm64).empty()) {
+			const Geom g = unpack_geom(in.imm64);
+			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %u, %u, %u, %u, %u, %u", n, in.a, in.b,
+				      in.c, g.h, g.w, g.c, g.k, g.stride, g.pad);
+		} else { // the assembler refuses a bad geometry: the raw form
+			std::snprintf(buf, sizeof(buf), ".insn 0x%02x, %u, %u, %u, 0x%" PRIx32 ", 0x%" PRIx64, in.op,
+				      in.a, in.b, in.c, in.imm32, in.imm64);
+		}
+		break;
+	case Form::Reg4Imm:
+		if (!(in.imm64 & kAddQReserved)) {
+			const AddQ q = unpack_addq(in.imm64);
+			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, r%" PRIu32 ", %u, %u, %u, %u", n, in.a,
+				      in.b, in.c, in.imm32, q.mx, q.my, q.shift, unsigned(q.relu));
+		} else {
+			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, r%" PRIu32 ", 0x%" PRIx64, n, in.a, in.b,
+				      in.c, in.imm32, in.imm64);
+		}
 		break;
 	}
 	return buf;

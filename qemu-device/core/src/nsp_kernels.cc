@@ -444,6 +444,111 @@ void cvt_i32_f32(uint8_t *dst, const uint8_t *src, uint64_t n, float scale)
 	map1<float, int32_t>(dst, src, n, [scale](int32_t v) { return float(v) * scale; });
 }
 
+void im2col_i8(uint8_t *dst, const uint8_t *src, uint32_t h, uint32_t w, uint32_t c, uint32_t k,
+	       uint32_t stride, uint32_t pad, uint32_t row0, uint32_t rows)
+{
+	const uint32_t ow = (w + 2 * pad - k) / stride + 1;
+	const uint64_t pix = uint64_t(c);      // bytes of one input pixel
+	const uint64_t line = uint64_t(k) * c; // bytes of one window row
+	uint8_t *out = dst;
+	for (uint32_t oy = row0; oy < row0 + rows; oy++) {
+		for (uint32_t ox = 0; ox < ow; ox++) {
+			const int64_t y0 = int64_t(oy) * stride - pad, x0 = int64_t(ox) * stride - pad;
+			for (uint32_t ky = 0; ky < k; ky++, out += line) {
+				const int64_t y = y0 + ky;
+				if (y < 0 || y >= h) {
+					std::memset(out, 0, line);
+					continue;
+				}
+				const uint8_t *row = src + uint64_t(y) * w * pix;
+				if (x0 >= 0 && x0 + k <= w) { // the common case: one run
+					std::memcpy(out, row + uint64_t(x0) * pix, line);
+					continue;
+				}
+				for (uint32_t kx = 0; kx < k; kx++) {
+					const int64_t x = x0 + kx;
+					if (x < 0 || x >= w)
+						std::memset(out + kx * pix, 0, pix);
+					else
+						std::memcpy(out + kx * pix, row + uint64_t(x) * pix, pix);
+				}
+			}
+		}
+	}
+}
+
+void maxpool_i8(uint8_t *dst, const uint8_t *src, uint32_t h, uint32_t w, uint32_t c, uint32_t k,
+		uint32_t stride, uint32_t pad, uint32_t row0, uint32_t rows)
+{
+	const uint32_t ow = (w + 2 * pad - k) / stride + 1;
+	int8_t acc[kChunk], in[kChunk];
+	uint8_t *out = dst;
+	for (uint32_t oy = row0; oy < row0 + rows; oy++) {
+		for (uint32_t ox = 0; ox < ow; ox++, out += c) {
+			const int64_t y0 = int64_t(oy) * stride - pad, x0 = int64_t(ox) * stride - pad;
+			const uint32_t ya = uint32_t(std::max<int64_t>(y0, 0)), xa = uint32_t(std::max<int64_t>(x0, 0));
+			const uint32_t yb = uint32_t(std::min<int64_t>(y0 + k, h)), xb = uint32_t(std::min<int64_t>(x0 + k, w));
+			for (uint32_t c0 = 0; c0 < c; c0 += kChunk) {
+				const uint32_t cnt = std::min<uint32_t>(kChunk, c - c0);
+				std::fill(std::begin(acc), std::end(acc), int8_t(-128));
+				for (uint32_t y = ya; y < yb; y++)
+					for (uint32_t x = xa; x < xb; x++) {
+						std::memcpy(in, src + (uint64_t(y) * w + x) * c + c0, cnt);
+						for (unsigned j = 0; j < kChunk; j++)
+							acc[j] = in[j] > acc[j] ? in[j] : acc[j];
+					}
+				std::memcpy(out + c0, acc, cnt);
+			}
+		}
+	}
+}
+
+void requant_i8(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bias, const uint8_t *mult,
+		const uint8_t *shift, uint32_t cols, bool relu)
+{
+	// The tables are read in place (unaligned, as every window operand):
+	// no copy whose size a program could choose.
+	auto entry = [](const uint8_t *table, uint32_t j) {
+		int32_t v;
+		std::memcpy(&v, table + uint64_t(j) * 4, 4);
+		return v;
+	};
+	const int32_t lo = relu ? 0 : -128;
+	int32_t acc[kChunk];
+	int8_t r[kChunk];
+	uint32_t j = 0; // channel of element i
+	for (uint64_t i = 0; i < n; i += kChunk) {
+		const unsigned cnt = unsigned(std::min<uint64_t>(kChunk, n - i));
+		std::memcpy(acc, src + i * 4, size_t(cnt) * 4);
+		for (unsigned e = 0; e < cnt; e++) {
+			// |v| <= 2^32 and mult < 2^31: p fits in 63 bits. Half
+			// up without an addition that could overflow: floor(p /
+			// 2^s) plus the bit just below the cut.
+			const int64_t p = (int64_t(acc[e]) + entry(bias, j)) * entry(mult, j);
+			const int s = entry(shift, j);
+			int64_t q = s ? (p >> s) + ((p >> (s - 1)) & 1) : p;
+			q = q > 127 ? 127 : q < lo ? lo : q;
+			r[e] = int8_t(q);
+			if (++j == cols)
+				j = 0;
+		}
+		std::memcpy(dst + i, r, cnt);
+	}
+}
+
+void vaddq_i8(uint8_t *dst, const uint8_t *x, const uint8_t *y, uint64_t n, uint32_t mx, uint32_t my,
+	      uint32_t shift, bool relu)
+{
+	const int32_t a = int32_t(mx), b = int32_t(my), half = shift ? 1 << (shift - 1) : 0;
+	const int32_t lo = relu ? 0 : -128;
+	const int s = int(shift);
+	// |x·mx + y·my| < 2^24, so the sum and the rounding fit in 32 bits.
+	map2<int8_t>(dst, x, y, n, [a, b, half, lo, s](int8_t p, int8_t q) {
+		const int32_t v = (int32_t(p) * a + int32_t(q) * b + half) >> s;
+		return int8_t(v > 127 ? 127 : v < lo ? lo : v);
+	});
+}
+
 bool gemm_i8(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,
 	     Scratch &s, const std::function<bool()> *stop, Isa isa)
 {

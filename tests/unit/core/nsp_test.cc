@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -1224,6 +1225,222 @@ TEST(NspWorkers, PipelinedLoop)
 	EXPECT_FALSE(wk.faulted());
 }
 
+// ---- int8 network instructions -------------------------------------------------
+
+// Naive im2col of rows row0.. of the output (ky, kx, c order, zero padding).
+std::vector<int8_t> naive_im2col(const std::vector<int8_t> &x, const Geom &g, uint32_t row0, uint32_t rows)
+{
+	std::vector<int8_t> out;
+	for (uint32_t oy = row0; oy < row0 + rows; oy++)
+		for (uint32_t ox = 0; ox < g.out_w(); ox++)
+			for (uint32_t ky = 0; ky < g.k; ky++)
+				for (uint32_t kx = 0; kx < g.k; kx++)
+					for (uint32_t c = 0; c < g.c; c++) {
+						const int64_t y = int64_t(oy * g.stride + ky) - g.pad;
+						const int64_t xx = int64_t(ox * g.stride + kx) - g.pad;
+						const bool in = y >= 0 && y < g.h && xx >= 0 && xx < g.w;
+						out.push_back(in ? x[(uint64_t(y) * g.w + uint64_t(xx)) * g.c + c] : 0);
+					}
+	return out;
+}
+
+TEST(NspInt8, GeometryPacksAndIsChecked)
+{
+	const Geom g{224, 223, 3, 7, 2, 3};
+	EXPECT_EQ(unpack_geom(pack_geom(g)), g);
+	EXPECT_EQ(g.out_h(), 112u);
+	EXPECT_EQ(g.out_w(), 112u);
+	EXPECT_EQ(geom_problem(pack_geom(g)), "");
+	EXPECT_NE(geom_problem(pack_geom({4, 4, 1, 3, 1, 3})), ""); // pad >= K
+	EXPECT_NE(geom_problem(pack_geom({2, 9, 1, 5, 1, 1})), ""); // 5 > 2 + 2
+	EXPECT_NE(geom_problem(pack_geom({4, 4, 0, 3, 1, 1})), ""); // C = 0
+	EXPECT_NE(geom_problem(pack_geom({4, 4, 1, 3, 0, 1})), ""); // stride 0
+	EXPECT_NE(geom_problem(pack_geom(g) | 1ull << 50), "");   // reserved bits
+}
+
+TEST(NspInt8, Im2colPaddingStridesAndRowRanges)
+{
+	const Geom shapes[] = {{9, 7, 3, 3, 2, 1}, {8, 8, 5, 7, 2, 3}, {6, 6, 20, 1, 2, 0}, {5, 4, 70, 3, 1, 1},
+			       {3, 3, 1, 3, 1, 2}};
+	for (const Geom &g : shapes) {
+		SCOPED_TRACE(disassemble(I(Op::Im2Col, 3, 4, 5, 0, pack_geom(g))));
+		const auto x = random_i8(uint64_t(g.h) * g.w * g.c, 5);
+		for (uint32_t row0 : {0u, g.out_h() / 2}) {
+			const uint32_t rows = g.out_h() - row0;
+			Machine m(1 << 20);
+			m.put_all<int8_t>(0x100, x);
+			m.load({Li(3, 0x40000), Li(4, 0x100), Li(5, uint64_t(row0) | uint64_t(rows) << 32),
+				I(Op::Im2Col, 3, 4, 5, 0, pack_geom(g)), I(Op::Halt)});
+			m.halts();
+			const auto want = naive_im2col(x, g, row0, rows);
+			EXPECT_EQ(m.get_all<int8_t>(0x40000, want.size()), want) << "row0 " << row0;
+		}
+	}
+}
+
+TEST(NspInt8, MaxPoolIgnoresPadding)
+{
+	const Geom g{5, 6, 70, 3, 2, 1};
+	auto x = random_i8(uint64_t(g.h) * g.w * g.c, 9);
+	for (size_t i = 0; i < x.size(); i += 3)
+		x[i] = int8_t(-128 + int(i % 5)); // many very negative values: zero padding would win
+	Machine m(1 << 20);
+	m.put_all<int8_t>(0x100, x);
+	m.load({Li(3, 0x40000), Li(4, 0x100), Li(5, uint64_t(g.out_h()) << 32),
+		I(Op::MaxPoolI8, 3, 4, 5, 0, pack_geom(g)), I(Op::Halt)});
+	m.halts();
+	std::vector<int8_t> want;
+	for (uint32_t oy = 0; oy < g.out_h(); oy++)
+		for (uint32_t ox = 0; ox < g.out_w(); ox++)
+			for (uint32_t c = 0; c < g.c; c++) {
+				int best = -1000;
+				for (uint32_t ky = 0; ky < 3; ky++)
+					for (uint32_t kx = 0; kx < 3; kx++) {
+						const int64_t y = int64_t(oy * 2 + ky) - 1, xx = int64_t(ox * 2 + kx) - 1;
+						if (y >= 0 && y < g.h && xx >= 0 && xx < g.w)
+							best = std::max<int>(best, x[(uint64_t(y) * g.w + uint64_t(xx)) * g.c + c]);
+					}
+				want.push_back(int8_t(best));
+			}
+	EXPECT_EQ(m.get_all<int8_t>(0x40000, want.size()), want);
+}
+
+// REQI8's parameter block for `cols` channels.
+std::vector<uint8_t> req_block(const std::vector<int32_t> &bias, const std::vector<int32_t> &mult,
+			       const std::vector<int32_t> &shift, bool relu)
+{
+	const uint32_t cols = uint32_t(bias.size());
+	std::vector<uint8_t> b(req_block_size(cols), 0);
+	const uint32_t head[4] = {cols, relu ? kReqRelu : 0, 0, 0};
+	std::memcpy(b.data(), head, sizeof(head));
+	std::memcpy(&b[kReqHeaderSize], bias.data(), cols * 4);
+	std::memcpy(&b[kReqHeaderSize + cols * 4], mult.data(), cols * 4);
+	std::memcpy(&b[kReqHeaderSize + cols * 8], shift.data(), cols * 4);
+	return b;
+}
+
+int8_t run_reqi8(int32_t acc, int32_t bias, int32_t mult, int32_t shift, bool relu)
+{
+	Machine m;
+	m.put<int32_t>(0x100, acc);
+	m.put_all<uint8_t>(0x200, req_block({bias}, {mult}, {shift}, relu));
+	m.load({Li(3, 0x300), Li(4, 0x100), Li(5, 0x200), Li(6, 1), I(Op::ReqI8, 3, 4, 5, 6), I(Op::Halt)});
+	m.halts();
+	return m.get<int8_t>(0x300);
+}
+
+TEST(NspInt8, RequantRoundsHalfUpAtEveryShift)
+{
+	EXPECT_EQ(run_reqi8(10, 0, 1, 2, false), 3);   // 2.5
+	EXPECT_EQ(run_reqi8(-10, 0, 1, 2, false), -2); // -2.5: half up, not away from zero
+	EXPECT_EQ(run_reqi8(-11, 0, 1, 2, false), -3); // -2.75
+	EXPECT_EQ(run_reqi8(-9, 0, 1, 2, false), -2);  // -2.25
+	EXPECT_EQ(run_reqi8(9, 0, 1, 2, false), 2);
+	EXPECT_EQ(run_reqi8(1, 0, 1, 1, false), 1);    // 0.5
+	EXPECT_EQ(run_reqi8(-1, 0, 1, 1, false), 0);   // -0.5
+	EXPECT_EQ(run_reqi8(77, 0, 1, 0, false), 77);  // shift 0: no rounding
+	EXPECT_EQ(run_reqi8(5, -2, 3, 0, false), 9);   // bias before the multiplier
+	EXPECT_EQ(run_reqi8(1000, 0, 1, 0, false), 127);
+	EXPECT_EQ(run_reqi8(-1000, 0, 1, 0, false), -128);
+	EXPECT_EQ(run_reqi8(-1000, 0, 1, 0, true), 0);
+	EXPECT_EQ(run_reqi8(40, 0, 1, 0, true), 40);
+	// The widest operands: (acc + bias) · mult needs 63 bits.
+	EXPECT_EQ(run_reqi8(INT32_MIN, INT32_MIN, INT32_MAX, 62, false), -2);
+	EXPECT_EQ(run_reqi8(INT32_MAX, INT32_MAX, INT32_MAX, 62, false), 2);
+	EXPECT_EQ(run_reqi8(INT32_MAX, INT32_MAX, INT32_MAX, 57, false), 64);
+	// Exhaustively around the halves of shift 3, against exact arithmetic.
+	for (int32_t acc = -100; acc <= 100; acc++) {
+		const double exact = double(acc) * 3 / 8;
+		const int want = int(std::clamp(std::floor(exact + 0.5), -128.0, 127.0));
+		ASSERT_EQ(run_reqi8(acc, 0, 3, 3, false), want) << acc;
+	}
+}
+
+TEST(NspInt8, RequantPerChannelOverRows)
+{
+	const uint32_t cols = 5, rows = 7;
+	Machine m;
+	std::vector<int32_t> acc(cols * rows);
+	for (size_t i = 0; i < acc.size(); i++)
+		acc[i] = int32_t(i * 977) - 15000;
+	const std::vector<int32_t> bias = {0, 100, -100, 7, 0}, mult = {1 << 30, 1 << 29, 3 << 28, 1 << 30, 0},
+				   shift = {38, 36, 40, 30, 5};
+	m.put_all<int32_t>(0x1000, acc);
+	m.put_all<uint8_t>(0x2000, req_block(bias, mult, shift, true));
+	m.load({Li(3, 0x3000), Li(4, 0x1000), Li(5, 0x2000), Li(6, cols * rows), I(Op::ReqI8, 3, 4, 5, 6),
+		I(Op::Halt)});
+	m.halts();
+	for (uint32_t i = 0; i < cols * rows; i++) {
+		const uint32_t j = i % cols;
+		const __int128 p = (__int128(acc[i]) + bias[j]) * mult[j];
+		__int128 q = shift[j] ? (p + (__int128(1) << (shift[j] - 1))) >> shift[j] : p;
+		q = q > 127 ? 127 : q < 0 ? 0 : q;
+		EXPECT_EQ(m.get<int8_t>(0x3000 + i), int8_t(q)) << i;
+	}
+}
+
+TEST(NspInt8, RequantRefusesBadParameters)
+{
+	auto fault = [](std::vector<uint8_t> block, uint64_t n = 1) {
+		Machine m;
+		m.put_all<uint8_t>(0x200, block);
+		m.load({Li(3, 0x300), Li(4, 0x100), Li(5, 0x200), Li(6, n), I(Op::ReqI8, 3, 4, 5, 6), I(Op::Halt)});
+		return m.faults();
+	};
+	EXPECT_NE(fault(req_block({0}, {-1}, {3}, false)).find("multiplier -1"), std::string::npos);
+	EXPECT_NE(fault(req_block({0}, {1}, {63}, false)).find("shift 63"), std::string::npos);
+	auto flags = req_block({0}, {1}, {3}, false);
+	flags[4] = 2;
+	EXPECT_NE(fault(flags).find("unknown flags"), std::string::npos);
+	auto zero = req_block({0}, {1}, {3}, false);
+	zero[0] = 0;
+	EXPECT_NE(fault(zero).find("0 columns"), std::string::npos);
+	auto huge = req_block({0}, {1}, {3}, false);
+	huge[3] = 0x10; // 2^28 columns: the tables leave the window
+	EXPECT_NE(fault(huge).find("outside the window"), std::string::npos);
+	EXPECT_NE(fault(req_block({0}, {1}, {3}, false), 1ull << 40).find("outside the window"), std::string::npos);
+}
+
+TEST(NspInt8, AddWithRequantization)
+{
+	const auto x = random_i8(1000, 3), y = random_i8(1000, 4);
+	for (const AddQ q : {AddQ{11585, 11585, 14, true}, AddQ{1, 0, 1, false}, AddQ{3, 5, 0, false},
+			     AddQ{65535, 65535, 31, false}}) {
+		Machine m;
+		m.put_all<int8_t>(0x1000, x);
+		m.put_all<int8_t>(0x2000, y);
+		m.load({Li(3, 0x3000), Li(4, 0x1000), Li(5, 0x2000), Li(6, 1000), I(Op::VAddQI8, 3, 4, 5, 6, pack_addq(q)),
+			I(Op::Halt)});
+		m.halts();
+		for (size_t i = 0; i < x.size(); i++) {
+			const double exact = (double(x[i]) * q.mx + double(y[i]) * q.my) / std::ldexp(1.0, int(q.shift));
+			const int want = int(std::clamp(std::floor(exact + 0.5), q.relu ? 0.0 : -128.0, 127.0));
+			ASSERT_EQ(m.get<int8_t>(0x3000 + i), want) << i << " mx " << q.mx << " shift " << q.shift;
+		}
+	}
+	EXPECT_EQ(unpack_addq(pack_addq({1, 2, 3, true})), (AddQ{1, 2, 3, true}));
+	Machine m;
+	m.load({Li(6, 4), I(Op::VAddQI8, 3, 4, 5, 6, pack_addq({1, 1, 1, false}) | 1ull << 45)});
+	EXPECT_NE(m.faults().find("reserved operand bits"), std::string::npos);
+}
+
+TEST(NspInt8, WindowChecksOfIm2colAndPool)
+{
+	const Geom g{8, 8, 4, 3, 1, 1};
+	auto fault = [&g](Op op, uint64_t rows_reg, uint64_t dst, uint64_t geom) {
+		Machine m;
+		m.load({Li(3, dst), Li(4, 0), Li(5, rows_reg), I(op, 3, 4, 5, 0, geom), I(Op::Halt)});
+		return m.faults();
+	};
+	EXPECT_NE(fault(Op::Im2Col, 5 | 4ull << 32, 0x1000, pack_geom(g)).find("beyond the 8"), std::string::npos);
+	EXPECT_NE(fault(Op::MaxPoolI8, 8ull << 32, 0xFFFF, pack_geom(g)).find("outside the window"), std::string::npos);
+	EXPECT_NE(fault(Op::Im2Col, 1ull << 32, 0x1000, pack_geom({4, 4, 1, 3, 1, 3})).find("pad"), std::string::npos);
+	// Zero rows: nothing to do, nothing touched.
+	Machine m;
+	m.load({Li(3, 0xFFFF), Li(4, 0), Li(5, 0), I(Op::Im2Col, 3, 4, 5, 0, pack_geom(g)), I(Op::Halt)});
+	m.halts();
+}
+
 TEST(NspDisasm, EveryOpcodeHasAName)
 {
 	for (const OpInfo &o : op_table()) {
@@ -1237,6 +1454,11 @@ TEST(NspDisasm, EveryOpcodeHasAName)
 	EXPECT_EQ(disassemble(I(Op::SemWait, 2, 1, 0, 5)), "SEMWAIT 2, 5, ge");
 	EXPECT_EQ(disassemble(I(Op::VScaleF, 1, 2, 3, 0, f32_bits(0.5f))), "VSCALEF r1, r2, r3, 0.5");
 	EXPECT_EQ(disassemble(I(Op::ActF, 1, 2, 3, 3)), "ACTF r1, r2, r3, gelu");
+	EXPECT_EQ(disassemble(I(Op::Im2Col, 1, 2, 3, 0, pack_geom({224, 224, 3, 7, 2, 3}))),
+		  "IM2COL r1, r2, r3, 224, 224, 3, 7, 2, 3");
+	EXPECT_EQ(disassemble(I(Op::ReqI8, 1, 2, 3, 4)), "REQI8 r1, r2, r3, r4");
+	EXPECT_EQ(disassemble(I(Op::VAddQI8, 1, 2, 3, 4, pack_addq({100, 200, 14, true}))),
+		  "VADDQI8 r1, r2, r3, r4, 100, 200, 14, 1");
 }
 
 } // namespace

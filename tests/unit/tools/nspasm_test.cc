@@ -108,6 +108,13 @@ TEST(NspAsm, EveryMnemonic)
 		{"mmf32 r1, r2, r3, 0x123", I(Op::MmF32, 1, 2, 3, 0, 0x123)},
 		{"biasf r1, r2, r3, 37", I(Op::BiasF, 1, 2, 3, 37)},
 		{"cvti32f r1, r2, r3, 0.125", I(Op::CvtI32F, 1, 2, 3, 0, f32_bits(0.125f))},
+		{"im2col r1, r2, r3, 224, 224, 3, 7, 2, 3",
+		 I(Op::Im2Col, 1, 2, 3, 0, nsp::pack_geom({224, 224, 3, 7, 2, 3}))},
+		{"maxpooli8 r1, r2, r3, 112, 112, 64, 3, 2, 1",
+		 I(Op::MaxPoolI8, 1, 2, 3, 0, nsp::pack_geom({112, 112, 64, 3, 2, 1}))},
+		{"reqi8 r1, r2, r3, r4", I(Op::ReqI8, 1, 2, 3, 4)},
+		{"vaddqi8 r1, r2, r3, r4, 11585, 11585, 14, 1",
+		 I(Op::VAddQI8, 1, 2, 3, 4, nsp::pack_addq({11585, 11585, 14, true}))},
 		{".insn 0xff, 1, 2, 3, 0xffffffff, -1", Instr{0xFF, 1, 2, 3, 0xFFFFFFFF, ~0ull}},
 	};
 	for (const auto &[src, want] : cases)
@@ -258,6 +265,11 @@ TEST(NspAsm, ErrorsNameTheLine)
 		{"mmi8 r1, r2, r3, 1, 1, 2097152", "<input>:2: K 2097152 above 2097151"},
 		{"mmi8 r1, r2, r3, 1, 1", "<input>:2: MMI8 takes C, A, B and M, N, K (or one packed value)"},
 		{"biasf r1, r2, r3, 0", "<input>:2: BIASF needs at least one column"},
+		{"im2col r1, r2, r3, 4, 4, 1, 3, 1, 3", "<input>:2: IM2COL: a pad of 3 is not below K 3"},
+		{"im2col r1, r2, r3, 4, 4, 1, 16, 1, 0", "<input>:2: K 16 above 15"},
+		{"maxpooli8 r1, r2, r3, 4, 4", "<input>:2: MAXPOOLI8 takes dst, src, rows and H, W, C, K, stride, pad (or one packed value)"},
+		{"vaddqi8 r1, r2, r3, r4, 65536, 1, 1, 0", "<input>:2: MX 65536 above 65535"},
+		{"vaddqi8 r1, r2, r3, r4, 1, 1, 32, 0", "<input>:2: shift 32 above 31"},
 		{"vscalef r1, r2, r3, half", "<input>:2: expected a number, got 'half'"},
 		{".bytes 1", "<input>:2: .bytes outside a .data segment"},
 		{".data 0\n.i8 300", "<input>:3: value 300 does not fit 8 bits"},
@@ -346,7 +358,10 @@ TEST(NspAsm, ListingReassembles)
 		I(Op::Jmp, 0, 0, 0, 4), I(Op::Blt, 1, 2, 0, 0), I(Op::SemWait, 3, 2, 0, 7), I(Op::SemDec, 3, 0, 0, 2),
 		I(Op::VAddI8, 1, 2, 3, 4), I(Op::CvtI32F, 1, 2, 3, 0, f32_bits(-1.0e-7f)), I(Op::ActF, 1, 2, 3, 2),
 		I(Op::BiasF, 1, 2, 3, 9), I(Op::MmI8, 1, 2, 3, 0, nsp::pack_mnk(5, 6, 7)), Instr{0xEE, 1, 2, 3, 4, 5},
-		I(Op::VScaleF, 1, 2, 3, 0, f32_bits(3.0e38f))};
+		I(Op::VScaleF, 1, 2, 3, 0, f32_bits(3.0e38f)), I(Op::Im2Col, 1, 2, 3, 0, nsp::pack_geom({9, 7, 3, 3, 2, 1})),
+		I(Op::MaxPoolI8, 4, 5, 6, 0, nsp::pack_geom({56, 56, 64, 3, 2, 1})), I(Op::ReqI8, 7, 8, 9, 10),
+		I(Op::VAddQI8, 1, 2, 3, 4, nsp::pack_addq({7, 9, 5, false})),
+		I(Op::VAddQI8, 1, 2, 3, 4, 1ull << 50), I(Op::Im2Col, 1, 2, 3, 0, 0)};
 	std::string src = ".io_size 4096\n";
 	std::istringstream lst(listing(code));
 	for (std::string line; std::getline(lst, line);)

@@ -124,6 +124,10 @@ enum class Op : uint8_t {
 	MmF32 = 0x31,
 	BiasF = 0x32,
 	CvtI32F = 0x33,
+	Im2Col = 0x34,
+	MaxPoolI8 = 0x35,
+	ReqI8 = 0x36,
+	VAddQI8 = 0x37,
 };
 
 // How an instruction uses its fields; shared by the interpreter's checks,
@@ -142,6 +146,8 @@ enum class Form : uint8_t {
 	Reg3Kind, // ACTF: a, b, c, imm32 = activation kind
 	Reg3Imm,  // BIASF: a, b, c, imm32 = cols
 	Reg3Mnk,  // MMI8/MMF32: a, b, c, imm64 = M | N << 21 | K << 42
+	Reg3Geom, // IM2COL/MAXPOOLI8: a, b, c, imm64 = window geometry (Geom)
+	Reg4Imm,  // VADDQI8: a, b, c, imm32 = count register, imm64 = AddQ
 };
 
 struct OpInfo {
@@ -167,6 +173,60 @@ constexpr uint64_t pack_mnk(uint64_t m, uint64_t n, uint64_t k)
 constexpr Mnk unpack_mnk(uint64_t v)
 {
 	return {v & (kMaxDim - 1), v >> 21 & (kMaxDim - 1), v >> 42};
+}
+
+// The geometry of a sliding window over an int8 NHWC tensor (IM2COL and
+// MAXPOOLI8): H×W pixels of C channels, a K×K window moved by `stride`,
+// `pad` pixels of padding on each side. imm64 bits: H 0-11, W 12-23,
+// C 24-35, K 36-39, stride 40-42, pad 43-45; the rest 0.
+struct Geom {
+	uint32_t h = 0, w = 0, c = 0, k = 0, stride = 0, pad = 0;
+	uint32_t out_h() const { return (h + 2 * pad - k) / stride + 1; }
+	uint32_t out_w() const { return (w + 2 * pad - k) / stride + 1; }
+	friend bool operator==(const Geom &, const Geom &) = default;
+};
+constexpr uint32_t kGeomMaxHwc = 4095, kGeomMaxK = 15, kGeomMaxStride = 7, kGeomMaxPad = 7;
+constexpr uint64_t pack_geom(const Geom &g)
+{
+	return uint64_t(g.h) | uint64_t(g.w) << 12 | uint64_t(g.c) << 24 | uint64_t(g.k) << 36 |
+	       uint64_t(g.stride) << 40 | uint64_t(g.pad) << 43;
+}
+constexpr Geom unpack_geom(uint64_t v)
+{
+	return {uint32_t(v & 0xFFF),        uint32_t(v >> 12 & 0xFFF), uint32_t(v >> 24 & 0xFFF),
+		uint32_t(v >> 36 & 0xF),    uint32_t(v >> 40 & 0x7),   uint32_t(v >> 43 & 0x7)};
+}
+// Why `v` is not a usable geometry (reserved bits set, a size of 0, a pad
+// of K or more, a window larger than the padded input); empty if it is.
+std::string geom_problem(uint64_t v);
+
+// The operands of VADDQI8 in imm64: x's multiplier (bits 0-15), y's
+// (16-31), the right shift (32-37, 0..31) and ReLU (bit 40); the rest 0.
+struct AddQ {
+	uint32_t mx = 0, my = 0, shift = 0;
+	bool relu = false;
+	friend bool operator==(const AddQ &, const AddQ &) = default;
+};
+constexpr uint64_t pack_addq(const AddQ &q)
+{
+	return uint64_t(q.mx) | uint64_t(q.my) << 16 | uint64_t(q.shift) << 32 | uint64_t(q.relu) << 40;
+}
+constexpr AddQ unpack_addq(uint64_t v)
+{
+	return {uint32_t(v & 0xFFFF), uint32_t(v >> 16 & 0xFFFF), uint32_t(v >> 32 & 0x3F), bool(v >> 40 & 1)};
+}
+constexpr uint64_t kAddQReserved = ~((1ull << 38) - 1) & ~(1ull << 40);
+constexpr uint32_t kAddQMaxShift = 31;
+
+// REQI8's parameter block, in the window at the address in its c register:
+// a 16-byte header (u32 cols, u32 flags, 8 bytes of zeros) then three
+// tables of `cols` i32: bias, multiplier (0 .. 2^31-1) and shift (0..62).
+constexpr size_t kReqHeaderSize = 16;
+constexpr uint32_t kReqRelu = 1; // flags bit 0: ReLU after saturation
+constexpr uint32_t kReqMaxShift = 62;
+constexpr uint64_t req_block_size(uint64_t cols)
+{
+	return kReqHeaderSize + 12 * cols;
 }
 
 // One line of assembler for `in`, e.g. "VADDF r3, r4, r5, r6".

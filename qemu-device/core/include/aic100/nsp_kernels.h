@@ -37,6 +37,28 @@ float max_f32(const uint8_t *src, uint64_t n); // NaNs ignored; -inf for n = 0
 void bias_f32(uint8_t *dst, const uint8_t *bias, uint64_t n, uint64_t cols);
 void cvt_i32_f32(uint8_t *dst, const uint8_t *src, uint64_t n, float scale);
 
+// The int8 network operations (docs/nsp.md). Rows are output rows
+// row0 .. row0+rows-1 of the window's output (out_h × out_w pixels); the
+// caller has checked the geometry and the ranges.
+//
+// im2col: for each output pixel, its K×K×C window (ky, kx, c order, zeros
+// where the window leaves the input): a [rows·out_w × K·K·C] matrix.
+void im2col_i8(uint8_t *dst, const uint8_t *src, uint32_t h, uint32_t w, uint32_t c, uint32_t k,
+	       uint32_t stride, uint32_t pad, uint32_t row0, uint32_t rows);
+// Max pooling: per output pixel and channel, the largest input under the
+// window (padding is not a value: it never wins).
+void maxpool_i8(uint8_t *dst, const uint8_t *src, uint32_t h, uint32_t w, uint32_t c, uint32_t k,
+		uint32_t stride, uint32_t pad, uint32_t row0, uint32_t rows);
+// Requantization of n i32 accumulators, channel j = i % cols:
+// v = src + bias[j] (64-bit), p = v · mult[j], r = p / 2^shift[j] rounded
+// half up, saturated to int8, then max(r, 0) with ReLU. The tables are
+// `cols` i32 each.
+void requant_i8(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bias, const uint8_t *mult,
+		const uint8_t *shift, uint32_t cols, bool relu);
+// dst = sat8((x·mx + y·my) / 2^shift rounded half up), then ReLU if asked.
+void vaddq_i8(uint8_t *dst, const uint8_t *x, const uint8_t *y, uint64_t n, uint32_t mx, uint32_t my,
+	      uint32_t shift, bool relu);
+
 // C[m×n] = A[m×k] × B[k×n], row-major; int8 inputs with int32 accumulation
 // (wrapping), or fp32. `stop` (may be null) is polled between blocks of
 // rows: false when it returned true (C is then partly written).

@@ -14,10 +14,24 @@ for e in copy vadd_f32 matmul_i8 matmul_f32 mlp_f32 add_4nsp; do
 done
 grep -q 'add_4nsp", 4 NSPs' "$tmp/add_4nsp.txt" || fail "add_4nsp is not on 4 NSPs"
 
-# The UMD's test-data layout.
-"$qpc" --umd-test-data "$tmp/td"
+# The UMD's test-data layout, with the compiled ResNet-50 (no reference
+# pairs: computing them at 224x224 takes seconds; the build wrote two).
+"$qpc" --umd-test-data "$tmp/td" --references 0
 cmp "$tmp/td/aic100/v2/4nsp/4nsp-add/programqpc.bin" "$tools/qpc-examples/add_4nsp/programqpc.bin" ||
 	fail "the 4nsp-add container differs from add_4nsp's"
+r50=aic100/v2/4nsp/4nsp-quant-resnet50
+cmp "$tmp/td/$r50/programqpc.bin" "$tools/qpc-networks/4nsp-quant-resnet50/programqpc.bin" ||
+	fail "the 4nsp-quant-resnet50 container differs from the build's"
+[ ! -e "$tmp/td/$r50/input.0.bin" ] || fail "--references 0 wrote a pair"
+for k in 0 1; do
+	[ "$(wc -c <"$tools/qpc-networks/4nsp-quant-resnet50/input.$k.bin")" = 150528 ] &&
+		[ "$(wc -c <"$tools/qpc-networks/4nsp-quant-resnet50/output.$k.bin")" = 1000 ] ||
+		fail "the build's reference pair $k is not 224x224x3 in, 1000 out"
+done
+"$qpc" --inspect "$tmp/td/$r50/programqpc.bin" | grep -q 'input  image    Int8QTy\[1,224,224,3\]' ||
+	fail "4nsp-quant-resnet50: no 224x224x3 int8 input"
+st=0; "$qpc" --network resnet18 -o "$tmp/x" 2>/dev/null || st=$?
+[ "$st" = 2 ] || fail "unknown network: status $st"
 
 # A workload ELF packed by hand, then a segment extracted.
 "$qpc" --elf "$tools/workloads/copy.elf" --input 'src:i8:4096@0' --output 'dst:u8q:64x64@0x1000' \

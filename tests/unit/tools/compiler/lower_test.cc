@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The lowering: its pieces (the row and channel split, REQI8's parameter
+// blocks, where barriers go), small networks that isolate one layer kind,
+// and ResNet-50 at small resolutions, each run on the interpreter and
+// compared with the reference byte for byte.
+#include "lower.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "interp.h"
+#include "reference.h"
+
+namespace aic100::compiler {
+namespace {
+
+using testing::run_on_interpreter;
+
+// Seeded int8 values (splitmix64's finaliser over an index).
+int8_t noise(uint64_t seed, uint64_t i)
+{
+	uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return int8_t((z ^ (z >> 31)) >> 56);
+}
+
+Requant requant(uint32_t c, int32_t mult, int32_t shift, bool relu, int32_t bias_step = 0)
+{
+	Requant q;
+	q.relu = relu;
+	for (uint32_t j = 0; j < c; j++) {
+		q.bias.push_back(bias_step * int32_t(j) - bias_step * int32_t(c) / 2);
+		q.mult.push_back(mult + int32_t(j) * 1000);
+		q.shift.push_back(shift);
+	}
+	return q;
+}
+
+// A network of one convolution (optionally followed by more layers by the
+// caller).
+Network one_conv(Shape in, uint32_t cout, uint32_t k, uint32_t stride, uint32_t pad, bool relu)
+{
+	Network n;
+	n.name = "one-conv";
+	n.tensors.push_back(in);
+	n.input = 0;
+	Layer l;
+	l.kind = LayerKind::Conv;
+	l.name = "conv";
+	l.in0 = 0;
+	l.k = k, l.stride = stride, l.pad = pad;
+	l.weights.resize(size_t(k) * k * in.c * cout);
+	for (size_t i = 0; i < l.weights.size(); i++)
+		l.weights[i] = noise(7, i);
+	l.rq = requant(cout, 1 << 30, 38, relu, 300);
+	n.tensors.push_back({window_out(in.h, k, stride, pad), window_out(in.w, k, stride, pad), cout});
+	l.out = 1;
+	n.layers.push_back(l);
+	n.output = 1;
+	return n;
+}
+
+std::vector<int8_t> input_for(const Network &n, uint64_t seed)
+{
+	std::vector<int8_t> v(n.tensors[size_t(n.input)].elements());
+	for (size_t i = 0; i < v.size(); i++)
+		v[i] = noise(seed, i);
+	return v;
+}
+
+// Compiles `n` for `nsps` NSPs, runs `count` inputs and compares every
+// output with the reference's.
+void expect_matches_reference(const Network &n, unsigned nsps, unsigned count = 2)
+{
+	std::string err;
+	Options o;
+	o.nsps = nsps;
+	const auto c = compile(n, o, err);
+	ASSERT_TRUE(c) << err;
+	std::vector<std::vector<int8_t>> inputs;
+	for (unsigned i = 0; i < count; i++)
+		inputs.push_back(input_for(n, 100 + i));
+	const auto r = run_on_interpreter(*c, inputs);
+	ASSERT_EQ(r.problem, "");
+	ASSERT_EQ(r.outputs.size(), inputs.size());
+	EXPECT_EQ(r.iterations, count);
+	for (unsigned i = 0; i < count; i++) {
+		const auto want = reference::run(n, inputs[i]);
+		ASSERT_EQ(r.outputs[i].size(), want.size());
+		for (size_t j = 0; j < want.size(); j++)
+			ASSERT_EQ(int(r.outputs[i][j]), int(want[j])) << "inference " << i << ", output byte " << j;
+	}
+}
+
+TEST(CompilerSplit, RowsGoToTheFirstNspsFirst)
+{
+	const auto s = split(7, 4);
+	ASSERT_EQ(s.size(), 4u);
+	const uint32_t first[] = {0, 2, 4, 6}, count[] = {2, 2, 2, 1};
+	for (int k = 0; k < 4; k++) {
+		EXPECT_EQ(s[k].first, first[k]);
+		EXPECT_EQ(s[k].count, count[k]);
+	}
+	const auto t = split(1, 4); // one row: NSPs 1..3 idle
+	EXPECT_EQ(t[0].count, 1u);
+	EXPECT_EQ(t[3].count, 0u);
+	EXPECT_EQ(t[3].first, 1u);
+}
+
+TEST(CompilerRequantBlock, HeaderThenBiasMultShiftOfTheChannels)
+{
+	Requant q = requant(6, 1000, 20, true, 5);
+	const auto b = requant_block(q, 2, 3);
+	ASSERT_EQ(b.size(), nsp::req_block_size(3));
+	uint32_t w[4 + 9];
+	std::memcpy(w, b.data(), sizeof(w));
+	EXPECT_EQ(w[0], 3u);
+	EXPECT_EQ(w[1], nsp::kReqRelu);
+	EXPECT_EQ(w[2], 0u);
+	EXPECT_EQ(w[3], 0u);
+	for (int j = 0; j < 3; j++) {
+		EXPECT_EQ(int32_t(w[4 + j]), q.bias[2 + j]);
+		EXPECT_EQ(int32_t(w[7 + j]), q.mult[2 + j]);
+		EXPECT_EQ(int32_t(w[10 + j]), q.shift[2 + j]);
+	}
+}
+
+// im2col lowering: padding on every side, strides that skip columns, a
+// 1×1 stride-2 conv (IM2COL as a subsampler), and a 1×1/1 conv that reads
+// the activation as it is.
+TEST(CompilerConv, Im2colLoweringsMatchTheReference)
+{
+	expect_matches_reference(one_conv({9, 7, 3}, 8, 3, 2, 1, true), 4);
+	expect_matches_reference(one_conv({8, 8, 5}, 16, 7, 2, 3, false), 3);
+	expect_matches_reference(one_conv({6, 6, 20}, 12, 1, 2, 0, false), 4);
+	expect_matches_reference(one_conv({5, 6, 33}, 17, 1, 1, 0, true), 2);
+	expect_matches_reference(one_conv({4, 4, 8}, 8, 3, 1, 1, true), 1);
+}
+
+TEST(CompilerPool, MaxPoolAndGlobalAveragePoolMatchTheReference)
+{
+	Network n = one_conv({10, 10, 4}, 16, 3, 1, 1, false); // negative values reach the pool
+	Layer p;
+	p.kind = LayerKind::MaxPool;
+	p.name = "pool";
+	p.in0 = 1;
+	p.k = 3, p.stride = 2, p.pad = 1;
+	n.tensors.push_back({5, 5, 16});
+	p.out = 2;
+	n.layers.push_back(p);
+	Layer g;
+	g.kind = LayerKind::GlobalAvgPool;
+	g.name = "gap";
+	g.in0 = 2;
+	g.rq = requant(16, 1 << 30, 34, false);
+	n.tensors.push_back({1, 1, 16});
+	g.out = 3;
+	n.layers.push_back(g);
+	Layer fc;
+	fc.kind = LayerKind::FullyConnected;
+	fc.name = "fc";
+	fc.in0 = 3;
+	fc.weights.resize(16 * 10);
+	for (size_t i = 0; i < fc.weights.size(); i++)
+		fc.weights[i] = noise(9, i);
+	fc.rq = requant(10, 1 << 30, 36, false, 50);
+	n.tensors.push_back({1, 1, 10});
+	fc.out = 4;
+	n.layers.push_back(fc);
+	n.output = 4;
+	ASSERT_EQ(check(n), "");
+	expect_matches_reference(n, 4, 3);
+	expect_matches_reference(n, 3);
+}
+
+// A residual block in miniature: a 3×3 conv, and an add of its result to
+// the block's input, with ReLU.
+TEST(CompilerAdd, ResidualAddMatchesTheReference)
+{
+	Network n = one_conv({6, 5, 8}, 8, 3, 1, 1, false);
+	Layer a;
+	a.kind = LayerKind::Add;
+	a.name = "add";
+	a.in0 = 1, a.in1 = 0;
+	a.add = {11000, 13000, 14, true};
+	n.tensors.push_back({6, 5, 8});
+	a.out = 2;
+	n.layers.push_back(a);
+	n.output = 2;
+	expect_matches_reference(n, 4);
+}
+
+TEST(CompilerBarriers, OnlyWhereALayerReadsAnotherNspsRows)
+{
+	const Network n = resnet50(64);
+	std::string err;
+	const auto c = compile(n, {}, err);
+	ASSERT_TRUE(c) << err;
+	// conv1 → maxpool; per bottleneck one before its 3×3 conv; one before
+	// each stride-2 projection (stages 2-4); one before the pool.
+	EXPECT_EQ(c->barriers, 1u + 16u + 3u + 1u);
+	ASSERT_EQ(c->plan.size(), n.layers.size());
+	EXPECT_NE(c->plan[1].find("after a barrier"), std::string::npos) << c->plan[1];
+	EXPECT_EQ(c->plan[2].find("after a barrier"), std::string::npos) << c->plan[2];
+}
+
+TEST(CompilerErrors, RefusesWhatItCannotLower)
+{
+	std::string err;
+	Network bad = resnet50(48); // not a multiple of 32
+	EXPECT_FALSE(compile(bad, {}, err));
+	EXPECT_NE(err.find("resnet50-48: the input or output is not a tensor"), std::string::npos) << err;
+	Options o;
+	o.nsps = 17;
+	EXPECT_FALSE(compile(one_conv({4, 4, 3}, 4, 3, 1, 1, true), o, err));
+	EXPECT_NE(err.find("17 NSPs"), std::string::npos) << err;
+	EXPECT_FALSE(compile(one_conv({4, 4, 3}, 4, 3, 9, 1, true), {}, err)); // stride 9 > 7
+	EXPECT_NE(err.find("geometry"), std::string::npos) << err;
+}
+
+// The network of 4nsp-quant-resnet50 at 32×32 (stage 4 is 1×1: three NSPs
+// idle there) and 64×64, bit for bit.
+TEST(CompilerResNet50, MatchesTheReferenceAt32On4Nsps)
+{
+	expect_matches_reference(resnet50(32), 4, 2);
+}
+
+TEST(CompilerResNet50, MatchesTheReferenceAt64On4Nsps)
+{
+	expect_matches_reference(resnet50(64), 4, 1);
+}
+
+TEST(CompilerResNet50, MatchesTheReferenceAt32On3Nsps)
+{
+	expect_matches_reference(resnet50(32), 3, 1);
+}
+
+} // namespace
+} // namespace aic100::compiler

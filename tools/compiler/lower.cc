@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Lowering of a network to one NSP program (see lower.h for the plan).
+#include "lower.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "nspasm.h"
+
+namespace aic100::compiler {
+
+namespace {
+
+using nsp::Instr;
+using nsp::Op;
+
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kLine = 64; // alignment of the activations and blocks
+
+uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+// Temporaries of the generated code; r1 = k, r2 = n, r20 the phase.
+enum Reg : uint8_t { rK = 1, rA = 10, rB, rC, rD, rE, rF, rG, rPhase = 20, rT = 21 };
+
+class Emitter {
+public:
+	size_t here() const { return code.size(); }
+	void emit(Op op, uint8_t a = 0, uint8_t b = 0, uint8_t c = 0, uint32_t imm32 = 0, uint64_t imm64 = 0)
+	{
+		code.push_back(Instr{uint8_t(op), a, b, c, imm32, imm64});
+	}
+	void li(uint8_t r, uint64_t v) { emit(Op::Li, r, 0, 0, 0, v); }
+	// A jump or branch to a label bound later.
+	void jump(Op op, const std::string &label, uint8_t a = 0, uint8_t b = 0)
+	{
+		fixups.emplace_back(here(), label);
+		emit(op, a, b);
+	}
+	void bind(const std::string &label) { labels[label] = uint32_t(here()); }
+	bool resolve(std::string &err)
+	{
+		for (const auto &[at, label] : fixups) {
+			const auto it = labels.find(label);
+			if (it == labels.end()) {
+				err = "internal: label " + label + " was never bound";
+				return false;
+			}
+			code[at].imm32 = it->second;
+		}
+		return true;
+	}
+
+	std::vector<Instr> code;
+	std::map<std::string, uint32_t> labels;
+	std::vector<std::pair<size_t, std::string>> fixups;
+};
+
+// Where a tensor lives and who wrote it since the last barrier.
+struct Place {
+	uint64_t offset = 0;
+	uint64_t per_nsp = 0; // non-zero: each NSP has its own copy, this far apart
+	bool rows_split = false; // written by output rows (split(h, n))
+	bool dirty = false;      // written since the last barrier
+};
+
+class Lowering {
+public:
+	Lowering(const Network &net, const Options &opt) : n_(net), nsps_(opt.nsps) {}
+
+	std::optional<Compiled> run(const Options &opt, std::string &err)
+	{
+		if (!check_limits(err))
+			return std::nullopt;
+		layout();
+		constants();
+		code(err);
+		if (!err.empty())
+			return std::nullopt;
+		out_.meta.name = opt.name.empty() ? n_.name : opt.name;
+		out_.meta.nsp_count = uint16_t(nsps_);
+		out_.meta.io_size = io_size_;
+		out_.meta.const_offset = uint32_t(const_offset_);
+		out_.meta.entry = 0;
+		if (io_size_ > nsp::kMaxIoSize || const_offset_ > UINT32_MAX) {
+			err = "the window would be " + std::to_string(io_size_) + " bytes (at most 4 GiB, constants below 4 GiB)";
+			return std::nullopt;
+		}
+		return std::move(out_);
+	}
+
+private:
+	const Shape &shape(int t) const { return n_.tensors[size_t(t)]; }
+
+	bool check_limits(std::string &err)
+	{
+		for (const Layer &l : n_.layers) {
+			const Shape &i = shape(l.in0), &o = shape(l.out);
+			const std::string at = "layer " + l.name + ": ";
+			if (l.kind == LayerKind::Conv || l.kind == LayerKind::MaxPool) {
+				if (i.h > nsp::kGeomMaxHwc || i.w > nsp::kGeomMaxHwc || i.c > nsp::kGeomMaxHwc ||
+				    l.k > nsp::kGeomMaxK || l.stride > nsp::kGeomMaxStride || l.pad > nsp::kGeomMaxPad) {
+					err = at + "its window geometry does not fit IM2COL/MAXPOOLI8's fields";
+					return false;
+				}
+			}
+			if (l.kind != LayerKind::FullyConnected &&
+			    ((l.in0 >= 0 && producer_is_pool(l.in0)) || (l.in1 >= 0 && producer_is_pool(l.in1)))) {
+				err = at + "only an FC layer may read a global average pool's output";
+				return false;
+			}
+			const uint64_t kdim = l.kind == LayerKind::Conv ? uint64_t(l.k) * l.k * i.c : i.c;
+			if (kdim >= nsp::kMaxDim || o.c >= nsp::kMaxDim || uint64_t(o.h) * o.w >= nsp::kMaxDim ||
+			    uint64_t(i.h) * i.w >= nsp::kMaxDim) {
+				err = at + "a GEMM dimension reaches 2^21";
+				return false;
+			}
+		}
+		return true;
+	}
+
+	bool producer_is_pool(int t) const
+	{
+		for (const Layer &l : n_.layers)
+			if (l.out == t)
+				return l.kind == LayerKind::GlobalAvgPool;
+		return false;
+	}
+
+	uint64_t alloc(uint64_t size, uint64_t align = kLine)
+	{
+		at_ = align_up(at_, align);
+		const uint64_t r = at_;
+		at_ += size;
+		return r;
+	}
+
+	// Input, output, activations, then each NSP's scratch, then the
+	// constants.
+	void layout()
+	{
+		place_.assign(n_.tensors.size(), Place{});
+		const Shape &in = shape(n_.input), &out = shape(n_.output);
+		out_.input_offset = place_[size_t(n_.input)].offset = alloc(in.elements(), kPage);
+		out_.input_bytes = in.elements();
+		out_.output_offset = place_[size_t(n_.output)].offset = alloc(out.elements(), kPage);
+		out_.output_bytes = out.elements();
+		at_ = align_up(at_, kPage);
+		uint64_t col = 0, acc = 0;
+		for (const Layer &l : n_.layers) {
+			const Shape &i = shape(l.in0), &o = shape(l.out);
+			uint64_t rows = 0;
+			for (const Slice &s : split(o.h, nsps_))
+				rows = std::max<uint64_t>(rows, s.count);
+			switch (l.kind) {
+			case LayerKind::Conv:
+				if (!row_local(l))
+					col = std::max(col, rows * o.w * l.k * l.k * i.c);
+				acc = std::max(acc, rows * o.w * o.c * 4);
+				break;
+			case LayerKind::GlobalAvgPool:
+				acc = std::max<uint64_t>(acc, uint64_t(o.c) * 4);
+				break;
+			case LayerKind::FullyConnected:
+				acc = std::max<uint64_t>(acc, uint64_t(split(o.c, nsps_)[0].count) * 4);
+				break;
+			default:
+				break;
+			}
+			if (l.out == n_.output)
+				continue;
+			if (l.kind == LayerKind::GlobalAvgPool) { // every NSP its own copy
+				const uint64_t stride = align_up(o.elements(), kLine);
+				place_[size_t(l.out)].offset = alloc(stride * nsps_);
+				place_[size_t(l.out)].per_nsp = stride;
+			} else {
+				place_[size_t(l.out)].offset = alloc(o.elements());
+			}
+		}
+		col_size_ = align_up(col, kLine);
+		acc_size_ = align_up(acc, kLine);
+		scratch_ = alloc((col_size_ + acc_size_) * nsps_, kPage);
+		const_offset_ = align_up(at_, kPage);
+		at_ = 0; // constants are placed from here on relative to const_offset_
+	}
+
+	uint64_t col_buf(unsigned k) const { return scratch_ + k * (col_size_ + acc_size_); }
+	uint64_t acc_buf(unsigned k) const { return col_buf(k) + col_size_; }
+
+	uint64_t add_const(const void *data, uint64_t size)
+	{
+		const uint64_t off = align_up(out_.constants.size(), kLine);
+		out_.constants.resize(off + size);
+		if (size)
+			std::memcpy(out_.constants.data() + off, data, size);
+		return const_offset_ + off;
+	}
+
+	// Weights and requantization blocks of each layer, in layer order.
+	void constants()
+	{
+		weights_.assign(n_.layers.size(), {});
+		blocks_.assign(n_.layers.size(), {});
+		for (size_t li = 0; li < n_.layers.size(); li++) {
+			const Layer &l = n_.layers[li];
+			const Shape &i = shape(l.in0), &o = shape(l.out);
+			switch (l.kind) {
+			case LayerKind::Conv: {
+				// [k][k][cin][cout] is already B = [k·k·cin × cout].
+				weights_[li].push_back(add_const(l.weights.data(), l.weights.size()));
+				const auto b = requant_block(l.rq, 0, o.c);
+				blocks_[li].push_back(add_const(b.data(), b.size()));
+				break;
+			}
+			case LayerKind::GlobalAvgPool: {
+				const std::vector<int8_t> ones(uint64_t(i.h) * i.w, 1);
+				weights_[li].push_back(add_const(ones.data(), ones.size()));
+				const auto b = requant_block(l.rq, 0, o.c);
+				blocks_[li].push_back(add_const(b.data(), b.size()));
+				break;
+			}
+			case LayerKind::FullyConnected:
+				for (const Slice &s : split(o.c, nsps_)) {
+					if (!s.count) { // more NSPs than channels: this one idles
+						weights_[li].push_back(0);
+						blocks_[li].push_back(0);
+						continue;
+					}
+					std::vector<int8_t> w(uint64_t(i.c) * s.count);
+					for (uint32_t ci = 0; ci < i.c; ci++)
+						std::memcpy(&w[uint64_t(ci) * s.count], &l.weights[uint64_t(ci) * o.c + s.first],
+							    s.count);
+					weights_[li].push_back(add_const(w.data(), w.size()));
+					const auto b = requant_block(l.rq, s.first, s.count);
+					blocks_[li].push_back(add_const(b.data(), b.size()));
+				}
+				break;
+			default:
+				break;
+			}
+		}
+		io_size_ = align_up(const_offset_ + out_.constants.size(), kPage);
+	}
+
+	// A layer whose output rows need only the same rows of its inputs.
+	static bool row_local(const Layer &l)
+	{
+		return l.kind == LayerKind::Add || (l.kind == LayerKind::Conv && l.k == 1 && l.stride == 1 && l.pad == 0);
+	}
+
+	bool needs_barrier(const Layer &l) const
+	{
+		for (int t : {l.in0, l.in1}) {
+			if (t < 0)
+				continue;
+			const Place &p = place_[size_t(t)];
+			if (!p.dirty || p.per_nsp)
+				continue; // unchanged, or written by this NSP only
+			if (row_local(l) && p.rows_split && shape(t).h == shape(l.out).h)
+				continue; // the same rows, by the same NSP
+			return true;
+		}
+		return false;
+	}
+
+	void barrier(std::vector<Emitter> &body)
+	{
+		barriers_++;
+		for (Emitter &e : body) {
+			e.emit(Op::SemInc, kSemBarrier, 0, 0, 1);
+			e.emit(Op::SemWait, kSemBarrier, uint8_t(nsp::Cond::Ge), 0, uint32_t(barriers_ * nsps_));
+		}
+		for (Place &p : place_)
+			p.dirty = false;
+	}
+
+	// One NSP's share of one layer.
+	std::string lower_layer(size_t li, unsigned k, Emitter &e)
+	{
+		const Layer &l = n_.layers[li];
+		const Shape &i = shape(l.in0), &o = shape(l.out);
+		const Place &pi = place_[size_t(l.in0)], &po = place_[size_t(l.out)];
+		const Slice rows = split(o.h, nsps_)[k];
+		const uint64_t row_pixels = uint64_t(rows.count) * o.w;
+		const uint64_t out_at = po.offset + uint64_t(rows.first) * o.w * o.c;
+		switch (l.kind) {
+		case LayerKind::Conv: {
+			if (!rows.count)
+				return "-";
+			const uint64_t kdim = uint64_t(l.k) * l.k * i.c;
+			std::string what;
+			if (row_local(l)) {
+				e.li(rA, pi.offset + uint64_t(rows.first) * i.w * i.c);
+				what = "mmi8";
+			} else {
+				e.li(rA, col_buf(k));
+				e.li(rB, pi.offset);
+				e.li(rC, uint64_t(rows.first) | uint64_t(rows.count) << 32);
+				e.emit(Op::Im2Col, rA, rB, rC, 0,
+				       nsp::pack_geom({i.h, i.w, i.c, l.k, l.stride, l.pad}));
+				what = "im2col+mmi8";
+			}
+			e.li(rD, weights_[li][0]);
+			e.li(rE, acc_buf(k));
+			e.emit(Op::MmI8, rE, rA, rD, 0, nsp::pack_mnk(row_pixels, o.c, kdim));
+			e.li(rF, blocks_[li][0]);
+			e.li(rG, row_pixels * o.c);
+			e.li(rB, out_at);
+			e.emit(Op::ReqI8, rB, rE, rF, rG);
+			return what + " rows " + std::to_string(rows.first) + "+" + std::to_string(rows.count) + " (M=" +
+			       std::to_string(row_pixels) + " N=" + std::to_string(o.c) + " K=" + std::to_string(kdim) + ")";
+		}
+		case LayerKind::MaxPool:
+			if (!rows.count)
+				return "-";
+			e.li(rA, out_at);
+			e.li(rB, pi.offset);
+			e.li(rC, uint64_t(rows.first) | uint64_t(rows.count) << 32);
+			e.emit(Op::MaxPoolI8, rA, rB, rC, 0, nsp::pack_geom({i.h, i.w, i.c, l.k, l.stride, l.pad}));
+			return "rows " + std::to_string(rows.first) + "+" + std::to_string(rows.count);
+		case LayerKind::Add: {
+			if (!rows.count)
+				return "-";
+			const uint64_t skip = uint64_t(rows.first) * o.w * o.c;
+			e.li(rA, out_at);
+			e.li(rB, pi.offset + skip);
+			e.li(rC, place_[size_t(l.in1)].offset + skip);
+			e.li(rD, row_pixels * o.c);
+			e.emit(Op::VAddQI8, rA, rB, rC, rD, nsp::pack_addq({l.add.mx, l.add.my, l.add.shift, l.add.relu}));
+			return "rows " + std::to_string(rows.first) + "+" + std::to_string(rows.count);
+		}
+		case LayerKind::GlobalAvgPool: {
+			// Column sums as a GEMM: ones[1 × h·w] × x[h·w × c].
+			e.li(rA, weights_[li][0]);
+			e.li(rB, pi.offset);
+			e.li(rE, acc_buf(k));
+			e.emit(Op::MmI8, rE, rA, rB, 0, nsp::pack_mnk(1, o.c, uint64_t(i.h) * i.w));
+			e.li(rF, blocks_[li][0]);
+			e.li(rG, o.c);
+			e.li(rC, po.offset + k * po.per_nsp);
+			e.emit(Op::ReqI8, rC, rE, rF, rG);
+			return "all channels into its own copy (M=1 N=" + std::to_string(o.c) +
+			       " K=" + std::to_string(uint64_t(i.h) * i.w) + ")";
+		}
+		case LayerKind::FullyConnected: {
+			const Slice ch = split(o.c, nsps_)[k];
+			if (!ch.count)
+				return "-";
+			e.li(rA, pi.offset + k * pi.per_nsp);
+			e.li(rD, weights_[li][k]);
+			e.li(rE, acc_buf(k));
+			e.emit(Op::MmI8, rE, rA, rD, 0, nsp::pack_mnk(1, ch.count, i.c));
+			e.li(rF, blocks_[li][k]);
+			e.li(rG, ch.count);
+			e.li(rB, po.offset + ch.first);
+			e.emit(Op::ReqI8, rB, rE, rF, rG);
+			return "channels " + std::to_string(ch.first) + "+" + std::to_string(ch.count) + " (M=1 N=" +
+			       std::to_string(ch.count) + " K=" + std::to_string(i.c) + ")";
+		}
+		}
+		return "?";
+	}
+
+	void code(std::string &err)
+	{
+		std::vector<Emitter> body(nsps_);
+		for (size_t li = 0; li < n_.layers.size(); li++) {
+			const Layer &l = n_.layers[li];
+			const bool b = needs_barrier(l);
+			if (b)
+				barrier(body);
+			std::string line = l.name + " (" + kind_name(l.kind) + (b ? ", after a barrier" : "") + "):";
+			for (unsigned k = 0; k < nsps_; k++)
+				line += " nsp" + std::to_string(k) + " " + lower_layer(li, k, body[k]) + ";";
+			line.pop_back();
+			out_.plan.push_back(line);
+			Place &po = place_[size_t(l.out)];
+			po.dirty = true;
+			po.rows_split = l.kind == LayerKind::Conv || l.kind == LayerKind::MaxPool || l.kind == LayerKind::Add;
+		}
+		out_.barriers = barriers_;
+		if (barriers_ * nsps_ > Semaphores::kMax) {
+			err = "the network needs " + std::to_string(barriers_) + " barriers; the semaphore counts to 4095";
+			return;
+		}
+
+		// The loop of workloads.h around the NSPs' bodies.
+		Emitter e;
+		e.li(rPhase, 0);
+		e.bind("loop");
+		e.emit(Op::SemWait, kSemIn, uint8_t(nsp::Cond::Ge), 0, 1);
+		e.emit(Op::SemWait, kSemOut, uint8_t(nsp::Cond::Eq), 0, 0);
+		for (unsigned k = 1; k < nsps_; k++) {
+			e.li(rT, k);
+			e.jump(Op::Beq, "nsp" + std::to_string(k), rK, rT);
+		}
+		for (unsigned k = 0; k < nsps_; k++) {
+			e.bind("nsp" + std::to_string(k));
+			e.code.insert(e.code.end(), body[k].code.begin(), body[k].code.end());
+			e.jump(Op::Jmp, "tail");
+		}
+		e.bind("tail");
+		e.emit(Op::SemInc, kSemDone, 0, 0, 1);
+		e.jump(Op::Bne, "follower", rK, 0);
+		e.emit(Op::SemWait, kSemDone, uint8_t(nsp::Cond::Eq), 0, nsps_);
+		e.emit(Op::SemSet, kSemDone, 0, 0, 0);
+		e.emit(Op::SemSet, kSemBarrier, 0, 0, 0); // every NSP is past its last barrier
+		e.emit(Op::SemDec, kSemIn, 0, 0, 1);
+		e.emit(Op::SemInc, kSemOut, 0, 0, 1);
+		e.emit(Op::Mark);
+		e.jump(Op::Beq, "phase1", rPhase, 0);
+		e.emit(Op::SemSet, kSemPhase, 0, 0, 0);
+		e.li(rPhase, 0);
+		e.jump(Op::Jmp, "loop");
+		e.bind("phase1");
+		e.emit(Op::SemSet, kSemPhase, 0, 0, 1);
+		e.li(rPhase, 1);
+		e.jump(Op::Jmp, "loop");
+		e.bind("follower");
+		e.jump(Op::Beq, "wait1", rPhase, 0);
+		e.emit(Op::SemWait, kSemPhase, uint8_t(nsp::Cond::Eq), 0, 0);
+		e.li(rPhase, 0);
+		e.jump(Op::Jmp, "loop");
+		e.bind("wait1");
+		e.emit(Op::SemWait, kSemPhase, uint8_t(nsp::Cond::Eq), 0, 1);
+		e.li(rPhase, 1);
+		e.jump(Op::Jmp, "loop");
+		if (e.resolve(err))
+			out_.code = std::move(e.code);
+	}
+
+	const Network &n_;
+	unsigned nsps_;
+	Compiled out_;
+	std::vector<Place> place_;
+	std::vector<std::vector<uint64_t>> weights_, blocks_; // per layer (FC: per NSP)
+	uint64_t at_ = 0, col_size_ = 0, acc_size_ = 0, scratch_ = 0, const_offset_ = 0, io_size_ = 0;
+	unsigned barriers_ = 0;
+};
+
+void put32(std::vector<uint8_t> &b, size_t at, uint32_t v)
+{
+	std::memcpy(&b[at], &v, 4);
+}
+
+} // namespace
+
+std::vector<Slice> split(uint32_t total, unsigned parts)
+{
+	std::vector<Slice> s(parts);
+	if (!parts)
+		return s;
+	uint32_t at = 0;
+	for (unsigned k = 0; k < parts; k++) {
+		s[k].first = at;
+		s[k].count = total / parts + (k < total % parts ? 1 : 0);
+		at += s[k].count;
+	}
+	return s;
+}
+
+std::vector<uint8_t> requant_block(const Requant &q, uint32_t first, uint32_t count)
+{
+	std::vector<uint8_t> b(nsp::req_block_size(count), 0);
+	put32(b, 0, count);
+	put32(b, 4, q.relu ? nsp::kReqRelu : 0);
+	for (uint32_t j = 0; j < count; j++) {
+		const size_t c = first + j;
+		put32(b, nsp::kReqHeaderSize + 4 * j, uint32_t(q.bias.at(c)));
+		put32(b, nsp::kReqHeaderSize + 4 * (count + j), uint32_t(q.mult.at(c)));
+		put32(b, nsp::kReqHeaderSize + 4 * (2 * count + j), uint32_t(q.shift.at(c)));
+	}
+	return b;
+}
+
+std::optional<Compiled> compile(const Network &n, const Options &o, std::string &err)
+{
+	if (const std::string why = check(n); !why.empty()) {
+		err = n.name + ": " + why;
+		return std::nullopt;
+	}
+	if (o.nsps < 1 || o.nsps > nsp::kMaxNsps) {
+		err = std::to_string(o.nsps) + " NSPs: a program runs on 1.." + std::to_string(nsp::kMaxNsps);
+		return std::nullopt;
+	}
+	return Lowering(n, o).run(o, err);
+}
+
+std::optional<std::vector<uint8_t>> workload_elf(const Compiled &c, std::string &err)
+{
+	return nspasm::write_elf(c.meta, c.code, {}, err);
+}
+
+} // namespace aic100::compiler

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// aic100-compile: compiles ResNet-50 (tools/compiler) for N NSPs, prints
+// the plan, and optionally runs it on this host's NSP interpreter against
+// the reference (docs/compiler.md).
+//
+//   aic100-compile [--resolution R] [--nsps N] [--plan] [--listing]
+//                  [--run COUNT]
+//
+// --run: COUNT inferences on the interpreter (N host threads), each output
+// compared with the reference's; prints inferences per second. Exit
+// status 0 when all matched, 1 on a mismatch or a fault, 2 on usage.
+#include <aic100/nsp.h>
+#include <aic100/semaphores.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "lower.h"
+#include "nspasm.h"
+#include "reference.h"
+
+using namespace aic100;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+int usage(const char *why)
+{
+	if (why)
+		std::fprintf(stderr, "aic100-compile: %s\n", why);
+	std::fprintf(stderr, "usage: aic100-compile [--resolution R] [--nsps N] [--plan] [--listing] [--run COUNT]\n");
+	return 2;
+}
+
+double seconds_since(Clock::time_point t)
+{
+	return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// COUNT inferences with the host protocol of lower.h; 0 when every output
+// matched the reference.
+int run(const compiler::Network &n, const compiler::Compiled &c, unsigned count)
+{
+	const unsigned pairs = std::min(count, 2u);
+	std::vector<std::vector<int8_t>> in, want;
+	const auto t_ref = Clock::now();
+	for (unsigned k = 0; k < pairs; k++) {
+		in.push_back(compiler::random_input(n, k + 1));
+		want.push_back(compiler::reference::run(n, in.back()));
+	}
+	std::printf("reference: %u inferences in %.2f s\n", pairs, seconds_since(t_ref));
+	nsp::Workload w;
+	w.meta = c.meta;
+	w.program = c.code;
+	std::vector<uint8_t> window(c.meta.io_size, 0);
+	std::copy(c.constants.begin(), c.constants.end(), window.begin() + long(c.meta.const_offset));
+	Semaphores sems;
+	nsp::Counters counters;
+	nsp::Workers workers;
+	if (!workers.start(w, window, sems, counters)) {
+		std::fprintf(stderr, "aic100-compile: the NSP threads did not start\n");
+		return 1;
+	}
+	const std::function<bool()> faulted = [&] { return workers.faulted(); };
+	unsigned bad = 0, done = 0;
+	const auto t0 = Clock::now();
+	for (unsigned i = 0; i < count; i++) {
+		if (!sems.wait(compiler::kSemIn, Semaphores::Op::WaitEq, 0, faulted))
+			break;
+		std::memcpy(window.data() + c.input_offset, in[i % pairs].data(), c.input_bytes);
+		sems.apply(compiler::kSemIn, Semaphores::Op::Inc, 1);
+		if (!sems.wait(compiler::kSemOut, Semaphores::Op::WaitGe, 1, faulted))
+			break;
+		bad += std::memcmp(window.data() + c.output_offset, want[i % pairs].data(), c.output_bytes) != 0;
+		sems.apply(compiler::kSemOut, Semaphores::Op::Dec, 1);
+		done++;
+	}
+	const double s = seconds_since(t0);
+	workers.stop();
+	if (workers.faulted()) {
+		std::fprintf(stderr, "aic100-compile: %s\n", workers.fault().c_str());
+		return 1;
+	}
+	std::printf("interpreter: %u inferences in %.2f s (%.2f/s) on %u NSP threads, %u differ from the reference\n",
+		    done, s, done / s, unsigned(c.meta.nsp_count), bad);
+	return bad || done != count;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	uint64_t resolution = 224, nsps = 4, count = 0;
+	bool plan = false, listing = false;
+	for (int i = 1; i < argc; i++) {
+		const std::string a = argv[i];
+		uint64_t *dst = a == "--resolution" ? &resolution : a == "--nsps" ? &nsps : a == "--run" ? &count : nullptr;
+		if (dst) {
+			char *end = nullptr;
+			if (i + 1 >= argc || (*dst = std::strtoull(argv[++i], &end, 0), *end != '\0'))
+				return usage((a + " needs a number").c_str());
+		} else if (a == "--plan") {
+			plan = true;
+		} else if (a == "--listing") {
+			listing = true;
+		} else {
+			return usage(("unknown argument " + a).c_str());
+		}
+	}
+	if (resolution > 4096 || nsps > 16)
+		return usage("--resolution is at most 4096, --nsps at most 16");
+	const compiler::Network n = compiler::resnet50(uint32_t(resolution));
+	compiler::Options o;
+	o.nsps = unsigned(nsps);
+	std::string err;
+	const auto c = compiler::compile(n, o, err);
+	if (!c) {
+		std::fprintf(stderr, "aic100-compile: %s\n", err.c_str());
+		return 1;
+	}
+	std::printf("%s: %zu layers, %.3f G MACs, %zu instructions, %u barriers, window %llu bytes (constants %zu at 0x%x)\n",
+		    n.name.c_str(), n.layers.size(), double(n.macs()) / 1e9, c->code.size(), c->barriers,
+		    static_cast<unsigned long long>(c->meta.io_size), c->constants.size(), c->meta.const_offset);
+	if (plan)
+		for (const std::string &line : c->plan)
+			std::printf("  %s\n", line.c_str());
+	if (listing)
+		std::fputs(nspasm::listing(c->code).c_str(), stdout);
+	return count ? run(n, *c, unsigned(count)) : 0;
+}
