@@ -236,7 +236,14 @@ def cpu_hogs(request):
     """Busy loops beside the suite: everything it waits for must be waited
     for, not assumed to take as long as on an idle machine."""
     n = request.config.getoption("--cpu-hogs")
-    hogs = [subprocess.Popen(["/usr/bin/python3", "-c", "while True: pass"]) for _ in range(n)]
+    # Each hog dies with the suite, even when the suite is killed.
+    hog = ("import ctypes, os, signal\n"
+           "ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG\n"
+           "if os.getppid() == 1:\n"
+           "    raise SystemExit\n"
+           "while True:\n"
+           "    pass\n")
+    hogs = [subprocess.Popen(["/usr/bin/python3", "-c", hog]) for _ in range(n)]
     if n:
         say(f"{n} CPU hog(s) running beside the suite (pids {' '.join(str(h.pid) for h in hogs)})")
     yield n
