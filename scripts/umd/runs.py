@@ -9,8 +9,9 @@ and whether the outputs the UMD wrote are our references.
       of each output tensor (expected.NAME.bin) and `compare` ("exact" or
       "f32 TOLERANCE")
   runs.py check --runs R --out O --inferences N
-      compares O/NAME/TENSOR-activation-0-inf-I.bin (qaic-runner's
-      --write-output-dir) with the expected outputs; one line per run
+      compares O/NAME/TENSOR-inf-I.bin (what qaic-runner's
+      --write-output-dir writes; a '/' in the name becomes '_') with the
+      expected outputs; one line per run
 
 Every QPC gets a run: the examples (aic100-qpc --examples, references from
 aic100-workloads) and whatever aic100-qpc --umd-test-data writes. A
@@ -141,7 +142,7 @@ def check(args):
             tname = exp.name[len("expected."):-len(".bin")]
             want = exp.read_bytes()
             for i in range(args.inferences):
-                got_file = out / d.name / f"{tname}-activation-0-inf-{i}.bin"
+                got_file = out / d.name / f"{tname.replace('/', '_')}-inf-{i}.bin"
                 if not got_file.exists():
                     problems.append(f"{got_file.name} missing")
                     continue
