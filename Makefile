@@ -82,8 +82,13 @@ vm: build
 
 # Not part of test: it needs a checkout of the open UMD (UMD_SRC) and, on a
 # machine without network, a folder with its third-party modules (UMD_DEPS).
+# UMD_SRC is checked before anything is built.
+ifneq ($(filter umd-test,$(MAKECMDGOALS)),)
+ifeq ($(UMD_SRC),)
+$(error make umd-test: give UMD_SRC=DIR, a checkout of the open UMD)
+endif
+endif
 umd-test: build
-	@[ -n "$(UMD_SRC)" ] || { echo "make umd-test: give UMD_SRC=DIR, a checkout of the open UMD" >&2; exit 2; }
 	scripts/umd-test --umd-src '$(UMD_SRC)' $(if $(UMD_DEPS),--deps '$(UMD_DEPS)') $(UMD_TEST_ARGS)
 
 # Long: see scripts/soak and README.md, "Soak".
