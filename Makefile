@@ -15,6 +15,8 @@
 #
 # Other targets: setup, build, unit, guest-test, vm (interactive guest), clean,
 # checkpatch (upstream's checkpatch.pl --strict over our driver; informational),
+# umd-test UMD_SRC=DIR [UMD_DEPS=DIR] (the open UMD built from a checkout of
+# it and run in guests under both drivers; README.md, "Testing the open UMD"),
 # soak (one guest: 1000 SSRs, 100 module reloads and 100 resets under load,
 # then nothing leaked; SOAK_ARGS="--crashes N ..." for other counts),
 # fresh-root (the two commands above in a pristine Debian root, as a new user
@@ -34,7 +36,7 @@ export FUZZ_SECONDS
 endif
 
 .PHONY: all setup build demo test unit guest-test vm clean checkpatch bench fresh-root test-fresh-root \
-	fuzz fuzz-seeds soak
+	fuzz fuzz-seeds soak umd-test
 
 all: build
 
@@ -77,6 +79,17 @@ test-fresh-root:
 
 vm: build
 	scripts/vm-run --cards 1
+
+# Not part of test: it needs a checkout of the open UMD (UMD_SRC) and, on a
+# machine without network, a folder with its third-party modules (UMD_DEPS).
+# UMD_SRC is checked before anything is built.
+ifneq ($(filter umd-test,$(MAKECMDGOALS)),)
+ifeq ($(UMD_SRC),)
+$(error make umd-test: give UMD_SRC=DIR, a checkout of the open UMD)
+endif
+endif
+umd-test: build
+	scripts/umd-test --umd-src '$(UMD_SRC)' $(if $(UMD_DEPS),--deps '$(UMD_DEPS)') $(UMD_TEST_ARGS)
 
 # Long: see scripts/soak and README.md, "Soak".
 soak: build
