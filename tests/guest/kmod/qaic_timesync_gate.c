@@ -354,7 +354,8 @@ static int __init gate_init(void)
 	ret = register_kretprobe(&destroy_probe);
 	if (ret)
 		goto out_flush;
-	pr_info("qaic_timesync_gate: holding " GATE_WQ_NAME " work until QAIC_TIMESYNC is removed\n");
+	pr_info("qaic_timesync_gate: holding " GATE_WQ_NAME
+		" work until QAIC_TIMESYNC is removed\n");
 	return 0;
 
 out_flush:
