@@ -23,7 +23,7 @@ GUEST_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-guest-tests"
 NNC_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-nnc-tests"
 DATA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-data-tests"
 HEALTH_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-health-tests"
-BOOTLOG_RACE_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-bootlog-race-tests"
+TEARDOWN_RACE_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-teardown-race-tests"
 # The compiled networks with their reference pairs (docs/compiler.md).
 NETWORKS = BUILD / "cmake" / "tools" / "qpc-networks"
 
@@ -35,9 +35,13 @@ UPSTREAM_MODULES = {"6.12": BUILD / "upstream" / "qaic.ko", "7.3": BUILD / "upst
 UPSTREAM_MODULE = UPSTREAM_MODULES["6.12"]
 # Upstream's qaic with our fixes for its bugs (patches/upstream).
 UPSTREAM_PATCHED_MODULE = BUILD / "upstream-patched" / "qaic.ko"
+UPSTREAM73_PATCHED_MODULE = BUILD / "upstream-7.3-patched" / "qaic.ko"
 OUR_MODULE = TOP / "drivers" / "accel" / "qaic" / "qaic.ko"
-# The reproducer's test module (tests/guest/kmod/qaic_bootlog_gate.c).
+OUR_MODULES = {"6.12": OUR_MODULE, "7.3": BUILD / "kernel-7.3" / "drivers" / "accel" / "qaic" / "qaic.ko"}
+# The reproducers' test modules (tests/guest/kmod; 7.3's built in the build tree).
 BOOTLOG_GATE_MODULE = TOP / "tests" / "guest" / "kmod" / "qaic_bootlog_gate.ko"
+TIMESYNC_GATE_MODULES = {"6.12": TOP / "tests" / "guest" / "kmod" / "qaic_timesync_gate.ko",
+                         "7.3": BUILD / "kmod-7.3" / "qaic_timesync_gate.ko"}
 
 
 # The NNC suite's cases (tests/guest/qaic_nnc_tests.cc), in order.
@@ -69,9 +73,11 @@ HEALTH_CASES = ["mailbox_present", "hwmon_sensors_follow_injections", "hwmon_pow
 HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
                          "upstream_ras_sensor_injections_ignored", "upstream_ue_syserr_recovery"]
 
-# The boot-log race reproducer's cases per run (tests/guest/qaic_bootlog_race_tests.cc).
+# The teardown race reproducers' cases per run (tests/guest/qaic_teardown_race_tests.cc).
 BOOTLOG_RACE_RUN_CASES = ["reproducer_armed", "driver_loaded", "outcome"]
 BOOTLOG_RACE_CLEAN_CASES = BOOTLOG_RACE_RUN_CASES + ["unloaded"]
+# suite -> (--race, what its run markers in the kernel log call it)
+RACE_SUITES = {"bootlog_race": ("bootlog", "boot-log"), "timesync_race": ("timesync", "boot-timesync")}
 
 # A guest runs the suites one after the other, each introduced by this line.
 SUITE_MARK = re.compile(r"^# suite: (\S+)$")
@@ -92,6 +98,8 @@ class Config:
     # The boot-log race reproducer's runs, in order: (label, module, expect),
     # expect one of "clean", "clean-nogate", "oops" (docs/upstream-bugs.md).
     bootlog_race: tuple = ()
+    # The same for upstream's boot-timesync teardown race.
+    timesync_race: tuple = ()
     kernel: str = "6.12"    # guest kernel series (vm-run --kernel)
     # The data suite also runs the compiled 64x64 ResNet-50 (--networks;
     # 26 MB of constants, about 10 s): once per driver, on 6.12.
@@ -99,16 +107,20 @@ class Config:
 
     @property
     def driver(self):
-        if self.bootlog_race:
-            return "/".join(label for label, _, _ in self.bootlog_race)
+        if self.bootlog_race or self.timesync_race:
+            return "/".join(label for label, _, _ in self.bootlog_race or self.timesync_race)
         return "upstream" if self.upstream else "ours"
 
     @property
     def crc(self):
         return "crc=on" in self.card_opts.split(",")
 
+    def race_runs(self, suite):
+        return self.bootlog_race if suite == "bootlog_race" else self.timesync_race
+
     def suites(self):
         return ((["boot"] if self.boot else []) + (["bootlog_race"] if self.bootlog_race else [])
+                + (["timesync_race"] if self.timesync_race else [])
                 + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
                 + (["health"] if self.health else []))
 
@@ -119,8 +131,8 @@ class Config:
             return list(DATA_CASES)
         if suite == "health":
             return list(HEALTH_UPSTREAM_CASES if self.upstream else HEALTH_CASES)
-        if suite == "bootlog_race":
-            return [f"{label}_{c}" for label, _, expect in self.bootlog_race
+        if suite in RACE_SUITES:
+            return [f"{label}_{c}" for label, _, expect in self.race_runs(suite)
                     for c in (BOOTLOG_RACE_RUN_CASES if expect == "oops" else BOOTLOG_RACE_CLEAN_CASES)]
         names = ["cards_enumerated", "cards_online"]
         for i in range(self.cards):
@@ -155,6 +167,16 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
                   bootlog_race=(("ours", OUR_MODULE, "clean-nogate"),
                                 ("upstream_patched", UPSTREAM_PATCHED_MODULE, "clean"),
                                 ("upstream", UPSTREAM_MODULE, "oops"))),
+           # Upstream's boot-timesync teardown race, made certain the same way,
+           # on each kernel (docs/upstream-bugs.md): upstream's oopses on both.
+           Config("timesync-race", 1, 1, card_opts="test-mailbox=on", boot=False,
+                  timesync_race=(("ours", OUR_MODULE, "clean-nogate"),
+                                 ("upstream_patched", UPSTREAM_PATCHED_MODULE, "clean"),
+                                 ("upstream", UPSTREAM_MODULE, "oops"))),
+           Config("k7.3-timesync-race", 1, 1, card_opts="test-mailbox=on", boot=False, kernel="7.3",
+                  timesync_race=(("ours", OUR_MODULES["7.3"], "clean-nogate"),
+                                 ("upstream_patched", UPSTREAM73_PATCHED_MODULE, "clean"),
+                                 ("upstream", UPSTREAM_MODULES["7.3"], "oops"))),
            # The 7.3 guest: our driver (the same module source, built for 7.3)
            # with every suite, on two cards behind the IOMMU with the test
            # mailbox, and on one card asking for CRCs; upstream 7.3's qaic
@@ -317,13 +339,17 @@ def guest_run(config: Config) -> GuestRun:
     script = "rc=0; "
     if config.boot:
         script += "echo '# suite: boot'; " + shlex.join([str(GUEST_TESTS), *guest_args]) + " || rc=1; "
-    if config.bootlog_race:
-        for path in (BOOTLOG_RACE_TESTS, BOOTLOG_GATE_MODULE, *(m for _, m, _ in config.bootlog_race)):
+    for suite, (race, _) in RACE_SUITES.items():
+        runs = config.race_runs(suite)
+        if not runs:
+            continue
+        gate = BOOTLOG_GATE_MODULE if race == "bootlog" else TIMESYNC_GATE_MODULES[config.kernel]
+        for path in (TEARDOWN_RACE_TESTS, gate, *(m for _, m, _ in runs)):
             assert Path(path).exists(), f"{path} missing: run 'make' first"
-        race_args = ["--gate", str(BOOTLOG_GATE_MODULE)]
-        for label, mod, expect in config.bootlog_race:
+        race_args = ["--race", race, "--gate", str(gate)]
+        for label, mod, expect in runs:
             race_args += ["--run", f"{label}={mod}:{expect}"]
-        script += "echo '# suite: bootlog_race'; " + shlex.join([str(BOOTLOG_RACE_TESTS), *race_args]) + " || rc=1; "
+        script += f"echo '# suite: {suite}'; " + shlex.join([str(TEARDOWN_RACE_TESTS), *race_args]) + " || rc=1; "
     if config.nnc:
         assert NNC_TESTS.exists(), f"{NNC_TESTS} missing: run 'make' first"
         script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
@@ -400,7 +426,7 @@ def pytest_generate_tests(metafunc):
 # a guest's run as a whole (no crash, complete suites, clean serial log, no
 # sanitizer report).
 _outcomes = {}
-ALL_SUITES = ("boot", "bootlog_race", "nnc", "data", "health")
+ALL_SUITES = ("boot", "bootlog_race", "timesync_race", "nnc", "data", "health")
 
 
 @pytest.hookimpl(hookwrapper=True)

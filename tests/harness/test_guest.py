@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import ALARMING, guest_run, sanitizer_report
+from conftest import ALARMING, RACE_SUITES, guest_run, sanitizer_report
 
 
 # Kernel trouble that is a known bug of upstream's driver: the failure says
@@ -14,6 +14,8 @@ from conftest import ALARMING, guest_run, sanitizer_report
 KNOWN_UPSTREAM_BUGS = [
     (re.compile(r"Workqueue: qaic_bootlog bootlog_log|bootlog_log\+0x"),
      "upstream qaic's boot-log teardown race (docs/upstream-bugs.md; patches/upstream/0001-*)"),
+    (re.compile(r"Workqueue: qaic_ts qaic_boot_timesync_worker|qaic_boot_timesync_worker\+0x"),
+     "upstream qaic's boot-timesync teardown race (docs/upstream-bugs.md; patches/upstream/0003-*)"),
 ]
 
 
@@ -49,13 +51,14 @@ def test_serial_log_clean(config):
     run = guest_run(config)
     assert run.serial_log, "no serial log"
     log = run.serial_log
-    oops_runs = [label for label, _, expect in config.bootlog_race if expect == "oops"]
-    if oops_runs:
-        # The reproducer's run of a driver with the known bug ends in its
-        # oops (its outcome case checks that oops); before it, all is clean.
-        marker = f"aic100-test: {oops_runs[0]}: boot-log race reproducer armed"
-        assert marker in log, f"no '{marker}' in the serial log"
-        log = log[:log.index(marker)]
+    for suite, (_, what) in RACE_SUITES.items():
+        oops_runs = [label for label, _, expect in config.race_runs(suite) if expect == "oops"]
+        if oops_runs:
+            # The reproducer's run of a driver with the known bug ends in its
+            # oops (its outcome case checks that oops); before it, all is clean.
+            marker = f"aic100-test: {oops_runs[0]}: {what} race reproducer armed"
+            assert marker in log, f"no '{marker}' in the serial log"
+            log = log[:log.index(marker)]
     bad = [line for line in log.splitlines() if ALARMING.search(line)]
     known = [what for pattern, what in KNOWN_UPSTREAM_BUGS if pattern.search(log)]
     assert not bad, ("known bug: " + "; ".join(known) + "\n" if known else "") + \

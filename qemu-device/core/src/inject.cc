@@ -17,7 +17,8 @@ namespace {
 constexpr char kUsage[] = "known: syserr; idle; crash dbc=N|nsp=N [hold=1] [reason=TEXT]; ssr release; "
 			  "ras ce|ue|ue_nf source=S [addr=A] [nsp=N] [temp=MC] [threshold=T]; "
 			  "sensor soc_temp|board_temp|ddr_temp|board_power=VALUE|auto; "
-			  "bootlog hold [release=reset|handover] [ack_delay_ms=MS]|normal";
+			  "bootlog hold [release=reset|handover] [ack_delay_ms=MS]|normal; "
+			  "timesync hold release=handover|normal";
 
 std::optional<int64_t> number(const std::string &s, int64_t lo, int64_t hi)
 {
@@ -237,6 +238,33 @@ std::string Device::run_injection(const std::string &command)
 			delay_ms = uint64_t(*v);
 		}
 		sbl.hold_log(delay_ms * 1'000'000, release);
+		return {};
+	}
+	if (verb == "timesync") {
+		std::string mode;
+		in >> mode;
+		std::map<std::string, std::string> a;
+		std::string err;
+		if (!arguments(in, a, err))
+			return "timesync: " + err;
+		Sbl &sbl = boot_.sbl();
+		if (mode == "normal") {
+			if (!a.empty())
+				return "timesync normal takes no arguments";
+			sbl.stop_holding_timesync();
+			return {};
+		}
+		if (mode != "hold")
+			return "timesync: give hold release=handover or normal";
+		for (const auto &[key, value] : a) {
+			if (key != "release")
+				return "timesync hold: unknown argument " + key + "=";
+			if (value != "handover")
+				return "timesync hold: release=" + value + " (handover)";
+		}
+		if (!a.count("release"))
+			return "timesync hold: give release=handover";
+		sbl.hold_timesync();
 		return {};
 	}
 	return "unknown fault '" + command + "' (" + kUsage + ")";

@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace aic100 {
 
@@ -52,6 +53,7 @@ void Sbl::stop()
 	running_ = false;
 	sahara_.reset();
 	images_done_ = timesync_done_ = false;
+	ts_request_held_ = false;
 	handover_deadline_ = HostInterface::kNoDeadline;
 	log_queue_.clear();
 	held_.clear();
@@ -165,8 +167,23 @@ void Sbl::maybe_start_sahara()
 
 void Sbl::send_timesync_request()
 {
-	if (mhi_.channel_running(chan::kTimesyncDl) && !timesync_done_)
-		mhi_.send(chan::kTimesyncDl, ts_header(kTsCmdToHost));
+	if (!mhi_.channel_running(chan::kTimesyncDl) || timesync_done_)
+		return;
+	if (ts_hold_armed_) {
+		// Logged now, not at the handover: a line sent as the SBL leaves
+		// would meet upstream's boot-log race instead.
+		if (!std::exchange(ts_request_held_, true))
+			log("SBL: time sync request held by test injection, to be sent as the SBL hands over to AMSS");
+		return;
+	}
+	mhi_.send(chan::kTimesyncDl, ts_header(kTsCmdToHost));
+}
+
+void Sbl::stop_holding_timesync()
+{
+	ts_hold_armed_ = false;
+	if (running_ && std::exchange(ts_request_held_, false))
+		send_timesync_request();
 }
 
 void Sbl::ul_message(unsigned ch, std::span<const uint8_t> data)
@@ -202,7 +219,7 @@ void Sbl::ul_message(unsigned ch, std::span<const uint8_t> data)
 
 void Sbl::dl_drained(unsigned ch)
 {
-	if (running_ && ch == chan::kLoggingDl)
+	if (running_ && (ch == chan::kLoggingDl || ch == chan::kTimesyncDl))
 		maybe_hand_over();
 }
 
@@ -266,7 +283,13 @@ void Sbl::maybe_hand_over()
 	const bool log_owed = mhi_.channel_running(chan::kLoggingDl) &&
 			      (mhi_.dl_backlog(chan::kLoggingDl) || !log_queue_.empty() ||
 			       mhi_.dl_unreturned(chan::kLoggingDl));
-	const bool time_owed = mhi_.channel_running(chan::kTimesyncDl) && !timesync_done_;
+	// Time sync is owed until the host has answered and has also posted
+	// again the buffer that the card's last message (the ACK) filled:
+	// upstream's client does that from a work item too, and oopses if the
+	// channel is torn down before it runs (docs/upstream-bugs.md).
+	const bool time_owed = mhi_.channel_running(chan::kTimesyncDl) && !ts_hold_armed_ &&
+			       (!timesync_done_ || mhi_.dl_backlog(chan::kTimesyncDl) ||
+				mhi_.dl_unreturned(chan::kTimesyncDl));
 	const bool release_held = hold_armed_ && hold_release_ == Release::AtHandover;
 	const bool owed = (log_owed && !release_held) || time_owed;
 	if (owed && host_.now_ns() < handover_deadline_) {
@@ -294,6 +317,12 @@ void Sbl::maybe_hand_over()
 	}
 	if (release_held && mhi_.channel_running(chan::kLoggingDl))
 		send_held_lines("as the SBL hands over to AMSS");
+	if (ts_hold_armed_ && mhi_.channel_running(chan::kTimesyncDl)) {
+		ts_hold_armed_ = false;
+		ts_request_held_ = false;
+		host_.trace("SBL: time sync request sent as the SBL hands over to AMSS (test injection)");
+		mhi_.send(chan::kTimesyncDl, ts_header(kTsCmdToHost));
+	}
 	std::vector<LoadedImage> images = sahara_->images();
 	running_ = false;
 	handover_deadline_ = HostInterface::kNoDeadline;

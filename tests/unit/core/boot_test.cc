@@ -109,6 +109,9 @@ protected:
 	{
 		for (auto p = mhi->pop(21); !p.empty(); p = mhi->pop(21)) {
 			if (p.size() == 8 && p[5] == 0) {
+				// Upstream's client posts its buffer again before it answers.
+				if (ts_repost_by_hand)
+					mhi->queue_dl(21, 8);
 				std::vector<uint8_t> m(24, 0);
 				std::memcpy(m.data(), p.data(), 8);
 				m[5] = 1;
@@ -200,6 +203,9 @@ protected:
 	std::vector<std::pair<uint32_t, uint32_t>> read_requests;
 	std::vector<uint32_t> end_status;
 	std::vector<std::vector<uint8_t>> ts_other;
+	// With keep_buffers holding 21: serve_timesync() posts the buffer of a
+	// time request again (upstream's work item does), not that of the ACK.
+	bool ts_repost_by_hand = false;
 	std::vector<std::string> log_lines, all_log;
 };
 
@@ -1111,6 +1117,71 @@ TEST_F(BootTest, AfterTheCardsM1TheHostsM2LastsUntilItRingsADoorbell)
 	EXPECT_EQ(mhi->states.back(), kStateM0);
 	EXPECT_EQ(mhi->pop(1), a);
 	EXPECT_EQ(host.errors.size(), 1u) << host.errors.back();
+
+TEST_F(BootTest, SblStartsAmssOnlyOnceTheHostPostedItsTimesyncBufferAgain)
+{
+	// Upstream's boot time-sync client gives a buffer back from a work
+	// item, after it read the message, and oopses if the channel is torn
+	// down before that work item runs: the SBL's handover right after its
+	// ACK must wait until the ACK's buffer is posted again.
+	make(false);
+	mhi->keep_buffers = {21};
+	ts_repost_by_hand = true;
+	boot_to_sbl();
+	run_sbl();
+	ASSERT_TRUE(has(all_log, "time synchronised with the host"));
+	ASSERT_TRUE(has(all_log, "starting AMSS")) << all_log.size() << " lines";
+	ASSERT_EQ(ts_other.size(), 1u);
+	EXPECT_EQ(ts_other[0][5], 2) << "ACK_TO_HOST after the sync";
+	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
+		<< "the ACK's buffer is not back yet: still in SBL";
+	EXPECT_EQ(dev->mhi().dl_unreturned(21), 1u);
+	mhi->queue_dl(21, 8);
+	mhi->settle();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, SblStopsWaitingForItsTimesyncBufferAfterTheGracePeriod)
+{
+	make(false);
+	mhi->keep_buffers = {21};
+	ts_repost_by_hand = true;
+	boot_to_sbl();
+	run_sbl();
+	ASSERT_EQ(ts_other.size(), 1u);
+	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_EQ(host.deadline, Sbl::kHandoverGraceNs) << "the SBL asked to be woken when its grace ends";
+	mhi->fire_timer();
+	mhi->settle();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+}
+
+TEST_F(BootTest, TimesyncHoldSendsTheRequestAsTheSblHandsOver)
+{
+	// "timesync hold release=handover": no request while the SBL runs, no
+	// wait for time sync, and the request lands in the host's buffer just
+	// before the EE change, so the host's client is removed with it unread.
+	make(false);
+	ASSERT_EQ(dev->inject("timesync hold release=handover"), "");
+	mhi->keep_buffers = {21};
+	boot_to_sbl();
+	for (int i = 0; i < 200 && std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss) == mhi->ees.end(); i++) {
+		EXPECT_TRUE(mhi->rx[21].empty()) << "a time request before the handover";
+		serve_sahara();
+		auto lines = bootlog();
+		all_log.insert(all_log.end(), lines.begin(), lines.end());
+		mhi->settle();
+	}
+	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "no wait for time sync";
+	auto request = mhi->pop(21);
+	ASSERT_EQ(request.size(), 8u);
+	EXPECT_EQ(request[5], 0) << "CMD_TO_HOST";
+	EXPECT_TRUE(mhi->pop(21).empty());
+	EXPECT_FALSE(has(all_log, "time synchronised with the host"));
+	EXPECT_TRUE(has(all_log, "time sync request held by test injection"));
+	EXPECT_FALSE(dev->boot().sbl().timesync_held()) << "one release per arming";
+	EXPECT_FALSE(dev->mhi().channel_running(21)) << "the channel went with the SBL";
 }
 
 } // namespace

@@ -143,6 +143,31 @@ TEST_F(MailboxTest, IdleTakesTheCardToM1UntilTheHostWantsItAgain)
 	resources(); // a RESOURCE_INFO exchange: answered once the card is awake
 	EXPECT_EQ(mhi->states.back(), static_cast<uint8_t>(regs::MhiState::M0));
 	EXPECT_NE(dev->inject("idle now"), "");
+
+TEST(Inject, TimesyncHoldIsCheckedAndArmsTheSbl)
+{
+	FakeHost host;
+	DeviceConfig cfg;
+	Device dev(host, cfg);
+	const Sbl &sbl = dev.boot().sbl();
+	const std::pair<const char *, const char *> refused[] = {
+		{"timesync", "give hold release=handover or normal"},
+		{"timesync hold", "give release=handover"},
+		{"timesync hold release=reset", "release=reset (handover)"},
+		{"timesync hold release=handover delay=1", "unknown argument delay="},
+		{"timesync hold 5", "not key=value"},
+		{"timesync normal now=1", "takes no arguments"},
+	};
+	for (const auto &[cmd, why] : refused) {
+		const std::string e = dev.inject(cmd);
+		EXPECT_NE(e.find(why), std::string::npos) << cmd << ": " << e;
+		EXPECT_FALSE(sbl.timesync_held()) << cmd << ": a refused command changes nothing";
+	}
+	EXPECT_EQ(dev.inject("timesync hold release=handover"), "");
+	EXPECT_TRUE(sbl.timesync_held());
+	EXPECT_EQ(dev.inject("timesync normal"), "");
+	EXPECT_FALSE(sbl.timesync_held());
+	EXPECT_NE(dev.inject("explode").find("timesync hold"), std::string::npos) << "in the grammar's summary";
 }
 
 // Random messages on the three health channels, many of them with a valid

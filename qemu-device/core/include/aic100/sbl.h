@@ -79,6 +79,19 @@ public:
 	bool log_held() const { return hold_armed_; }
 	size_t held_lines() const { return held_.size(); }
 
+	// Test injection "timesync hold" (docs/health.md): from now on, in this
+	// boot and later ones, the SBL does not ask the host for its time when
+	// the host's time-sync client starts QAIC_TIMESYNC, does not wait for
+	// time sync before it hands over, and sends its request as it hands
+	// over to AMSS instead, into the buffer the host posted, without waiting
+	// for the host to take it: the host's time-sync client is removed for
+	// the EE change while that message is on its way through it. One
+	// release per arming.
+	void hold_timesync() { ts_hold_armed_ = true; }
+	// "timesync normal": stop holding; a request held this boot goes out now.
+	void stop_holding_timesync();
+	bool timesync_held() const { return ts_hold_armed_; }
+
 	// After the images are in, how long the SBL waits for a host whose
 	// logging and time-sync clients are up to drain the boot log and answer
 	// time sync before it starts AMSS anyway. Generous: a busy host is slow,
@@ -111,6 +124,8 @@ private:
 	bool handover_wait_noted_ = false; // the trace says once why AMSS waits
 	std::deque<std::string> log_queue_; // not yet sent
 	bool hold_armed_ = false;           // survives reboots until released
+	bool ts_hold_armed_ = false;        // "timesync hold": survives reboots until released
+	bool ts_request_held_ = false;      // kept back by that hold, this boot
 	Release hold_release_ = Release::AtChannelReset;
 	uint64_t hold_ack_delay_ns_ = 0;
 	std::deque<std::string> held_;      // kept back by the hold, this boot

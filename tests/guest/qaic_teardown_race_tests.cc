@@ -1,24 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The reproducer of upstream qaic's boot-log teardown race
-// (docs/upstream-bugs.md), reported as KTAP.
+// The reproducers of upstream qaic's teardown races of its SBL clients
+// (docs/upstream-bugs.md), reported as KTAP: the boot-log client's
+// (--race bootlog) and the boot time-sync client's (--race timesync).
 //
-// Usage: qaic-bootlog-race-tests --gate GATE.ko --run LABEL=MODULE.ko:EXPECT
-//                                [--run ...]
+// Usage: qaic-teardown-race-tests --race bootlog|timesync --gate GATE.ko
+//                                 --run LABEL=MODULE.ko:EXPECT [--run ...]
 // The guest starts with no qaic module loaded (vm-run --module none) and
 // card 0 has test-mailbox=on. Each run, in order:
-//   1. arms the card's "bootlog hold release=handover" (its SBL keeps its
-//      boot-log lines and sends them all as it hands over to AMSS, without
-//      waiting for the host to read them, so they are still on their way
-//      through the host's logging client when the MHI core removes that
-//      client for the EE change), and loads the gate module
-//      (tests/guest/kmod), which holds any "qaic_bootlog" workqueue's work
-//      until its owner flushes it;
+//   1. arms the card's injection and loads the race's gate module
+//      (tests/guest/kmod), which holds the client's work items:
+//      - bootlog: "bootlog hold release=handover" (the SBL keeps its
+//        boot-log lines and sends them all as it hands over to AMSS,
+//        without waiting for the host to read them, so they are still on
+//        their way through the host's logging client when the MHI core
+//        removes that client for the EE change); qaic_bootlog_gate holds
+//        any "qaic_bootlog" workqueue's work until the removal is under way
+//        or its owner flushes it;
+//      - timesync: "timesync hold release=handover" (the SBL sends its time
+//        request as it hands over to AMSS, without waiting for the host to
+//        take it); qaic_timesync_gate holds any "qaic_ts" workqueue's work
+//        until the QAIC_TIMESYNC device's removal has returned or its owner
+//        flushes it;
 //   2. loads MODULE;
 //   3. waits for the card to come ONLINE or for an oops, and checks what
 //      EXPECT says: "oops" (the upstream bug: the late work item queues a
-//      buffer on the torn down channel), "clean" (a driver with a boot-log
-//      workqueue, which the gate held, and no oops) or "clean-nogate" (a
-//      driver without such a workqueue; nothing to hold);
+//      buffer on the torn down channel), "clean" (a driver with the
+//      client's workqueue, which the gate held, and no oops) or
+//      "clean-nogate" (a driver without such a workqueue; nothing to hold);
 //   4. after a clean run, unloads MODULE and resets the card, so that the
 //      next run starts afresh from the card's PBL.
 // An oops run must be the last one: the guest's MHI state worker never
@@ -26,6 +34,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,34 +56,68 @@ struct Run {
 	std::string label, module, expect;
 };
 
+// What differs between the two races.
+struct Race {
+	const char *name;      // --race
+	const char *what;      // in the kernel log's run markers
+	const char *hold;      // the card's injection, armed before each run
+	const char *normal;    // and its reset after a clean run
+	const char *gate_params;
+	const char *workqueue; // the client's workqueue, which the gate holds
+	const char *worker;    // upstream's work function, in its oops
+	// The card's SBL log of such a boot.
+	std::vector<const char *> boot_log;
+};
+
+const Race kRaces[] = {
+	{"bootlog", "boot-log", "bootlog hold release=handover", "bootlog normal",
+	 "/sys/module/qaic_bootlog_gate/parameters/", "qaic_bootlog", "bootlog_log",
+	 {"SBL: sbl 1.0.0.1 started", "fw1.bin: qsm", "fw2.bin: nsp", "SHA-256 ok", "time synchronised with the host",
+	  "starting AMSS"}},
+	// The SBL does not synchronise time in this one: it sends its request
+	// only as it leaves.
+	{"timesync", "boot-timesync", "timesync hold release=handover", "timesync normal",
+	 "/sys/module/qaic_timesync_gate/parameters/", "qaic_ts", "qaic_boot_timesync_worker",
+	 {"SBL: sbl 1.0.0.1 started", "fw1.bin: qsm", "fw2.bin: nsp", "SHA-256 ok",
+	  "time sync request held by test injection", "starting AMSS"}},
+};
+
 struct Options {
+	const Race *race = nullptr;
 	std::string gate;
 	std::vector<Run> runs;
 };
 
-constexpr const char *kGateParams = "/sys/module/qaic_bootlog_gate/parameters/";
 // Long enough for a loaded TCG guest to take the card from PBL to ONLINE.
 constexpr double kOutcomeTimeout = 240;
 
-// What the card's SBL logs in every boot (as the boot suite's bootlog case).
-const char *const kBootLogLines[] = {"SBL: sbl 1.0.0.1 started", "fw1.bin: qsm", "fw2.bin: nsp", "SHA-256 ok",
-				     "time synchronised with the host", "starting AMSS"};
+// The gate module's counters (tests/guest/kmod), by name.
+using GateCounts = std::map<std::string, long>;
 
-struct GateCounts {
-	long gated = 0, held = 0, opened = 0, timed_out = 0, windows = 0, missed = 0, cut_short = 0;
+const char *const kBootlogCounters[] = {"gated",  "held",   "opened_by_teardown", "opened_by_flush",
+					"timed_out", "windows", "missed", "cut_short"};
+const char *const kTimesyncCounters[] = {"gated",     "early",    "held",    "opened_after_removal",
+					 "opened_by_flush", "timed_out", "removals", "missed"};
 
-	GateCounts operator-(const GateCounts &o) const
-	{
-		return {gated - o.gated,     held - o.held,       opened - o.opened,      timed_out - o.timed_out,
-			windows - o.windows, missed - o.missed, cut_short - o.cut_short};
-	}
-};
-
-GateCounts gate_counts()
+GateCounts gate_counts(const Race &r)
 {
-	auto get = [](const char *name) { return std::atol(qaic::read_attr(std::string(kGateParams) + name).c_str()); };
-	return {get("gated"), get("held"), get("opened_by_teardown") + get("opened_by_flush"), get("timed_out"),
-		get("windows"), get("missed"), get("cut_short")};
+	GateCounts c;
+	auto get = [&](const char *name) { return std::atol(qaic::read_attr(std::string(r.gate_params) + name).c_str()); };
+	if (std::string(r.name) == "bootlog") {
+		for (const char *n : kBootlogCounters)
+			c[n] = get(n);
+	} else {
+		for (const char *n : kTimesyncCounters)
+			c[n] = get(n);
+	}
+	return c;
+}
+
+GateCounts operator-(GateCounts a, const GateCounts &b)
+{
+	for (auto &[k, v] : a)
+		v -= b.count(k) ? b.at(k) : 0;
+	return a;
 }
 
 int shell(const std::string &cmd)
@@ -119,6 +162,7 @@ std::string as_diagnostic(const std::string &text)
 
 void add_run(ktap::Suite &s, const Options &o, const Run &r)
 {
+	const Race &race = *o.race;
 	// Shared by the run's cases: where the kernel log stood when it began,
 	// and the gate's counters then.
 	struct State {
@@ -139,14 +183,14 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 		t.expect(cards[0].driver.empty(), "card %s is bound to '%s' before the run", st->bdf.c_str(),
 			 cards[0].driver.c_str());
 		qaic::Mailbox mb(st->bdf);
-		const std::string err = mb.run("bootlog hold release=handover");
-		t.expect(err.empty(), "bootlog hold release=handover: %s", err.c_str());
+		const std::string err = mb.run(race.hold);
+		t.expect(err.empty(), "%s: %s", race.hold, err.c_str());
 		// The gate probes the MHI core, so mhi goes first.
 		t.expect(shell("modprobe -a drm mhi") == 0, "modprobe drm mhi failed");
-		if (qaic::read_attr(std::string(kGateParams) + "gated").empty())
+		if (qaic::read_attr(std::string(race.gate_params) + "gated").empty())
 			t.expect(shell("insmod " + o.gate) == 0, "insmod %s failed", o.gate.c_str());
-		st->before = gate_counts();
-		kmsg(r.label + ": boot-log race reproducer armed; loading " + r.module);
+		st->before = gate_counts(race);
+		kmsg(r.label + ": " + race.what + " race reproducer armed; loading " + r.module);
 		st->mark = dmesg().size();
 	});
 
@@ -178,34 +222,46 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 				return !oops.empty();
 			}, 30);
 		}
-		const GateCounts d = gate_counts() - st->before;
-		t.note("%s: ONLINE %s; gate: %ld workqueue(s) gated, %ld work item(s) held, %ld gate(s) opened, "
-		       "%ld timed out; %ld work item(s) inside mhi_queue() as the removal began (%ld of them "
-		       "outwaited it), %ld removal(s) with none", r.label.c_str(), online ? "yes" : "no", d.gated,
-		       d.held, d.opened, d.timed_out, d.windows, d.cut_short, d.missed);
-		t.expect(d.timed_out == 0, "a gate timed out: nobody tore the channel down or flushed the workqueue");
+		GateCounts d = gate_counts(race) - st->before;
+		std::string counts;
+		for (const auto &[k, v] : d)
+			counts += " " + k + "=" + std::to_string(v);
+		t.note("%s: ONLINE %s; gate:%s", r.label.c_str(), online ? "yes" : "no", counts.c_str());
+		const bool bootlog = std::string(race.name) == "bootlog";
+		t.expect(d["timed_out"] == 0, "a gate timed out: nobody tore the channel down or flushed the workqueue");
 		if (r.expect == "oops") {
-			t.expect(!oops.empty(), "no oops: the boot-log work survived the teardown (upstream fixed?)");
-			t.expect(oops.find("mhi_queue") != std::string::npos && oops.find("bootlog_log") != std::string::npos,
-				 "the oops is not upstream's bootlog_log -> mhi_queue_buf on the torn down channel");
-			t.expect(d.windows > 0, "no work item was inside mhi_queue() as the removal began");
+			t.expect(!oops.empty(), "no oops: the %s work survived the teardown (upstream fixed?)", race.what);
+			t.expect(oops.find("mhi_queue") != std::string::npos && oops.find(race.worker) != std::string::npos,
+				 "the oops is not upstream's %s -> mhi_queue_buf on the torn down channel", race.worker);
+			if (bootlog) {
+				t.expect(d["windows"] > 0, "no work item was inside mhi_queue() as the removal began");
+			} else {
+				t.expect(d["removals"] > 0 && d["opened_after_removal"] > 0,
+					 "no work item was held behind the gate until the removal of QAIC_TIMESYNC returned");
+			}
 			t.note("the expected oops (upstream bug, docs/upstream-bugs.md):\n    # %s",
 			       as_diagnostic(oops).c_str());
 			return;
 		}
 		t.expect(online, "%s not ONLINE after %.0f s", st->bdf.c_str(), kOutcomeTimeout);
 		t.expect(oops.empty(), "kernel trouble:\n    # %s", as_diagnostic(oops).c_str());
-		if (r.expect == "clean") {
-			t.expect(d.gated > 0 && d.held > 0 && d.opened > 0,
+		if (r.expect == "clean" && bootlog) {
+			t.expect(d["gated"] > 0 && d["held"] > 0 && d["opened_by_teardown"] + d["opened_by_flush"] > 0,
 				 "the reproducer's condition was not met: no boot-log work was held until the teardown");
+		} else if (r.expect == "clean") {
+			t.expect(d["gated"] > 0 && d["early"] == 0 && d["held"] > 0 && d["removals"] > 0 && d["missed"] == 0,
+				 "the reproducer's condition was not met: no time-sync work was held as QAIC_TIMESYNC "
+				 "went away");
+			t.expect(d["opened_by_flush"] > 0, "the driver's remove() did not flush its qaic_ts workqueue");
 		} else {
-			t.expect(d.gated == 0, "the driver made a qaic_bootlog workqueue (expected none)");
+			t.expect(d["gated"] == 0, "the driver made a %s workqueue (expected none)", race.workqueue);
 		}
-		// The lines the card held until the channel's reset reached the log.
+		// What the card logged reached the host's log (for the boot-log
+		// race, with the lines held until the handover).
 		auto c = card_at(st->bdf);
 		const std::string dir = c ? debugfs_dir(*c) : std::string();
 		const std::string log = dir.empty() ? std::string() : slurp(dir + "/bootlog");
-		for (const char *want : kBootLogLines)
+		for (const char *want : race.boot_log)
 			t.expect(log.find(want) != std::string::npos, "boot log lacks '%s'", want);
 		if (t.failed())
 			t.note("boot log:\n    # %s", as_diagnostic(log).c_str());
@@ -221,8 +277,8 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 		t.expect(spit("/sys/bus/pci/devices/" + st->bdf + "/reset", "1"), "reset of %s failed",
 			 st->bdf.c_str());
 		qaic::Mailbox mb(st->bdf);
-		const std::string err = mb.run("bootlog normal");
-		t.expect(err.empty(), "bootlog normal: %s", err.c_str());
+		const std::string err = mb.run(race.normal);
+		t.expect(err.empty(), "%s: %s", race.normal, err.c_str());
 		const std::string trouble = oops_in(dmesg().substr(std::min(st->mark, dmesg().size())));
 		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
 	});
@@ -232,7 +288,13 @@ bool parse(int argc, char **argv, Options &o)
 {
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const std::string k = argv[i], v = argv[i + 1];
-		if (k == "--gate") {
+		if (k == "--race") {
+			for (const Race &r : kRaces)
+				if (v == r.name)
+					o.race = &r;
+			if (!o.race)
+				return false;
+		} else if (k == "--gate") {
 			o.gate = v;
 		} else if (k == "--run") {
 			const size_t eq = v.find('='), colon = v.rfind(':');
@@ -246,7 +308,7 @@ bool parse(int argc, char **argv, Options &o)
 			return false;
 		}
 	}
-	if (argc % 2 == 0 || o.gate.empty() || o.runs.empty())
+	if (argc % 2 == 0 || !o.race || o.gate.empty() || o.runs.empty())
 		return false;
 	for (size_t i = 0; i + 1 < o.runs.size(); i++)
 		if (o.runs[i].expect == "oops")
@@ -260,8 +322,9 @@ int main(int argc, char **argv)
 {
 	Options o;
 	if (!parse(argc, argv, o)) {
-		std::fprintf(stderr, "usage: %s --gate GATE.ko --run LABEL=MODULE.ko:oops|clean|clean-nogate "
-				     "[--run ...] (an oops run last)\n", argv[0]);
+		std::fprintf(stderr, "usage: %s --race bootlog|timesync --gate GATE.ko "
+				     "--run LABEL=MODULE.ko:oops|clean|clean-nogate [--run ...] (an oops run last)\n",
+			     argv[0]);
 		return 2;
 	}
 	ktap::Suite s;
