@@ -977,6 +977,14 @@ size_t Mhi::dl_backlog(unsigned ch) const
 	return ch < kNumChannels ? channels_[ch].out.size() : 0;
 }
 
+size_t Mhi::events_without_credit() const
+{
+	size_t n = 0;
+	for (const auto &e : events_)
+		n += e->queued();
+	return n;
+}
+
 size_t Mhi::posted(const Channel &c)
 {
 	return static_cast<size_t>((c.wp + c.geo.len - c.rp) % c.geo.len / mhi::kElementSize);

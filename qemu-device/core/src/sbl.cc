@@ -306,13 +306,15 @@ void Sbl::maybe_hand_over()
 	}
 	if (owed) {
 		// The host stopped answering: say what it left undone.
-		char m[200];
+		char m[240];
 		std::snprintf(m, sizeof(m),
 			      "SBL: starting AMSS at the end of its %u s grace period; the host still owes:%s%s "
-			      "(log: %zu lines unsent, %zu buffers not posted again)",
+			      "(log: %zu lines unsent, %zu buffers not posted again; %zu events waiting for "
+			      "event-ring credit)",
 			      static_cast<unsigned>(kHandoverGraceNs / 1'000'000'000), log_owed ? " its boot log" : "",
 			      time_owed ? " time sync" : "",
-			      mhi_.dl_backlog(chan::kLoggingDl) + log_queue_.size(), mhi_.dl_unreturned(chan::kLoggingDl));
+			      mhi_.dl_backlog(chan::kLoggingDl) + log_queue_.size(), mhi_.dl_unreturned(chan::kLoggingDl),
+			      mhi_.events_without_credit());
 		host_.guest_error(m);
 	}
 	if (release_held && mhi_.channel_running(chan::kLoggingDl))

@@ -85,6 +85,8 @@ public:
 	// when the channel is not running or its queue is full.
 	bool send(unsigned ch, std::vector<uint8_t> msg, bool may_split = false);
 	size_t dl_backlog(unsigned ch) const;
+	// Events written to no event ring yet: the host has given no credit.
+	size_t events_without_credit() const;
 	// Buffers of DL channel `ch` that the card filled and the host has not
 	// posted again: the most it had posted at once since the channel
 	// started, less what it has posted now. Zero once a host that reposts
