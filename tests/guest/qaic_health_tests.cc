@@ -2274,9 +2274,19 @@ void add_reload_reset(Suite &s, const Options &o)
 			reap_workers(t, w, what, errnos, inferences, mismatches);
 			if (!back)
 				break;
-			for (uint32_t d = 0; d < 16; d++)
-				t.expect(S.dbc_state(d) == 0, "%s: dbc%u_state %s", what.c_str(), d,
-					 fmt(S.dbc_state(d)).c_str());
+			// Upstream 7.3 sets IDLE only on a DEACTIVATE answered and at
+			// the end of an SSR; a reset releases the DBCs without it
+			// (docs/upstream-7.3.md), so their states are only reported.
+			std::string stale;
+			for (uint32_t d = 0; d < 16; d++) {
+				if (o.upstream73 && S.dbc_state(d) != 0)
+					stale += " dbc" + std::to_string(d) + "_state=" + fmt(S.dbc_state(d));
+				else
+					t.expect(S.dbc_state(d) == 0, "%s: dbc%u_state %s", what.c_str(), d,
+						 fmt(S.dbc_state(d)).c_str());
+			}
+			if (!stale.empty())
+				t.note("%s: upstream left%s after the reset", what.c_str(), stale.c_str());
 			expect_card_works(t, o.card, what, inferences);
 			km.lines();
 			t.note("progress: %s of %u at %.0f s: ONLINE again %.0f ms after the reset; workloads told %s",
@@ -3006,6 +3016,7 @@ void add_upstream73(Suite &s, const Options &o)
 
 	add_ssr_devcoredump(s, o);
 	add_ssr_crash_loop(s, o);
+	add_reload_reset(s, o);
 
 	s.add_isolated("ras_ce_ue_nf_counted", 120, [o](ktap::Case &t) {
 		auto fs_ = sysfs_of(t, o.card);

@@ -71,7 +71,7 @@ HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
 # (the same names as ours where the behaviour is the same).
 HEALTH_UPSTREAM73_CASES = ["mailbox_present", "dbc_debugfs_queued", "timesync_host_time_follows",
                            "ssr_dbc_state_through_recovery", "ssr_devcoredump", "ssr_crash_loop",
-                           "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
+                           "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
 
 # The boot-log race reproducer's cases per run (tests/guest/qaic_bootlog_race_tests.cc).
 BOOTLOG_RACE_RUN_CASES = ["reproducer_armed", "driver_loaded", "outcome"]
