@@ -24,6 +24,7 @@ NNC_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-nnc-tests"
 DATA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-data-tests"
 HEALTH_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-health-tests"
 TEARDOWN_RACE_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-teardown-race-tests"
+STATUS_PADDING_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-status-padding-tests"
 # The compiled networks with their reference pairs (docs/compiler.md).
 NETWORKS = BUILD / "cmake" / "tools" / "qpc-networks"
 
@@ -72,12 +73,20 @@ HEALTH_CASES = ["mailbox_present", "hwmon_sensors_follow_injections", "hwmon_pow
                 "ras_ue_resets_card"]
 HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
                          "upstream_ras_sensor_injections_ignored", "upstream_ue_syserr_recovery"]
+# Upstream 7.3's, in its own terms: its SSR, RAS, timesync and debugfs
+# (the same names as ours where the behaviour is the same).
+HEALTH_UPSTREAM73_CASES = ["mailbox_present", "dbc_debugfs_queued", "timesync_host_time_follows",
+                           "ssr_dbc_state_through_recovery", "ssr_devcoredump", "ssr_crash_loop",
+                           "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
 
 # The teardown race reproducers' cases per run (tests/guest/qaic_teardown_race_tests.cc).
 BOOTLOG_RACE_RUN_CASES = ["reproducer_armed", "driver_loaded", "outcome"]
 BOOTLOG_RACE_CLEAN_CASES = BOOTLOG_RACE_RUN_CASES + ["unloaded"]
 # suite -> (--race, what its run markers in the kernel log call it)
 RACE_SUITES = {"bootlog_race": ("bootlog", "boot-log"), "timesync_race": ("timesync", "boot-timesync")}
+
+# The padded-STATUS reproducer's cases per run (tests/guest/qaic_status_padding_tests.cc).
+STATUS_PADDING_RUN_CASES = ["loaded", "padded_status"]
 
 # A guest runs the suites one after the other, each introduced by this line.
 SUITE_MARK = re.compile(r"^# suite: (\S+)$")
@@ -104,6 +113,9 @@ class Config:
     # The data suite also runs the compiled 64x64 ResNet-50 (--networks;
     # 26 MB of constants, about 10 s): once per driver, on 6.12.
     networks: bool = False
+    # Upstream's padded-STATUS bug (docs/upstream-bugs.md), after the other
+    # suites: (label, module, expect) runs, expect "fixed" or "bug".
+    status_padding: tuple = ()
 
     @property
     def driver(self):
@@ -122,7 +134,7 @@ class Config:
         return ((["boot"] if self.boot else []) + (["bootlog_race"] if self.bootlog_race else [])
                 + (["timesync_race"] if self.timesync_race else [])
                 + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
-                + (["health"] if self.health else []))
+                + (["health"] if self.health else []) + (["status_padding"] if self.status_padding else []))
 
     def expected_cases(self, suite="boot"):
         if suite == "nnc":
@@ -130,7 +142,11 @@ class Config:
         if suite == "data":
             return list(DATA_CASES)
         if suite == "health":
-            return list(HEALTH_UPSTREAM_CASES if self.upstream else HEALTH_CASES)
+            if self.upstream:
+                return list(HEALTH_UPSTREAM73_CASES if self.kernel == "7.3" else HEALTH_UPSTREAM_CASES)
+            return list(HEALTH_CASES)
+        if suite == "status_padding":
+            return [f"{label}_{c}" for label, _, _ in self.status_padding for c in STATUS_PADDING_RUN_CASES]
         if suite in RACE_SUITES:
             return [f"{label}_{c}" for label, _, expect in self.race_runs(suite)
                     for c in (BOOTLOG_RACE_RUN_CASES if expect == "oops" else BOOTLOG_RACE_CLEAN_CASES)]
@@ -158,7 +174,9 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
            Config("2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True,
                   networks=True),
            Config("upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True, data=True,
-                  health=True, networks=True),
+                  health=True, networks=True,
+                  status_padding=(("upstream_patched", UPSTREAM_PATCHED_MODULE, "fixed"),
+                                  ("upstream", UPSTREAM_MODULE, "bug"))),
            Config("1card-1msi-polling", 1, 1, data=True, module_args="datapath_polling=1"),
            # Upstream's boot-log teardown race, made certain (docs/upstream-bugs.md):
            # our driver and upstream's with our patch survive it; upstream's
@@ -180,13 +198,17 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
            # The 7.3 guest: our driver (the same module source, built for 7.3)
            # with every suite, on two cards behind the IOMMU with the test
            # mailbox, and on one card asking for CRCs; upstream 7.3's qaic
-           # through the boot, NNC and data-path suites (its health
-           # behaviour, with SSR and RAS clients of its own, differs from
-           # 6.12's and is not asserted here).
+           # through the boot, NNC, data-path and health suites (the last in
+           # its own terms: it has SSR and RAS clients of its own).
            Config("k7.3-2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True,
                   kernel="7.3"),
            Config("k7.3-1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=True, kernel="7.3"),
-           Config("k7.3-upstream-1card-32msi", 1, 32, upstream=True, nnc=True, data=True, kernel="7.3")]
+           # Both end with upstream's padded-STATUS reproducer: the driver with
+           # patch 0002 answers, the driver as it is times out.
+           Config("k7.3-upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True,
+                  data=True, health=True, kernel="7.3",
+                  status_padding=(("upstream_patched", UPSTREAM73_PATCHED_MODULE, "fixed"),
+                                  ("upstream", UPSTREAM_MODULES["7.3"], "bug")))]
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
 KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
@@ -362,6 +384,13 @@ def guest_run(config: Config) -> GuestRun:
         assert HEALTH_TESTS.exists(), f"{HEALTH_TESTS} missing: run 'make' first"
         health_args = ["--card", str(config.cards - 1)] + (["--upstream", config.kernel] if config.upstream else [])
         script += "echo '# suite: health'; " + shlex.join([str(HEALTH_TESTS), *health_args]) + " || rc=1; "
+    if config.status_padding:
+        for path in (STATUS_PADDING_TESTS, *(m for _, m, _ in config.status_padding)):
+            assert Path(path).exists(), f"{path} missing: run 'make' first"
+        pad_args = ["--card", "0"]
+        for label, mod, expect in config.status_padding:
+            pad_args += ["--run", f"{label}={mod}:{expect}"]
+        script += "echo '# suite: status_padding'; " + shlex.join([str(STATUS_PADDING_TESTS), *pad_args]) + " || rc=1; "
     script += "exit $rc"
     cmd = [str(TOP / "scripts" / "vm-run"), "--kernel", config.kernel, "--cards", str(config.cards),
            "--msi", str(config.msi),
@@ -426,7 +455,7 @@ def pytest_generate_tests(metafunc):
 # a guest's run as a whole (no crash, complete suites, clean serial log, no
 # sanitizer report).
 _outcomes = {}
-ALL_SUITES = ("boot", "bootlog_race", "timesync_race", "nnc", "data", "health")
+ALL_SUITES = ("boot", "bootlog_race", "timesync_race", "nnc", "data", "health", "status_padding")
 
 
 @pytest.hookimpl(hookwrapper=True)

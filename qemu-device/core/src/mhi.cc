@@ -490,6 +490,7 @@ void Mhi::do_m0()
 		return;
 	}
 	const uint64_t ecabap = ctx_reg64(ECABAP_LOWER);
+	events_ecabap_ = ecabap;
 	for (unsigned i = 0; i < ner; i++) {
 		events_.push_back(std::make_unique<mhi::EventRing>(host_));
 		events_.back()->load(ecabap + i * sizeof(mhi::EventContext));
@@ -608,11 +609,15 @@ void Mhi::process()
 
 void Mhi::run_doorbells()
 {
+	// Doorbells of event rings the host has re-based since they were
+	// loaded are for the rings its coming M0 loads (their write pointer
+	// is in the new context): not the old rings' business.
+	const bool rebased = ctx_reg64(ECABAP_LOWER) != events_ecabap_;
 	for (unsigned i = 0; i < kMaxEventRings; i++) {
 		if (!pending_erdb_.test(i))
 			continue;
 		pending_erdb_.reset(i);
-		if (i < events_.size() && events_[i]->loaded())
+		if (i < events_.size() && events_[i]->loaded() && !rebased)
 			events_[i]->doorbell(er_db_[i]);
 	}
 	if (deferred_reset_.active && host_.now_ns() >= deferred_reset_.deadline)

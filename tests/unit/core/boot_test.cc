@@ -631,6 +631,27 @@ TEST_F(BootTest, SecondM0IsANewHostWithNewContexts)
 	expect_status_reply(nnc_status(3), 3);
 }
 
+// Linux's MHI stack taking over a card left in AMSS and M0 (upstream qaic
+// re-probed after its non-graceful remove): new context bases, the new
+// event ring's doorbell, and only then M0. The card must not take that
+// doorbell for one of the old ring's.
+TEST_F(BootTest, NewHostsEventRingDoorbellBeforeItsM0IsNotAnError)
+{
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(10, 128));
+	host.errors.clear();
+	mhi->states.clear();
+	mhi->run_between_writes = true;
+	mhi->ready_handshake(); // new addresses, the device running before M0
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
+	ASSERT_TRUE(mhi->start(10, 128));
+	ASSERT_TRUE(mhi->start(11, 128));
+	expect_status_reply(nnc_status(3), 3);
+	EXPECT_TRUE(host.errors.empty());
+}
+
 TEST_F(BootTest, LoopbackEchoesEverySizeAcrossHostBuffers)
 {
 	make(true);

@@ -121,6 +121,9 @@ public:
 		ev_wp_ = ev_base_ + (kEventElements - 1) * 16;
 		put(ecabap_ + mhi::kCtxWpOffset, &ev_wp_, 8);
 		ring(regs::kErdbBase, ev_wp_);
+		// A card in a guest runs between the host's register writes.
+		if (run_between_writes)
+			d_.process();
 		w(regs::MHICTRL, (r(regs::MHICTRL) & ~0xFF00u) | (2u << 8));
 		settle();
 	}
@@ -259,6 +262,7 @@ public:
 	bool requeue = true; // give DL buffers back after each completion
 	std::set<unsigned> keep_buffers; // DL channels whose buffers are not given back
 	uint32_t intmod_ms = 0;
+	bool run_between_writes = false; // ready_handshake lets the device run before its M0
 
 	std::vector<uint8_t> pop(unsigned ch)
 	{

@@ -243,6 +243,11 @@ private:
 
 	// Rings, valid between M0 and the next reset.
 	std::vector<std::unique_ptr<mhi::EventRing>> events_;
+	// ECABAP as it was when events_ were loaded. A host that takes over a
+	// card left in M0 (a re-probe after a non-graceful remove) writes new
+	// context bases and rings its new event rings' doorbells before its
+	// M0, which loads them.
+	uint64_t events_ecabap_ = 0;
 	mhi::CommandRing commands_;
 	std::array<Channel, regs::kNumChannels> channels_{};
 	// A channel reset whose completion the firmware asked to delay
