@@ -1138,6 +1138,7 @@ TEST_F(BootTest, AfterTheCardsM1TheHostsM2LastsUntilItRingsADoorbell)
 	EXPECT_EQ(mhi->states.back(), kStateM0);
 	EXPECT_EQ(mhi->pop(1), a);
 	EXPECT_EQ(host.errors.size(), 1u) << host.errors.back();
+}
 
 TEST_F(BootTest, SblStartsAmssOnlyOnceTheHostPostedItsTimesyncBufferAgain)
 {

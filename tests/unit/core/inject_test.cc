@@ -143,6 +143,7 @@ TEST_F(MailboxTest, IdleTakesTheCardToM1UntilTheHostWantsItAgain)
 	resources(); // a RESOURCE_INFO exchange: answered once the card is awake
 	EXPECT_EQ(mhi->states.back(), static_cast<uint8_t>(regs::MhiState::M0));
 	EXPECT_NE(dev->inject("idle now"), "");
+}
 
 TEST(Inject, TimesyncHoldIsCheckedAndArmsTheSbl)
 {
