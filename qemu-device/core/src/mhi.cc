@@ -73,6 +73,7 @@ void Mhi::reset()
 	crdb_[0] = crdb_[1] = 0;
 	bhi_ = Bhi{};
 	ch_db_.fill(0);
+	ch_wp_.fill(0);
 	er_db_.fill(0);
 	pending_bhi_ = pending_host_reset_ = pending_soc_reset_ = halt_requested_ = false;
 }
@@ -189,7 +190,7 @@ void Mhi::write32(uint32_t offset, uint32_t value)
 		// it (1); it writes 0 when it lets the card rest again.
 		if (!(offset & 4)) {
 			if (ch != kWakeChannel)
-				pending_chdb_.set(ch);
+				take_channel_doorbell(ch, ch_db_[ch]);
 			if (ch != kWakeChannel || value)
 				doorbell_rung();
 			host_.kick();
@@ -566,7 +567,7 @@ void Mhi::do_wake()
 	// messages for the host.
 	for (unsigned ch = 0; ch < kNumChannels; ch++) {
 		if (channels_[ch].running && channels_[ch].inbound && !channels_[ch].out.empty())
-			pending_chdb_.set(ch);
+			reservice(ch);
 	}
 	host_.kick();
 }
@@ -630,7 +631,7 @@ void Mhi::run_doorbells()
 		if (!pending_chdb_.test(ch))
 			continue;
 		pending_chdb_.reset(ch);
-		channel_doorbell(ch, ch_db_[ch]);
+		channel_doorbell(ch, ch_wp_[ch]);
 	}
 }
 
@@ -784,6 +785,9 @@ bool Mhi::start_channel(unsigned ch)
 	c.geo = geo;
 	c.rp = ctx.rp;
 	c.wp = ctx.wp;
+	// The host writes the context's wp before each doorbell: a doorbell
+	// still pending is of this ring at most as far, or of the one before.
+	ch_wp_[ch] = c.wp;
 	const uint32_t chcfg = (ctx.chcfg & ~0xFFu) | static_cast<uint32_t>(mhi::ChannelState::Running);
 	host_.dma_write(ctx_addr + mhi::kChCtxCfgOffset, &chcfg, sizeof(chcfg));
 	return true;
@@ -805,7 +809,7 @@ bool Mhi::restart_channel(unsigned ch)
 	c.wp = wp;
 	write_chstate(ch, mhi::ChannelState::Running);
 	if (c.rp != c.wp || (c.inbound && !c.out.empty()))
-		pending_chdb_.set(ch);
+		reservice(ch);
 	return true;
 }
 
@@ -830,6 +834,51 @@ uint32_t Mhi::channel_ee_mask(unsigned ch)
 	return ch / 2 < 12 ? kPairs[ch / 2] : 0;
 }
 
+std::string Mhi::describe_dl(unsigned ch) const
+{
+	char out[400];
+	if (ch >= kNumChannels || !channels_[ch].running) {
+		std::snprintf(out, sizeof(out), "channel %u not running", ch);
+		return out;
+	}
+	const Channel &c = channels_[ch];
+	const auto index = [&c](uint64_t addr) {
+		return static_cast<unsigned long long>((addr - c.geo.base) / mhi::kElementSize);
+	};
+	// The host writes the context's wp as it rings the doorbell: a wp
+	// ahead of the card's is a doorbell the card never saw. Transfer TREs
+	// past the card's wp are buffers the host queued without ringing.
+	mhi::ChannelContext ctx{};
+	const bool ctx_ok = host_.dma_read(c.ctx, &ctx, sizeof(ctx)) == DmaStatus::Ok && c.geo.contains(ctx.wp);
+	unsigned queued_unrung = 0;
+	for (uint64_t at = c.wp; c.geo.next(at) != c.rp; at = c.geo.next(at)) {
+		RingElement e;
+		if (host_.dma_read(at, &e, sizeof(e)) != DmaStatus::Ok || mhi::element_type(e) != ElementType::Transfer ||
+		    !e.ptr)
+			break;
+		queued_unrung++;
+	}
+	int n = std::snprintf(out, sizeof(out),
+			      "channel %u: card rp %llu wp %llu of %llu; host context wp %lld; %u transfer TREs past "
+			      "the card's wp",
+			      ch, index(c.rp), index(c.wp), static_cast<unsigned long long>(c.geo.elements()),
+			      ctx_ok ? static_cast<long long>(index(ctx.wp)) : -1LL, queued_unrung);
+	const unsigned er = c.er < events_.size() ? c.er : 0;
+	if (er < events_.size() && n > 0 && static_cast<size_t>(n) < sizeof(out)) {
+		const auto s = events_[er]->snapshot();
+		const uint64_t now = host_.now_ns();
+		std::snprintf(out + n, sizeof(out) - n,
+			      "; event ring %u: card rp %llu wp %llu of %llu, host context rp %lld wp %lld, %zu queued, "
+			      "MSI %u %s, last sent %.3f s ago",
+			      er, static_cast<unsigned long long>(s.rp), static_cast<unsigned long long>(s.wp),
+			      static_cast<unsigned long long>(s.elements), s.ctx_readable ? static_cast<long long>(s.ctx_rp) : -1LL,
+			      s.ctx_readable ? static_cast<long long>(s.ctx_wp) : -1LL, s.queued, s.msivec,
+			      s.msi_held ? "held (moderation)" : "not held",
+			      s.last_msi_ns ? static_cast<double>(now - s.last_msi_ns) / 1e9 : -1.0);
+	}
+	return out;
+}
+
 void Mhi::retire_channel(unsigned ch)
 {
 	if (ch < kNumChannels)
@@ -847,6 +896,47 @@ bool Mhi::channel_running(unsigned ch) const
 	return ch < kNumChannels && channels_[ch].running;
 }
 
+// The host never takes back a TRE it posted, so a write pointer that would
+// leave fewer posted than one the card already has is an older doorbell
+// landing last. Linux's mhi_queue() reads the ring's wp and writes the
+// doorbell outside the channel lock: a client that queues from two contexts
+// at once (qaic's boot log: its probe loop and its completion handler) can
+// ring an older value after a newer one. Taking it would hide TREs the host
+// did post, for good if it then has nothing more to queue.
+bool Mhi::older(const Channel &c, uint64_t wp, uint64_t than)
+{
+	return c.running && c.geo.contains(wp) && c.geo.contains(than) && posted(c, wp) < posted(c, than);
+}
+
+bool Mhi::doorbell_is_older(unsigned ch, uint64_t wp, uint64_t than)
+{
+	const Channel &c = channels_[ch];
+	if (!older(c, wp, than))
+		return false;
+	note("MHI: channel %u: doorbell at TRE %llu behind TRE %llu ignored (an older doorbell landing last)", ch,
+	     static_cast<unsigned long long>((wp - c.geo.base) / mhi::kElementSize),
+	     static_cast<unsigned long long>((than - c.geo.base) / mhi::kElementSize));
+	return true;
+}
+
+void Mhi::take_channel_doorbell(unsigned ch, uint64_t wp)
+{
+	// Doorbells are latched until process(); the furthest one counts.
+	const uint64_t latest = pending_chdb_.test(ch) ? ch_wp_[ch] : channels_[ch].wp;
+	if (doorbell_is_older(ch, wp, latest))
+		return;
+	ch_wp_[ch] = wp;
+	pending_chdb_.set(ch);
+}
+
+void Mhi::reservice(unsigned ch)
+{
+	const Channel &c = channels_[ch];
+	if (!pending_chdb_.test(ch) || older(c, ch_wp_[ch], c.wp))
+		ch_wp_[ch] = c.wp;
+	pending_chdb_.set(ch);
+}
+
 void Mhi::channel_doorbell(unsigned ch, uint64_t wp)
 {
 	Channel &c = channels_[ch];
@@ -856,6 +946,27 @@ void Mhi::channel_doorbell(unsigned ch, uint64_t wp)
 		error("MHI: channel %u doorbell 0x%llx outside its ring", ch, static_cast<unsigned long long>(wp));
 		return;
 	}
+	// The host writes the context's wp, after the TREs, just before each
+	// doorbell, so the context is never behind the doorbell it precedes.
+	// An older doorbell landing last usually finds the newer value there
+	// already; one older than what the card has consumed would read as a
+	// ring posted nearly full. The context's wp is what the card serves
+	// (as a card in burst mode reads it); the doorbell is the fallback.
+	uint64_t ctx_wp = 0;
+	if (host_.dma_read(c.ctx + mhi::kCtxWpOffset, &ctx_wp, sizeof(ctx_wp)) == DmaStatus::Ok &&
+	    c.geo.contains(ctx_wp)) {
+		// A context ahead of the doorbell is common (the host is about to
+		// ring again); a doorbell ahead of the context is the older
+		// doorbell that would have read as a ring posted nearly full.
+		if (posted(c, wp) > posted(c, ctx_wp))
+			note("MHI: channel %u: doorbell at TRE %llu behind what the card consumed (context at TRE "
+			     "%llu): an older doorbell landing last",
+			     ch, static_cast<unsigned long long>((wp - c.geo.base) / mhi::kElementSize),
+			     static_cast<unsigned long long>((ctx_wp - c.geo.base) / mhi::kElementSize));
+		wp = ctx_wp;
+	}
+	if (doorbell_is_older(ch, wp, c.wp))
+		return;
 	c.wp = wp;
 	// Counted before the card fills any of them: see dl_unreturned().
 	c.posted_high = std::max(c.posted_high, posted(c));
@@ -881,7 +992,7 @@ void Mhi::service_ul(unsigned ch)
 		if (budget == 0) {
 			// The rest in a later pass: a ring full of large TDs must not
 			// hold the event loop.
-			pending_chdb_.set(ch);
+			reservice(ch);
 			host_.kick();
 			return;
 		}
@@ -970,7 +1081,7 @@ bool Mhi::send(unsigned ch, std::vector<uint8_t> msg, bool may_split)
 	c.out.push_back({std::move(msg), may_split});
 	if (asleep()) {
 		// It goes out once the host has the card back in M0.
-		pending_chdb_.set(ch);
+		reservice(ch);
 		return true;
 	}
 	service_dl(ch);
@@ -990,9 +1101,9 @@ size_t Mhi::events_without_credit() const
 	return n;
 }
 
-size_t Mhi::posted(const Channel &c)
+size_t Mhi::posted(const Channel &c, uint64_t wp)
 {
-	return static_cast<size_t>((c.wp + c.geo.len - c.rp) % c.geo.len / mhi::kElementSize);
+	return static_cast<size_t>((wp + c.geo.len - c.rp) % c.geo.len / mhi::kElementSize);
 }
 
 size_t Mhi::dl_unreturned(unsigned ch) const

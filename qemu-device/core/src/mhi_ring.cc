@@ -110,6 +110,30 @@ void EventRing::poll()
 		signal();
 }
 
+EventRing::Snapshot EventRing::snapshot() const
+{
+	Snapshot s;
+	s.loaded = loaded_;
+	if (!loaded_)
+		return s;
+	const auto index = [this](uint64_t addr) { return (addr - geo_.base) / kElementSize; };
+	s.elements = geo_.elements();
+	s.rp = index(rp_);
+	s.wp = index(wp_);
+	EventContext ctx;
+	if (host_.dma_read(ctx_, &ctx, sizeof(ctx)) == DmaStatus::Ok && geo_.contains(ctx.rp) &&
+	    geo_.contains(ctx.wp)) {
+		s.ctx_readable = true;
+		s.ctx_rp = index(ctx.rp);
+		s.ctx_wp = index(ctx.wp);
+	}
+	s.queued = pending_.size();
+	s.msi_held = msi_held_;
+	s.msivec = msivec_;
+	s.last_msi_ns = last_msi_ns_;
+	return s;
+}
+
 bool CommandRing::load(uint64_t ctx_addr)
 {
 	CommandContext ctx;

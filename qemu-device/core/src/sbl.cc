@@ -316,6 +316,8 @@ void Sbl::maybe_hand_over()
 			      mhi_.dl_backlog(chan::kLoggingDl) + log_queue_.size(), mhi_.dl_unreturned(chan::kLoggingDl),
 			      mhi_.events_without_credit());
 		host_.guest_error(m);
+		if (log_owed)
+			host_.trace(("SBL: boot log " + mhi_.describe_dl(chan::kLoggingDl)).c_str());
 	}
 	if (release_held && mhi_.channel_running(chan::kLoggingDl))
 		send_held_lines("as the SBL hands over to AMSS");

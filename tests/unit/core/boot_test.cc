@@ -674,6 +674,60 @@ TEST_F(BootTest, LoopbackEchoesEverySizeAcrossHostBuffers)
 	EXPECT_EQ(mhi->ul_done[0], 3u) << "one completion per TD";
 }
 
+TEST_F(BootTest, AnOlderChannelDoorbellLandingLastTakesBackNoBuffer)
+{
+	// Linux's mhi_queue() rings outside the channel lock: of two contexts
+	// queuing on one channel, the one that read the older write pointer
+	// can ring it last. The buffers the newer doorbell posted stay posted.
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(0));
+	ASSERT_TRUE(mhi->start(1));
+	mhi->requeue = false;
+	mhi->queue_dl_unrung(1, 64, 1);
+	const uint64_t older = mhi->ring_wp(1);
+	mhi->queue_dl_unrung(1, 64, 1);
+	ASSERT_NE(older, mhi->ring_wp(1));
+	mhi->ring_channel(1); // the context's wp, then the doorbell, at the newer TRE
+	mhi->ring(regs::kChdbBase + 8 * 1, older);
+	mhi->settle();
+	mhi->send(0, std::vector<uint8_t>(8, 1));
+	mhi->send(0, std::vector<uint8_t>(8, 2));
+	EXPECT_EQ(mhi->pop(1), std::vector<uint8_t>(8, 1));
+	EXPECT_EQ(mhi->pop(1), std::vector<uint8_t>(8, 2)) << "the second buffer was taken back";
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+	EXPECT_NE(std::find_if(host.traces.begin(), host.traces.end(),
+			       [](const std::string &t) { return t.find("channel 1: doorbell at TRE 1 behind TRE 2 ignored") != std::string::npos; }),
+		  host.traces.end());
+}
+
+TEST_F(BootTest, AnOlderChannelDoorbellBehindWhatTheCardConsumedPostsNothing)
+{
+	// The older doorbell lands after the card has already filled the TREs
+	// it names and more: by its pointer alone the host would have posted
+	// the ring nearly full. The context's wp, written before every
+	// doorbell, says what is posted.
+	make(true);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(0));
+	ASSERT_TRUE(mhi->start(1));
+	mhi->requeue = false;
+	mhi->queue_dl_unrung(1, 64, 1);
+	const uint64_t older = mhi->ring_wp(1);
+	mhi->queue_dl(1, 64, 2);
+	for (uint8_t i = 1; i <= 3; i++) {
+		mhi->send(0, std::vector<uint8_t>(8, i));
+		EXPECT_EQ(mhi->pop(1), std::vector<uint8_t>(8, i));
+	}
+	mhi->ring(regs::kChdbBase + 8 * 1, older);
+	mhi->settle();
+	mhi->send(0, std::vector<uint8_t>(8, 4));
+	EXPECT_TRUE(mhi->pop(1).empty()) << "served into a TRE the host never posted";
+	mhi->queue_dl(1, 64, 1);
+	EXPECT_EQ(mhi->pop(1), std::vector<uint8_t>(8, 4));
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
 TEST_F(BootTest, IeobTresGetTheirOwnCompletionBeforeTheTdsEot)
 {
 	make(true);
@@ -1019,6 +1073,40 @@ TEST_F(BootTest, SblKeepsItsBootLogForABusyHostThatReadsLate)
 	EXPECT_NE(log.find("starting AMSS"), std::string::npos) << log;
 	mhi->settle();
 	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+}
+
+TEST_F(BootTest, SblReportsBothSidesOfTheBootLogChannelWhenItsGracePeriodEnds)
+{
+	// The host took the SBL's lines and then queued its buffers again
+	// without a doorbell: the report at the end of the grace period shows
+	// both the card's ring pointers and what lies in the host's memory.
+	make(false);
+	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
+	mhi->ready_handshake();
+	ASSERT_TRUE(mhi->start(chan::kLoggingUl));
+	ASSERT_TRUE(mhi->start(chan::kLoggingDl));
+	mhi->keep_buffers.insert(chan::kLoggingDl);
+	mhi->queue_dl(chan::kLoggingDl, 4096, 4);
+	ASSERT_TRUE(mhi->start(2));
+	ASSERT_TRUE(mhi->start(3));
+	mhi->queue_dl(3, 0xFFFF);
+	for (int i = 0; i < 20; i++)
+		serve_sahara();
+	while (!mhi->pop(chan::kLoggingDl).empty()) {
+	}
+	mhi->queue_dl_unrung(chan::kLoggingDl, 4096, 3);
+	mhi->fire_timer();
+	mhi->settle();
+	ASSERT_EQ(host.errors.size(), 1u);
+	EXPECT_NE(host.errors[0].find("boot log"), std::string::npos) << host.errors[0];
+	const auto report = std::find_if(host.traces.begin(), host.traces.end(), [](const std::string &t) {
+		return t.find("SBL: boot log channel 13") != std::string::npos;
+	});
+	ASSERT_NE(report, host.traces.end());
+	EXPECT_NE(report->find("card rp 4 wp 4 of 32"), std::string::npos) << *report;
+	EXPECT_NE(report->find("host context wp 4"), std::string::npos) << *report;
+	EXPECT_NE(report->find("3 transfer TREs past the card's wp"), std::string::npos) << *report;
+	EXPECT_NE(report->find("event ring 0: card rp"), std::string::npos) << *report;
 }
 
 // ---- what the kernel's MHI host stack may ask beyond what qaic does --------

@@ -60,6 +60,7 @@ public:
 	unsigned msi_vectors_enabled() const override { return vectors; }
 	uint64_t now_ns() const override { return clock_ns; }
 	void guest_error(const char *msg) override { errors.emplace_back(msg); }
+	void trace(const char *msg) override { traces.emplace_back(msg); }
 	void kick() override { kicks++; }
 	void arm_timer(uint64_t deadline_ns) override { deadline = deadline_ns; }
 
@@ -79,6 +80,7 @@ public:
 	uint64_t mem_limit = 1ull << 32; // bus addresses at or beyond this fault
 	std::vector<unsigned> msis;
 	std::vector<std::string> errors;
+	std::vector<std::string> traces;
 	unsigned vectors = 32;
 	uint64_t clock_ns = 0;
 	std::atomic<unsigned> kicks{0}; // NSP threads kick too

@@ -186,6 +186,18 @@ public:
 		settle();
 	}
 
+	// Writes `n` receive TREs on DL channel `ch` and rings no doorbell: a
+	// host whose MHI state forbids doorbells (MHI_DB_ACCESS_VALID).
+	void queue_dl_unrung(unsigned ch, uint32_t len, unsigned n)
+	{
+		Chan &c = chans_.at(ch);
+		for (unsigned i = 0; i < n; i++) {
+			const uint64_t buf = alloc(len, 8);
+			add_tre(c, buf, len, mhi::kTreIeot);
+			c.bufs[c.last] = {buf, len};
+		}
+	}
+
 	// Sends one TD on UL channel `ch`, one TRE per piece (CHAIN on all but
 	// the last, which has IEOT), plus `extra` flags on every TRE.
 	void send(unsigned ch, const std::vector<std::vector<uint8_t>> &pieces, uint32_t extra = 0)

@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -92,6 +93,10 @@ public:
 	// started, less what it has posted now. Zero once a host that reposts
 	// each buffer after reading it has read everything.
 	size_t dl_unreturned(unsigned ch) const;
+	// The card's and the host's view of DL channel `ch` and its event ring,
+	// read from host memory now: for the report of a host that seems to
+	// have stopped answering, never for decisions.
+	std::string describe_dl(unsigned ch) const;
 	// The firmware stops serving `ch` (its EE is over); queued data is lost.
 	void retire_channel(unsigned ch);
 	bool channel_running(unsigned ch) const;
@@ -166,7 +171,15 @@ private:
 	void write_ctrl(uint32_t value);
 	uint32_t status_reg() const;
 	void channel_doorbell(unsigned ch, uint64_t wp);
-	static size_t posted(const Channel &c); // TREs between RP and WP
+	void take_channel_doorbell(unsigned ch, uint64_t wp);
+	bool doorbell_is_older(unsigned ch, uint64_t wp, uint64_t than);
+	static bool older(const Channel &c, uint64_t wp, uint64_t than);
+	// Has process() serve `ch` again up to the furthest write pointer known.
+	void reservice(unsigned ch);
+	// TREs between the card's RP and the host's WP (by default, the last
+	// one the card took).
+	static size_t posted(const Channel &c, uint64_t wp);
+	static size_t posted(const Channel &c) { return posted(c, c.wp); }
 
 	void mhi_reset_from_host();
 	void drop_channels();
@@ -224,6 +237,9 @@ private:
 
 	// Doorbells as the host last wrote them (64-bit, written high then low).
 	std::array<uint64_t, regs::kNumChannels> ch_db_{};
+	// The write pointer each pending channel doorbell hands to process():
+	// the furthest the host has rung (see doorbell_is_older()).
+	std::array<uint64_t, regs::kNumChannels> ch_wp_{};
 	std::array<uint64_t, regs::kMaxEventRings> er_db_{};
 
 	// Work queued by register writes, done in process().

@@ -64,6 +64,22 @@ public:
 	size_t queued() const { return pending_.size(); }
 	static constexpr size_t kMaxQueued = 1024;
 
+	// The card's view of the ring next to the host's (its context in host
+	// memory, read now), for reports when the host seems to have stopped
+	// answering. Element indices, not addresses.
+	struct Snapshot {
+		bool loaded = false;
+		uint64_t elements = 0;
+		uint64_t rp = 0, wp = 0;         // the card's
+		uint64_t ctx_rp = 0, ctx_wp = 0; // in the host's context
+		bool ctx_readable = false;
+		size_t queued = 0;
+		bool msi_held = false;
+		unsigned msivec = 0;
+		uint64_t last_msi_ns = 0;
+	};
+	Snapshot snapshot() const;
+
 private:
 	bool write_one(const RingElement &e, bool irq);
 	void signal();
