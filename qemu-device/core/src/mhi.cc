@@ -946,27 +946,28 @@ void Mhi::channel_doorbell(unsigned ch, uint64_t wp)
 		error("MHI: channel %u doorbell 0x%llx outside its ring", ch, static_cast<unsigned long long>(wp));
 		return;
 	}
-	// The host writes the context's wp, after the TREs, just before each
-	// doorbell, so the context is never behind the doorbell it precedes.
-	// An older doorbell landing last usually finds the newer value there
-	// already; one older than what the card has consumed would read as a
-	// ring posted nearly full. The context's wp is what the card serves
-	// (as a card in burst mode reads it); the doorbell is the fallback.
-	uint64_t ctx_wp = 0;
-	if (host_.dma_read(c.ctx + mhi::kCtxWpOffset, &ctx_wp, sizeof(ctx_wp)) == DmaStatus::Ok &&
-	    c.geo.contains(ctx_wp)) {
-		// A context ahead of the doorbell is common (the host is about to
-		// ring again); a doorbell ahead of the context is the older
-		// doorbell that would have read as a ring posted nearly full.
-		if (posted(c, wp) > posted(c, ctx_wp))
-			note("MHI: channel %u: doorbell at TRE %llu behind what the card consumed (context at TRE "
-			     "%llu): an older doorbell landing last",
-			     ch, static_cast<unsigned long long>((wp - c.geo.base) / mhi::kElementSize),
-			     static_cast<unsigned long long>((ctx_wp - c.geo.base) / mhi::kElementSize));
-		wp = ctx_wp;
-	}
 	if (doorbell_is_older(ch, wp, c.wp))
 		return;
+	// The host writes the context's wp, after the TREs, just before each
+	// doorbell (MHI requires it; Linux's mhi_ring_chan_db() does it), so
+	// the context is never behind the doorbell it precedes. A doorbell
+	// ahead of the context is therefore an older one that landed after
+	// the card had consumed past it: by its value alone it posts the ring
+	// nearly full. The context says what is posted then (as a card in
+	// burst mode reads it). A context the card cannot use leaves the
+	// doorbell's value.
+	uint64_t ctx_wp = 0;
+	if (posted(c, wp) > posted(c) &&
+	    host_.dma_read(c.ctx + mhi::kCtxWpOffset, &ctx_wp, sizeof(ctx_wp)) == DmaStatus::Ok &&
+	    c.geo.contains(ctx_wp) && posted(c, ctx_wp) < posted(c, wp)) {
+		note("MHI: channel %u: doorbell at TRE %llu ahead of the context's TRE %llu: an older doorbell "
+		     "landing last, behind what the card consumed",
+		     ch, static_cast<unsigned long long>((wp - c.geo.base) / mhi::kElementSize),
+		     static_cast<unsigned long long>((ctx_wp - c.geo.base) / mhi::kElementSize));
+		if (posted(c, ctx_wp) <= posted(c))
+			return;
+		wp = ctx_wp;
+	}
 	c.wp = wp;
 	// Counted before the card fills any of them: see dl_unreturned().
 	c.posted_high = std::max(c.posted_high, posted(c));

@@ -211,7 +211,7 @@ public:
 				fail("out of DL buffer space");
 			add_tre(c, buf, len, mhi::kTreIeot);
 		}
-		op([&](Writer &w) { w.doorbell(Writer::kChannel, static_cast<uint8_t>(ch), c.wp); });
+		ring_channel(ch, c.wp);
 		settle();
 	}
 
@@ -228,7 +228,7 @@ public:
 			if (last)
 				break;
 		}
-		op([&](Writer &w) { w.doorbell(Writer::kChannel, static_cast<uint8_t>(ch), c.wp); });
+		ring_channel(ch, c.wp);
 		settle();
 	}
 
@@ -323,6 +323,12 @@ private:
 		op([&](Writer &w) { w.doorbell(Writer::kEventRing, 0, ev_wp_); });
 	}
 	static uint64_t next(uint64_t p, uint64_t base, unsigned n) { return p + 16 == base + n * 16 ? base : p + 16; }
+	// As Linux's mhi_ring_chan_db(): the context's wp, then the doorbell.
+	void ring_channel(unsigned ch, uint64_t wp)
+	{
+		put(kChanCtx + ch * sizeof(mhi::ChannelContext) + mhi::kCtxWpOffset, &wp, sizeof(wp));
+		op([&](Writer &w) { w.doorbell(Writer::kChannel, static_cast<uint8_t>(ch), wp); });
+	}
 	void add_tre(Chan &c, uint32_t buf, uint32_t len, uint32_t flags)
 	{
 		const mhi::RingElement e{buf, len, (uint32_t{0x02} << 16) | flags};
@@ -354,7 +360,7 @@ private:
 				const auto [buf, len] = c.bufs[tre];
 				c.bufs.erase(tre);
 				add_tre(c, buf, len, mhi::kTreIeot);
-				op([&](Writer &w) { w.doorbell(Writer::kChannel, static_cast<uint8_t>(ch), c.wp); });
+				ring_channel(ch, c.wp);
 			}
 			op([](Writer &w) { w.settle(); });
 		}
