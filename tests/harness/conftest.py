@@ -25,6 +25,7 @@ DATA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-data-tests"
 HEALTH_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-health-tests"
 TEARDOWN_RACE_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-teardown-race-tests"
 STATUS_PADDING_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-status-padding-tests"
+CLOSE_AFTER_UNBIND_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-close-after-unbind-tests"
 # The compiled networks with their reference pairs (docs/compiler.md).
 NETWORKS = BUILD / "cmake" / "tools" / "qpc-networks"
 
@@ -88,6 +89,11 @@ RACE_SUITES = {"bootlog_race": ("bootlog", "boot-log"), "timesync_race": ("times
 # The padded-STATUS reproducer's cases per run (tests/guest/qaic_status_padding_tests.cc).
 STATUS_PADDING_RUN_CASES = ["loaded", "padded_status"]
 
+# The close-after-unbind reproducer's cases per run
+# (tests/guest/qaic_close_after_unbind_tests.cc); an oops run ends early.
+CLOSE_AFTER_UNBIND_OOPS_CASES = ["loaded", "close_after_unbind"]
+CLOSE_AFTER_UNBIND_CLEAN_CASES = CLOSE_AFTER_UNBIND_OOPS_CASES + ["rebound"]
+
 # A guest runs the suites one after the other, each introduced by this line.
 SUITE_MARK = re.compile(r"^# suite: (\S+)$")
 
@@ -116,11 +122,20 @@ class Config:
     # Upstream's padded-STATUS bug (docs/upstream-bugs.md), after the other
     # suites: (label, module, expect) runs, expect "fixed" or "bug".
     status_padding: tuple = ()
+    # Upstream's use after free at a close() after unbind (docs/upstream-bugs.md):
+    # (label, module, expect) runs, expect "clean" or "oops" (last).
+    close_after_unbind: tuple = ()
+    # Extra guest kernel parameters (vm-run --kernel-arg).
+    kernel_args: tuple = ()
+    # Known upstream bugs the health suite keeps out of its way, and says so
+    # (qaic-health-tests --known-bug NAME): "close-after-unbind".
+    health_known_bugs: tuple = ()
 
     @property
     def driver(self):
-        if self.bootlog_race or self.timesync_race:
-            return "/".join(label for label, _, _ in self.bootlog_race or self.timesync_race)
+        runs = self.bootlog_race or self.timesync_race or self.close_after_unbind
+        if runs:
+            return "/".join(label for label, _, _ in runs)
         return "upstream" if self.upstream else "ours"
 
     @property
@@ -133,6 +148,7 @@ class Config:
     def suites(self):
         return ((["boot"] if self.boot else []) + (["bootlog_race"] if self.bootlog_race else [])
                 + (["timesync_race"] if self.timesync_race else [])
+                + (["close_after_unbind"] if self.close_after_unbind else [])
                 + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
                 + (["health"] if self.health else []) + (["status_padding"] if self.status_padding else []))
 
@@ -147,6 +163,9 @@ class Config:
             return list(HEALTH_CASES)
         if suite == "status_padding":
             return [f"{label}_{c}" for label, _, _ in self.status_padding for c in STATUS_PADDING_RUN_CASES]
+        if suite == "close_after_unbind":
+            return [f"{label}_{c}" for label, _, expect in self.close_after_unbind
+                    for c in (CLOSE_AFTER_UNBIND_OOPS_CASES if expect == "oops" else CLOSE_AFTER_UNBIND_CLEAN_CASES)]
         if suite in RACE_SUITES:
             return [f"{label}_{c}" for label, _, expect in self.race_runs(suite)
                     for c in (BOOTLOG_RACE_RUN_CASES if expect == "oops" else BOOTLOG_RACE_CLEAN_CASES)]
@@ -205,14 +224,27 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
            Config("k7.3-1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=True, kernel="7.3"),
            # Both end with upstream's padded-STATUS reproducer: the driver with
            # patch 0002 answers, the driver as it is times out.
-           # Its health suite (qaic-health-tests --upstream 7.3) is out of
-           # make test for now: upstream 7.3 oopsed once in reload_under_load
-           # (cleanup_srcu_struct from drm_release, a file closed after the
-           # driver was reloaded), which needs its own reproducer first.
+           # Its health suite (qaic-health-tests --upstream 7.3) keeps out of
+           # the way of upstream's use after free at a close() after unbind
+           # (its users close before an unbind: --known-bug close-after-unbind),
+           # which k7.3-close-after-unbind reproduces.
            Config("k7.3-upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True,
-                  data=True, kernel="7.3",
+                  data=True, health=True, health_known_bugs=("close-after-unbind",), kernel="7.3",
                   status_padding=(("upstream_patched", UPSTREAM73_PATCHED_MODULE, "fixed"),
-                                  ("upstream", UPSTREAM_MODULES["7.3"], "bug")))]
+                                  ("upstream", UPSTREAM_MODULES["7.3"], "bug"))),
+           # Upstream's use after free of its qaic_device at a close() after
+           # unbind, made certain by init_on_free=1 (the freed memory is zeroes
+           # by the close), on each kernel (docs/upstream-bugs.md): ours and
+           # upstream's with patch 0005 (7.3) or 0006 (6.12) close cleanly;
+           # upstream's as it is oopses, last.
+           Config("close-after-unbind", 1, 1, boot=False, kernel_args=("init_on_free=1",),
+                  close_after_unbind=(("ours", OUR_MODULE, "clean"),
+                                      ("upstream_patched", UPSTREAM_PATCHED_MODULE, "clean"),
+                                      ("upstream", UPSTREAM_MODULE, "oops"))),
+           Config("k7.3-close-after-unbind", 1, 1, boot=False, kernel="7.3", kernel_args=("init_on_free=1",),
+                  close_after_unbind=(("ours", OUR_MODULES["7.3"], "clean"),
+                                      ("upstream_patched", UPSTREAM73_PATCHED_MODULE, "clean"),
+                                      ("upstream", UPSTREAM_MODULES["7.3"], "oops")))]
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
 KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
@@ -360,6 +392,8 @@ def guest_run(config: Config) -> GuestRun:
         module += ["--card-opts", config.card_opts]
     if config.module_args:
         module += ["--module-args", config.module_args]
+    for arg in config.kernel_args:
+        module += ["--kernel-arg", arg]
     # The boot suite first: its "online" note times the boot, and its
     # reload and reset cases leave the card ONLINE again.
     script = "rc=0; "
@@ -376,6 +410,14 @@ def guest_run(config: Config) -> GuestRun:
         for label, mod, expect in runs:
             race_args += ["--run", f"{label}={mod}:{expect}"]
         script += f"echo '# suite: {suite}'; " + shlex.join([str(TEARDOWN_RACE_TESTS), *race_args]) + " || rc=1; "
+    if config.close_after_unbind:
+        for path in (CLOSE_AFTER_UNBIND_TESTS, *(m for _, m, _ in config.close_after_unbind)):
+            assert Path(path).exists(), f"{path} missing: run 'make' first"
+        cau_args = ["--card", "0"]
+        for label, mod, expect in config.close_after_unbind:
+            cau_args += ["--run", f"{label}={mod}:{expect}"]
+        script += ("echo '# suite: close_after_unbind'; " + shlex.join([str(CLOSE_AFTER_UNBIND_TESTS), *cau_args])
+                   + " || rc=1; ")
     if config.nnc:
         assert NNC_TESTS.exists(), f"{NNC_TESTS} missing: run 'make' first"
         script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
@@ -387,6 +429,8 @@ def guest_run(config: Config) -> GuestRun:
     if config.health:
         assert HEALTH_TESTS.exists(), f"{HEALTH_TESTS} missing: run 'make' first"
         health_args = ["--card", str(config.cards - 1)] + (["--upstream", config.kernel] if config.upstream else [])
+        for bug in config.health_known_bugs:
+            health_args += ["--known-bug", bug]
         script += "echo '# suite: health'; " + shlex.join([str(HEALTH_TESTS), *health_args]) + " || rc=1; "
     if config.status_padding:
         for path in (STATUS_PADDING_TESTS, *(m for _, m, _ in config.status_padding)):
@@ -459,7 +503,8 @@ def pytest_generate_tests(metafunc):
 # a guest's run as a whole (no crash, complete suites, clean serial log, no
 # sanitizer report).
 _outcomes = {}
-ALL_SUITES = ("boot", "bootlog_race", "timesync_race", "nnc", "data", "health", "status_padding")
+ALL_SUITES = ("boot", "bootlog_race", "timesync_race", "close_after_unbind", "nnc", "data", "health",
+              "status_padding")
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The reproducer of upstream qaic's use after free at a close() after unbind
+// (docs/upstream-bugs.md, patches/upstream/0005-* and 0006-*). Upstream
+// allocates its qaic_device with devm_kzalloc(), so it is freed when the
+// card is unbound, but the SRCU structs in it are cleaned up by DRM managed
+// actions that run when the last reference to the DRM device goes: for a
+// node still open at unbind, at its close(). The guest boots with
+// init_on_free=1 (the harness's configuration), so the freed memory is
+// zeroes by then and the first cleanup_srcu_struct() oopses every time
+// instead of reading whatever is left there.
+//
+// Each --run loads MODULE in place of the qaic module that is loaded (if
+// any), waits for the card to be ONLINE, and has a child process open the
+// accel node, hold it across an unbind of the card, then close it. EXPECT is
+// "clean" (the child's close returns and the kernel says nothing; the card
+// is bound again, comes ONLINE and the module unloads) or "oops" (the close
+// oopses in cleanup_srcu_struct() under drm_release()). Nothing can follow
+// an oops run, so it must be the last.
+//
+// Usage: qaic-close-after-unbind-tests [--card N] --run LABEL=MODULE:clean|oops ...
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "guest_util.h"
+#include "ktap.h"
+#include "qaic.h"
+
+namespace {
+
+using namespace guest_util;
+
+struct Run {
+	std::string label, module;
+	bool expect_oops = false;
+};
+
+struct Options {
+	unsigned card = 0;
+	std::vector<Run> runs;
+};
+
+int shell(const std::string &cmd)
+{
+	const int st = std::system(cmd.c_str());
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// A line in the kernel log, so that the serial log shows where each run
+// starts (the harness accepts the expected oops only after this line).
+void kmsg(const std::string &line)
+{
+	const int fd = ::open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	const std::string text = "aic100-test: " + line + "\n";
+	(void)!::write(fd, text.data(), text.size());
+	::close(fd);
+}
+
+// The kernel's report of trouble in `log`, from its first line, or "".
+std::string trouble_in(const std::string &log)
+{
+	for (const char *pat : {"BUG:", "Oops", "general protection", "WARNING:", "Call Trace"}) {
+		size_t at = log.find(pat);
+		if (at == std::string::npos)
+			continue;
+		at = log.rfind('\n', at);
+		return log.substr(at == std::string::npos ? 0 : at + 1, 3000);
+	}
+	return {};
+}
+
+// `text` as KTAP diagnostic lines (each one prefixed by the note's "# ").
+std::string as_diagnostic(const std::string &text)
+{
+	std::string out;
+	for (char c : text)
+		out += c == '\n' ? std::string("\n    # ") : std::string(1, c);
+	return out;
+}
+
+// One byte from `fd` within the time, or 0 (timeout, EOF or error).
+char read_byte(int fd, double timeout_s)
+{
+	pollfd p{fd, POLLIN, 0};
+	if (::poll(&p, 1, static_cast<int>(timeout_s * 1000)) != 1)
+		return 0;
+	char c = 0;
+	return ::read(fd, &c, 1) == 1 ? c : 0;
+}
+
+// The child that holds the node: opens it, says 'o' (or 'e' and exits 1),
+// waits for 'c', closes it, says 'd' and exits 0. The kernel kills it if its
+// close() oopses.
+pid_t start_holder(const std::string &node, int to_child[2], int from_child[2])
+{
+	const pid_t pid = ::fork();
+	if (pid != 0)
+		return pid;
+	::close(to_child[1]);
+	::close(from_child[0]);
+	const int fd = ::open(node.c_str(), O_RDWR | O_CLOEXEC);
+	const char opened = fd >= 0 ? 'o' : 'e';
+	(void)!::write(from_child[1], &opened, 1);
+	if (fd < 0)
+		::_exit(1);
+	char go = 0;
+	if (::read(to_child[0], &go, 1) != 1 || go != 'c')
+		::_exit(2);
+	::close(fd);
+	const char done = 'd';
+	(void)!::write(from_child[1], &done, 1);
+	::_exit(0);
+}
+
+// Waits for `pid` to end within the time; its wait status, or -1 (then it
+// is sent SIGKILL and left: a task stuck in the kernel would not go).
+int reap(pid_t pid, double timeout_s)
+{
+	int st = 0;
+	if (!wait_for([&] { return ::waitpid(pid, &st, WNOHANG) == pid; }, timeout_s)) {
+		::kill(pid, SIGKILL);
+		return -1;
+	}
+	return st;
+}
+
+std::string describe_status(int st)
+{
+	if (st < 0)
+		return "still running after the timeout";
+	if (WIFSIGNALED(st))
+		return std::string("killed by ") + strsignal(WTERMSIG(st));
+	return "exit " + std::to_string(WEXITSTATUS(st));
+}
+
+void add_run(ktap::Suite &s, const Options &o, const Run &r)
+{
+	// Shared by the run's cases: where the kernel log stood when the run
+	// began, and the card's address.
+	struct State {
+		size_t mark = 0;
+		std::string bdf;
+	};
+	auto st = std::make_shared<State>();
+
+	s.add(r.label + "_loaded", [=](ktap::Case &t) {
+		if (std::filesystem::exists("/sys/module/qaic"))
+			t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
+		t.expect(shell("modprobe -a drm mhi") == 0, "modprobe drm mhi failed");
+		kmsg(r.label + ": close-after-unbind reproducer armed; loading " + r.module);
+		st->mark = dmesg().size();
+		t.expect(shell("insmod " + r.module) == 0, "insmod %s failed", r.module.c_str());
+		auto cards = qaic::find_cards();
+		if (o.card >= cards.size())
+			return t.expect(false, "no card %u", o.card);
+		st->bdf = cards[o.card].bdf;
+		t.expect(wait_online(st->bdf), "card %s not ONLINE after loading %s", st->bdf.c_str(),
+			 r.module.c_str());
+	});
+
+	s.add(r.label + "_close_after_unbind", [=](ktap::Case &t) {
+		auto c = card_at(st->bdf);
+		if (!c || !c->accel_minor)
+			return t.expect(false, "no accel node for %s", st->bdf.c_str());
+		int to_child[2], from_child[2];
+		if (::pipe2(to_child, O_CLOEXEC) || ::pipe2(from_child, O_CLOEXEC))
+			return t.expect(false, "pipe: %s", std::strerror(errno));
+		const pid_t pid = start_holder(c->accel_node(), to_child, from_child);
+		::close(to_child[0]);
+		::close(from_child[1]);
+		const char opened = read_byte(from_child[0], 30);
+		t.expect(opened == 'o', "the holder did not open %s", c->accel_node().c_str());
+		if (opened == 'o') {
+			t.expect(spit("/sys/bus/pci/drivers/qaic/unbind", st->bdf), "unbind %s failed", st->bdf.c_str());
+			auto after = card_at(st->bdf);
+			t.expect(after && after->driver.empty() && !after->accel_minor,
+				 "%s still bound or with an accel node after the unbind", st->bdf.c_str());
+			const char go = 'c';
+			(void)!::write(to_child[1], &go, 1);
+		}
+		::close(to_child[1]);
+		const char closed = read_byte(from_child[0], 30);
+		::close(from_child[0]);
+		const int status = reap(pid, 30);
+		// The oops is printed by the close() itself, before the child is
+		// gone: it is in the log once the child is reaped.
+		const std::string trouble = trouble_in(dmesg().substr(std::min(st->mark, dmesg().size())));
+		if (r.expect_oops) {
+			t.expect(!trouble.empty(), "no oops at the close after the unbind (holder: %s; upstream fixed?)",
+				 describe_status(status).c_str());
+			t.expect(trouble.find("cleanup_srcu_struct") != std::string::npos &&
+					 trouble.find("drm_release") != std::string::npos,
+				 "the oops is not cleanup_srcu_struct under drm_release:\n    # %s",
+				 as_diagnostic(trouble).c_str());
+			t.expect(closed != 'd' && status >= 0 && WIFSIGNALED(status),
+				 "the holder's close returned (holder: %s)", describe_status(status).c_str());
+			if (!trouble.empty())
+				t.note("the expected oops (upstream bug, docs/upstream-bugs.md):\n    # %s",
+				       as_diagnostic(trouble).c_str());
+			return;
+		}
+		t.expect(closed == 'd' && status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			 "the holder's close did not return cleanly (holder: %s)", describe_status(status).c_str());
+		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
+	});
+
+	if (r.expect_oops)
+		return;
+	// The driver is whole after it: the card binds again, comes ONLINE, and
+	// the module unloads for the next run.
+	s.add(r.label + "_rebound", [=](ktap::Case &t) {
+		t.expect(spit("/sys/bus/pci/drivers/qaic/bind", st->bdf), "bind %s failed", st->bdf.c_str());
+		t.expect(wait_online(st->bdf), "card %s not ONLINE after binding it again", st->bdf.c_str());
+		t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
+		const std::string trouble = trouble_in(dmesg().substr(std::min(st->mark, dmesg().size())));
+		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
+	});
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Options o;
+	for (int i = 1; i + 1 < argc; i += 2) {
+		const std::string k = argv[i], v = argv[i + 1];
+		if (k == "--card") {
+			o.card = std::stoul(v);
+		} else if (k == "--run") {
+			const size_t eq = v.find('='), colon = v.rfind(':');
+			const std::string expect = colon == std::string::npos ? "" : v.substr(colon + 1);
+			if (eq == std::string::npos || colon < eq || (expect != "clean" && expect != "oops")) {
+				std::fprintf(stderr, "--run %s: want LABEL=MODULE:clean|oops\n", v.c_str());
+				return 2;
+			}
+			o.runs.push_back({v.substr(0, eq), v.substr(eq + 1, colon - eq - 1), expect == "oops"});
+		} else {
+			std::fprintf(stderr, "unknown option %s\n", k.c_str());
+			return 2;
+		}
+	}
+	for (size_t i = 0; i + 1 < o.runs.size(); i++)
+		if (o.runs[i].expect_oops) {
+			std::fprintf(stderr, "--run %s: an oops run must be the last\n", o.runs[i].label.c_str());
+			return 2;
+		}
+	if (o.runs.empty()) {
+		std::fprintf(stderr, "usage: %s [--card N] --run LABEL=MODULE:clean|oops ... (an oops run last)\n",
+			     argv[0]);
+		return 2;
+	}
+	ktap::Suite s;
+	for (const auto &r : o.runs)
+		add_run(s, o, r);
+	return s.run() ? 1 : 0;
+}
