@@ -2242,9 +2242,11 @@ void add_reload_reset(Suite &s, const Options &o)
 			       errno_counts(errnos).c_str());
 			std::fflush(stdout);
 		}
-		t.note("%u reloads (%u unbinding the cards under load, %u killing the users), ONLINE after insmod in "
+		t.note("%u reloads (%u unbinding the cards %s, %u killing the users), ONLINE after insmod in "
 		       "%.0f ms on average, %.0f at worst; %llu inferences checked, %llu wrong; the users were told %s",
-		       by_unbind + by_kill, by_unbind, by_kill, mean(online_ms), percentile(online_ms, 100),
+		       by_unbind + by_kill, by_unbind,
+		       o.close_after_unbind_bug ? "once their users were killed (the known bug)" : "under load", by_kill,
+		       mean(online_ms), percentile(online_ms, 100),
 		       static_cast<unsigned long long>(inferences), static_cast<unsigned long long>(mismatches),
 		       errno_counts(errnos).c_str());
 		expect_log_clean(t, km, "reloads");
