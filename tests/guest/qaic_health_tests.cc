@@ -3210,9 +3210,13 @@ int main(int argc, char **argv)
 			o.soak = v == "1";
 		else if (k == "--case")
 			o.only = v;
-		else if (k == "--known-bug" && v == "close-after-unbind")
+		else if (k == "--known-bug") {
+			if (v != "close-after-unbind") {
+				std::fprintf(stderr, "--known-bug %s: the known bugs are: close-after-unbind\n", v.c_str());
+				return 2;
+			}
 			o.close_after_unbind_bug = true;
-		else {
+		} else {
 			std::fprintf(stderr, "unknown option %s\n", k.c_str());
 			return 2;
 		}
