@@ -4,14 +4,20 @@
 #pragma once
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <iterator>
 #include <optional>
 #include <string>
 #include <thread>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "qaic.h"
 
@@ -90,6 +96,65 @@ inline std::string debugfs_dir(const qaic::Card &c)
 		if (std::filesystem::exists(d))
 			return d;
 	return {};
+}
+
+// Runs `cmd` with /bin/sh; its exit status, or -1 if it did not exit.
+inline int shell(const std::string &cmd)
+{
+	const int st = std::system(cmd.c_str());
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// A line in the kernel log, so that the serial log shows where a run starts
+// (the harness accepts an expected oops only after such a line).
+inline void kmsg(const std::string &line)
+{
+	const int fd = ::open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	const std::string text = "aic100-test: " + line + "\n";
+	(void)!::write(fd, text.data(), text.size());
+	::close(fd);
+}
+
+// The kernel's report of trouble in `log` (an oops, BUG or WARNING), from
+// its first line, or "".
+inline std::string kernel_trouble(const std::string &log)
+{
+	for (const char *pat : {"BUG:", "Oops", "general protection", "WARNING:", "Call Trace"}) {
+		size_t at = log.find(pat);
+		if (at == std::string::npos)
+			continue;
+		at = log.rfind('\n', at);
+		return log.substr(at == std::string::npos ? 0 : at + 1, 3000);
+	}
+	return {};
+}
+
+// `text` as KTAP diagnostic lines (each one prefixed by the note's "# ").
+inline std::string as_diagnostic(const std::string &text)
+{
+	std::string out;
+	for (char c : text)
+		out += c == '\n' ? std::string("\n    # ") : std::string(1, c);
+	return out;
+}
+
+// A "--run LABEL=MODULE:OUTCOME" argument of the reproducers that load
+// several qaic modules in turn: the parts, if OUTCOME is one of `outcomes`.
+struct ModuleRunArg {
+	std::string label, module, outcome;
+};
+inline std::optional<ModuleRunArg> parse_module_run(const std::string &v, std::initializer_list<const char *> outcomes)
+{
+	const size_t eq = v.find('='), colon = v.rfind(':');
+	if (eq == std::string::npos || colon == std::string::npos || colon < eq)
+		return std::nullopt;
+	ModuleRunArg r{v.substr(0, eq), v.substr(eq + 1, colon - eq - 1), v.substr(colon + 1)};
+	for (const char *o : outcomes)
+		if (r.outcome == o)
+			return r;
+	return std::nullopt;
 }
 
 } // namespace guest_util

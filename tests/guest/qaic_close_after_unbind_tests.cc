@@ -50,46 +50,6 @@ struct Options {
 	std::vector<Run> runs;
 };
 
-int shell(const std::string &cmd)
-{
-	const int st = std::system(cmd.c_str());
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-// A line in the kernel log, so that the serial log shows where each run
-// starts (the harness accepts the expected oops only after this line).
-void kmsg(const std::string &line)
-{
-	const int fd = ::open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	const std::string text = "aic100-test: " + line + "\n";
-	(void)!::write(fd, text.data(), text.size());
-	::close(fd);
-}
-
-// The kernel's report of trouble in `log`, from its first line, or "".
-std::string trouble_in(const std::string &log)
-{
-	for (const char *pat : {"BUG:", "Oops", "general protection", "WARNING:", "Call Trace"}) {
-		size_t at = log.find(pat);
-		if (at == std::string::npos)
-			continue;
-		at = log.rfind('\n', at);
-		return log.substr(at == std::string::npos ? 0 : at + 1, 3000);
-	}
-	return {};
-}
-
-// `text` as KTAP diagnostic lines (each one prefixed by the note's "# ").
-std::string as_diagnostic(const std::string &text)
-{
-	std::string out;
-	for (char c : text)
-		out += c == '\n' ? std::string("\n    # ") : std::string(1, c);
-	return out;
-}
-
 // One byte from `fd` within the time, or 0 (timeout, EOF or error).
 char read_byte(int fd, double timeout_s)
 {
@@ -196,7 +156,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 		const int status = reap(pid, 30);
 		// The oops is printed by the close() itself, before the child is
 		// gone: it is in the log once the child is reaped.
-		const std::string trouble = trouble_in(dmesg().substr(std::min(st->mark, dmesg().size())));
+		const std::string trouble = kernel_trouble(dmesg().substr(std::min(st->mark, dmesg().size())));
 		if (r.expect_oops) {
 			t.expect(!trouble.empty(), "no oops at the close after the unbind (holder: %s; upstream fixed?)",
 				 describe_status(status).c_str());
@@ -224,7 +184,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 		t.expect(spit("/sys/bus/pci/drivers/qaic/bind", st->bdf), "bind %s failed", st->bdf.c_str());
 		t.expect(wait_online(st->bdf), "card %s not ONLINE after binding it again", st->bdf.c_str());
 		t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
-		const std::string trouble = trouble_in(dmesg().substr(std::min(st->mark, dmesg().size())));
+		const std::string trouble = kernel_trouble(dmesg().substr(std::min(st->mark, dmesg().size())));
 		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
 	});
 }
@@ -239,13 +199,12 @@ int main(int argc, char **argv)
 		if (k == "--card") {
 			o.card = std::stoul(v);
 		} else if (k == "--run") {
-			const size_t eq = v.find('='), colon = v.rfind(':');
-			const std::string expect = colon == std::string::npos ? "" : v.substr(colon + 1);
-			if (eq == std::string::npos || colon < eq || (expect != "clean" && expect != "oops")) {
+			const auto run = parse_module_run(v, {"clean", "oops"});
+			if (!run) {
 				std::fprintf(stderr, "--run %s: want LABEL=MODULE:clean|oops\n", v.c_str());
 				return 2;
 			}
-			o.runs.push_back({v.substr(0, eq), v.substr(eq + 1, colon - eq - 1), expect == "oops"});
+			o.runs.push_back({run->label, run->module, run->outcome == "oops"});
 		} else {
 			std::fprintf(stderr, "unknown option %s\n", k.c_str());
 			return 2;

@@ -43,12 +43,6 @@ struct Options {
 	std::vector<Run> runs;
 };
 
-int shell(const std::string &cmd)
-{
-	const int st = std::system(cmd.c_str());
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 // The padded transaction: type STATUS_FROM_USR, len 16, 8 zero bytes after
 // the header.
 std::vector<uint8_t> padded_status()
@@ -110,13 +104,12 @@ int main(int argc, char **argv)
 		if (k == "--card") {
 			o.card = std::stoul(v);
 		} else if (k == "--run") {
-			const size_t eq = v.find('='), colon = v.rfind(':');
-			const std::string expect = colon == std::string::npos ? "" : v.substr(colon + 1);
-			if (eq == std::string::npos || colon < eq || (expect != "fixed" && expect != "bug")) {
+			const auto run = parse_module_run(v, {"fixed", "bug"});
+			if (!run) {
 				std::fprintf(stderr, "--run %s: want LABEL=MODULE:fixed|bug\n", v.c_str());
 				return 2;
 			}
-			o.runs.push_back({v.substr(0, eq), v.substr(eq + 1, colon - eq - 1), expect == "fixed"});
+			o.runs.push_back({run->label, run->module, run->outcome == "fixed"});
 		} else {
 			std::fprintf(stderr, "unknown option %s\n", k.c_str());
 			return 2;

@@ -120,46 +120,6 @@ GateCounts operator-(GateCounts a, const GateCounts &b)
 	return a;
 }
 
-int shell(const std::string &cmd)
-{
-	const int st = std::system(cmd.c_str());
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-// A line in the kernel log, so that the serial log shows where each run
-// starts (the harness accepts an expected oops only after this line).
-void kmsg(const std::string &line)
-{
-	const int fd = ::open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	const std::string text = "aic100-test: " + line + "\n";
-	(void)!::write(fd, text.data(), text.size());
-	::close(fd);
-}
-
-// The kernel's report of trouble in `log`, from its first line, or "".
-std::string oops_in(const std::string &log)
-{
-	for (const char *pat : {"BUG:", "Oops", "general protection", "WARNING:", "Call Trace"}) {
-		size_t at = log.find(pat);
-		if (at == std::string::npos)
-			continue;
-		at = log.rfind('\n', at);
-		return log.substr(at == std::string::npos ? 0 : at + 1, 3000);
-	}
-	return {};
-}
-
-// `text` as KTAP diagnostic lines (each one prefixed by the note's "# ").
-std::string as_diagnostic(const std::string &text)
-{
-	std::string out;
-	for (char c : text)
-		out += c == '\n' ? std::string("\n    # ") : std::string(1, c);
-	return out;
-}
-
 void add_run(ktap::Suite &s, const Options &o, const Run &r)
 {
 	const Race &race = *o.race;
@@ -209,7 +169,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 		wait_for([&] {
 			const std::string log = dmesg();
 			since = log.substr(std::min(st->mark, log.size()));
-			oops = oops_in(since);
+			oops = kernel_trouble(since);
 			online = is_online(st->bdf);
 			return online || !oops.empty();
 		}, kOutcomeTimeout);
@@ -218,7 +178,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 			// only once the logging client's remove() flushes them.
 			wait_for([&] {
 				const std::string log = dmesg();
-				oops = oops_in(log.substr(std::min(st->mark, log.size())));
+				oops = kernel_trouble(log.substr(std::min(st->mark, log.size())));
 				return !oops.empty();
 			}, 30);
 		}
@@ -279,7 +239,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 		qaic::Mailbox mb(st->bdf);
 		const std::string err = mb.run(race.normal);
 		t.expect(err.empty(), "%s: %s", race.normal, err.c_str());
-		const std::string trouble = oops_in(dmesg().substr(std::min(st->mark, dmesg().size())));
+		const std::string trouble = kernel_trouble(dmesg().substr(std::min(st->mark, dmesg().size())));
 		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
 	});
 }
