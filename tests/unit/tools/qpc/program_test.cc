@@ -462,11 +462,10 @@ TEST(QpcProgram, ReaderChecksAQuantizeStep)
 		EXPECT_NE(err.find(why), std::string::npos) << "got: " << err;
 	};
 	const std::string step = "its Quantize step must take a float tensor";
-	refused([](netdesc::networkDescriptor &d) { d.mutable_inputs(0)->mutable_io_initial()->set_type(netdesc::Int8QTy); },
-		step);
-	refused([](netdesc::networkDescriptor &d) { d.mutable_inputs(0)->mutable_io_initial()->set_dims(0, 4095); }, step);
-	refused([](netdesc::networkDescriptor &d) { d.mutable_inputs(0)->mutable_transformseq(0)->set_type(netdesc::UInt8QTy); },
-		step);
+	using Desc = netdesc::networkDescriptor;
+	refused([](Desc &d) { d.mutable_inputs(0)->mutable_io_initial()->set_type(netdesc::Int8QTy); }, step);
+	refused([](Desc &d) { d.mutable_inputs(0)->mutable_io_initial()->set_dims(0, 4095); }, step);
+	refused([](Desc &d) { d.mutable_inputs(0)->mutable_transformseq(0)->set_type(netdesc::UInt8QTy); }, step);
 	refused([](netdesc::networkDescriptor &d) { d.mutable_inputs(0)->mutable_transformseq()->SwapElements(0, 1); },
 		"its transforms must be one CopyDMABuffer, or for an input a Quantize");
 	refused(
