@@ -3,7 +3,8 @@
 """The qaic-runner runs of scripts/umd-test: which QPCs, with which inputs,
 and whether the outputs the UMD wrote are our references.
 
-  runs.py prepare --qpc-tool T --workloads W --examples E --test-data D --runs R
+  runs.py prepare --qpc-tool T --workloads W --examples E --test-data D
+                  --networks N --runs R
       one directory per run under R: `qpc` (the QPC's directory), the input
       files in the order of the QPC's inputs (in.N.bin), the expected output
       of each output tensor (expected.NAME.bin) and `compare` ("exact" or
@@ -13,11 +14,17 @@ and whether the outputs the UMD wrote are our references.
       --write-output-dir writes; a '/' in the name becomes '_') with the
       expected outputs; one line per run
 
-Every QPC gets a run: the examples (aic100-qpc --examples, references from
-aic100-workloads) and whatever aic100-qpc --umd-test-data writes. A
-test-data QPC is checked against the reference pairs next to it
-(input.K.bin, output.K.bin) or, when it is byte for byte an example's QPC,
-against that example's references; a QPC with neither is an error.
+Every QPC the open UMD will run gets a run: the examples (aic100-qpc
+--examples, references from aic100-workloads), the compiled networks
+(aic100-qpc --networks, with the reference pairs next to each: input.K.bin,
+output.K.bin) and whatever aic100-qpc --umd-test-data writes. A test-data
+QPC is checked against the reference pairs next to it or, when it is byte
+for byte an example's QPC, against that example's references; a QPC with
+neither is an error. The exception is a test-data QPC that the UMD refuses
+to run by design (--inspect says so: the API test
+AdversarialInvalidPPPTransform needs one, docs/umd-compat.md, section 5):
+it gets no run, and its program must have a runnable copy among the
+networks, which does.
 """
 import argparse
 import json
@@ -33,14 +40,32 @@ def fail(msg):
     sys.exit(1)
 
 
-def inspect(tool, qpc):
-    """Input and output tensors of a QPC, in order: [(name, bytes)] each."""
+def inspect_text(tool, qpc):
     res = subprocess.run([tool, "--inspect", str(qpc)], capture_output=True, text=True)
     if res.returncode != 0:
         fail(f"aic100-qpc --inspect {qpc}: {res.stderr.strip()}")
+    return res.stdout
+
+
+def umd_refusal(text):
+    """Why the open UMD refuses to run the QPC --inspect described, or None."""
+    m = re.search(r"^open UMD: loads this program but refuses to run it \((.*)\)$", text, re.M)
+    return m.group(1) if m else None
+
+
+def program_name(text, qpc):
+    m = re.search(r'^network\.elf \(\.aic\.meta\): name "([^"]*)"', text, re.M)
+    if not m:
+        fail(f"{qpc}: aic100-qpc --inspect shows no program name")
+    return m.group(1)
+
+
+def inspect(tool, qpc):
+    """Input and output tensors of a QPC, in order: [(name, bytes)] each."""
+    text = inspect_text(tool, qpc)
     tensors = {"input": [], "output": []}
     sizes = {}
-    for line in res.stdout.splitlines():
+    for line in text.splitlines():
         m = re.match(r"\s+(input|output)\s+(\S+)\s+\S+\[.*\].*DMA buffer (\d+) ", line)
         if m:
             tensors[m.group(1)].append((m.group(2), int(m.group(3))))
@@ -100,6 +125,28 @@ def prepare(args):
         write_run(runs, f"example-{name}", qpc.parent, inputs, outputs, compare)
     if not examples:
         fail(f"no QPCs under {args.examples}")
+    def pair_runs(qpc, tag):
+        pairs = sorted(qpc.parent.glob("input.*.bin"))
+        if not pairs:
+            return False
+        ins, outs = inspect(args.qpc_tool, qpc)
+        for inp in pairs:
+            k = inp.name[len("input."):-len(".bin")]
+            out = qpc.parent / f"output.{k}.bin"
+            if not out.exists():
+                fail(f"{inp} has no {out.name}")
+            write_run(runs, f"{tag}-{k}", qpc.parent, split(inp.read_bytes(), ins, str(inp)),
+                      split(out.read_bytes(), outs, str(out)), "exact")
+        return True
+
+    runnable = {}
+    for qpc in sorted(pathlib.Path(args.networks).glob("*/programqpc.bin")):
+        text = inspect_text(args.qpc_tool, qpc)
+        if umd_refusal(text):
+            fail(f"{qpc}: a network's runnable copy is one the open UMD refuses to run ({umd_refusal(text)})")
+        if not pair_runs(qpc, f"network-{qpc.parent.name}"):
+            fail(f"{qpc}: no reference pairs (input.K.bin, output.K.bin) next to it")
+        runnable[program_name(text, qpc)] = qpc.parent
     test_data = pathlib.Path(args.test_data)
     found = sorted(test_data.rglob("programqpc.bin"))
     if not found:
@@ -107,17 +154,19 @@ def prepare(args):
     for qpc in found:
         rel = qpc.parent.relative_to(test_data)
         tag = "test-data-" + str(rel).replace("/", "-")
-        pairs = sorted(qpc.parent.glob("input.*.bin"))
-        if pairs:
-            ins, outs = inspect(args.qpc_tool, qpc)
-            for inp in pairs:
-                k = inp.name[len("input."):-len(".bin")]
-                out = qpc.parent / f"output.{k}.bin"
-                if not out.exists():
-                    fail(f"{inp} has no {out.name}")
-                write_run(runs, f"{tag}-{k}", qpc.parent, split(inp.read_bytes(), ins, str(inp)),
-                          split(out.read_bytes(), outs, str(out)), "exact")
-        elif qpc.read_bytes() in examples:
+        text = inspect_text(args.qpc_tool, qpc)
+        why = umd_refusal(text)
+        if why:
+            name = program_name(text, qpc)
+            if name not in runnable:
+                fail(f"{qpc}: the open UMD refuses to run it ({why}) and {args.networks} has no runnable "
+                     f"copy of its program {name}")
+            print(f"not run: {rel} (the open UMD refuses to run it: {why}); its program runs from "
+                  f"{runnable[name]}")
+            continue
+        if pair_runs(qpc, tag):
+            continue
+        if qpc.read_bytes() in examples:
             inputs, outputs, compare, _ = examples[qpc.read_bytes()]
             write_run(runs, tag, qpc.parent, inputs, outputs, compare)
         else:
@@ -171,7 +220,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("prepare")
-    for opt in ("--qpc-tool", "--workloads", "--examples", "--test-data", "--runs"):
+    for opt in ("--qpc-tool", "--workloads", "--examples", "--test-data", "--networks", "--runs"):
         a.add_argument(opt, required=True)
     c = sub.add_parser("check")
     c.add_argument("--runs", required=True)

@@ -6,7 +6,11 @@
 //   aic100-qpc --examples DIR                every example: DIR/NAME/programqpc.bin
 //   aic100-qpc --umd-test-data DIR           the examples and networks the open
 //                                            UMD's tests name, at their paths
-//                                            under DIR
+//                                            under DIR; the networks there
+//                                            take a float input that the UMD
+//                                            refuses to run (its adversarial
+//                                            test needs that): --networks
+//                                            writes the runnable copies
 //   aic100-qpc --network NAME -o DIR         a compiled network (networks.h):
 //                                            DIR/programqpc.bin and reference
 //                                            pairs DIR/input.K.bin, output.K.bin
@@ -152,17 +156,21 @@ int build_example(const workloads::Example &e, const fs::path &out)
 	return write_file(out, *file) ? 0 : 2;
 }
 
-// A network's container and its reference pairs into `dir`.
-int build_network(const qpc::NetworkProgram &p, const fs::path &dir, uint64_t references)
+// A network's container into `dir`, and its reference pairs unless the
+// input is the float one (the pairs are the card's int8 tensors).
+int build_network(const qpc::NetworkProgram &p, const fs::path &dir, uint64_t references,
+		  qpc::InputForm input = qpc::InputForm::Plain)
 {
 	std::string err;
-	const auto file = qpc::build_network_qpc(p, err);
+	const auto file = qpc::build_network_qpc(p, err, input);
 	if (!file) {
 		std::fprintf(stderr, "aic100-qpc: %s: %s\n", p.name.c_str(), err.c_str());
 		return 1;
 	}
 	if (!write_file(dir / "programqpc.bin", *file))
 		return 2;
+	if (input != qpc::InputForm::Plain)
+		return 0;
 	for (const qpc::ReferencePair &r : qpc::reference_files(qpc::network_of(p), unsigned(references)))
 		if (!write_file(dir / r.input_file, r.input) || !write_file(dir / r.output_file, r.output))
 			return 2;
@@ -290,7 +298,8 @@ int main(int argc, char **argv)
 		if (!umd_dir.empty())
 			for (const qpc::NetworkProgram &p : qpc::network_programs())
 				if (!p.umd_dir.empty())
-					rc = std::max(rc, build_network(p, fs::path(umd_dir) / p.umd_dir, references));
+					rc = std::max(rc, build_network(p, fs::path(umd_dir) / p.umd_dir, references,
+									qpc::InputForm::FloatQuantized));
 		return rc;
 	}
 

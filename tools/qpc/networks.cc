@@ -28,7 +28,8 @@ compiler::Network network_of(const NetworkProgram &p)
 	return compiler::resnet50(p.resolution);
 }
 
-std::optional<ProgramSpec> network_spec(const compiler::Network &n, const compiler::Compiled &c, std::string &err)
+std::optional<ProgramSpec> network_spec(const compiler::Network &n, const compiler::Compiled &c, std::string &err,
+					InputForm input)
 {
 	const compiler::Shape &in = n.tensors.at(size_t(n.input)), &out = n.tensors.at(size_t(n.output));
 	if (out.h != 1 || out.w != 1) {
@@ -41,6 +42,7 @@ std::optional<ProgramSpec> network_spec(const compiler::Network &n, const compil
 	x.type = netdesc::Int8QTy;
 	x.dims = {1, int32_t(in.h), int32_t(in.w), int32_t(in.c)};
 	x.dev_offset = c.input_offset;
+	x.float_input = input == InputForm::FloatQuantized;
 	spec.inputs.push_back(x);
 	Tensor y;
 	y.name = "logits";
@@ -58,7 +60,7 @@ std::optional<ProgramSpec> network_spec(const compiler::Network &n, const compil
 	return spec;
 }
 
-std::optional<std::vector<uint8_t>> build_network_qpc(const NetworkProgram &p, std::string &err)
+std::optional<std::vector<uint8_t>> build_network_qpc(const NetworkProgram &p, std::string &err, InputForm input)
 {
 	const compiler::Network n = network_of(p);
 	compiler::Options o;
@@ -67,7 +69,7 @@ std::optional<std::vector<uint8_t>> build_network_qpc(const NetworkProgram &p, s
 	const auto c = compiler::compile(n, o, err);
 	if (!c)
 		return std::nullopt;
-	const auto spec = network_spec(n, *c, err);
+	const auto spec = network_spec(n, *c, err, input);
 	if (!spec)
 		return std::nullopt;
 	return build_qpc(*spec, err);

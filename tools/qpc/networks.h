@@ -30,12 +30,25 @@ const NetworkProgram *find_network(const std::string &name);
 
 compiler::Network network_of(const NetworkProgram &p);
 
+// How a network's input reaches the card.
+enum class InputForm {
+	// As the card takes it (Int8QTy): the open UMD and qaic-runner run it.
+	Plain,
+	// As float, quantized by the network descriptor before the copy
+	// (Tensor::float_input), as Qualcomm's own ResNet-50 QPC evidently is: the copy
+	// in the open UMD's test directory, which its API test
+	// AdversarialInvalidPPPTransform needs the UMD to refuse to run.
+	FloatQuantized,
+};
+
 // The ProgramSpec of a compiled network: input "image" Int8QTy [1,H,W,C],
 // output "logits" Int8QTy [1,C] (NHWC), the ELF and the constants.
-std::optional<ProgramSpec> network_spec(const compiler::Network &n, const compiler::Compiled &c, std::string &err);
+std::optional<ProgramSpec> network_spec(const compiler::Network &n, const compiler::Compiled &c, std::string &err,
+					InputForm input = InputForm::Plain);
 
 // Compiles and packs one of network_programs().
-std::optional<std::vector<uint8_t>> build_network_qpc(const NetworkProgram &p, std::string &err);
+std::optional<std::vector<uint8_t>> build_network_qpc(const NetworkProgram &p, std::string &err,
+						       InputForm input = InputForm::Plain);
 
 // The reference pairs written next to a container: input.K.bin and
 // output.K.bin for K = 0 .. count-1 (inputs from random_input(seed K+1)).

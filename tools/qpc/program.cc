@@ -84,6 +84,11 @@ std::string dims_text(const google::protobuf::RepeatedField<int32_t> &d)
 	return s + "]";
 }
 
+bool is_quantized(int t)
+{
+	return t == netdesc::Int8QTy || t == netdesc::UInt8QTy || t == netdesc::Int16QTy || t == netdesc::Int32QTy;
+}
+
 uint64_t binding_bytes(const netdesc::IoDescriptor &d)
 {
 	Tensor t;
@@ -93,6 +98,24 @@ uint64_t binding_bytes(const netdesc::IoDescriptor &d)
 }
 
 } // namespace
+
+bool umd_runs(const netdesc::networkDescriptor &d, std::string &why)
+{
+	for (const auto *list : {&d.inputs(), &d.outputs()})
+		for (const netdesc::IoBinding &b : *list) {
+			const char *what = list == &d.inputs() ? "input " : "output ";
+			if (b.transformseq_size() > 1) {
+				why = what + b.name() + " has " + std::to_string(b.transformseq_size()) + " transforms";
+				return false;
+			}
+			if (b.transformseq_size() == 1 && b.transformseq(0).kind() != netdesc::CopyDMABufferTransform) {
+				why = what + b.name() + "'s transform is " +
+				      netdesc::TransformKind_Name(b.transformseq(0).kind());
+				return false;
+			}
+		}
+	return true;
+}
 
 unsigned element_size(netdesc::DataType t)
 {
@@ -182,6 +205,11 @@ std::optional<meta::MetadataT> make_metadata(const ProgramSpec &spec, const nsp:
 				return bad("tensor names must be non-empty and different (\"" + t.name + "\")");
 			if (n == 0)
 				return bad(t.name + ": its type and dims give no size below 4 GiB");
+			if (t.float_input && (list != &spec.inputs || !is_quantized(t.type)))
+				return bad(t.name + ": only an input of a quantized type can be handed over as float");
+			if (t.float_input && uint64_t(element_size(netdesc::FloatTy)) * (n / element_size(t.type)) >
+						     std::numeric_limits<uint32_t>::max())
+				return bad(t.name + ": as float it is 4 GiB or more");
 			if (t.dev_offset > window || n > window - t.dev_offset)
 				return bad(t.name + ": [" + hex(t.dev_offset) + ", +" + hex(n) + ") is outside the window of " +
 					   hex(window) + " bytes");
@@ -305,14 +333,28 @@ netdesc::networkDescriptor make_network_descriptor(const ProgramSpec &spec, cons
 			fill(b->mutable_io_initial(), t);
 			fill(b->mutable_io_transformed(), t);
 			b->set_align(element_size(t.type));
-			netdesc::Transform *x = b->add_transformseq();
-			x->set_kind(netdesc::CopyDMABufferTransform);
-			x->set_type(t.type);
-			x->set_scale(t.qscale);
-			x->set_offset(t.qoffset);
-			for (int32_t v : t.dims)
-				x->add_dims(v);
-			x->set_layout(netdesc::FlatNXYD);
+			auto transform = [&](netdesc::TransformKind kind) {
+				netdesc::Transform *x = b->add_transformseq();
+				x->set_kind(kind);
+				x->set_type(t.type);
+				x->set_scale(t.qscale);
+				x->set_offset(t.qoffset);
+				for (int32_t v : t.dims)
+					x->add_dims(v);
+				x->set_layout(netdesc::FlatNXYD);
+				return x;
+			};
+			if (t.float_input) {
+				// The user's tensor is float; the quantize step makes
+				// `type` of it, which the copy then moves.
+				netdesc::IoDescriptor *user = b->mutable_io_initial();
+				user->set_type(netdesc::FloatTy);
+				user->set_qscale(1);
+				user->set_qoffset(0);
+				b->set_align(element_size(netdesc::FloatTy));
+				transform(netdesc::QuantizeTransform);
+			}
+			netdesc::Transform *x = transform(netdesc::CopyDMABufferTransform);
 			x->mutable_copy_dma_buffer()->set_dir(in ? netdesc::In : netdesc::Out);
 			x->mutable_copy_dma_buffer()->set_offset(0);
 			x->mutable_copy_dma_buffer()->set_buffer_num(buffer++);
@@ -482,12 +524,26 @@ std::optional<Program> read_qpc(std::span<const uint8_t> file, std::string &err)
 		const bool in = list == &p.desc.inputs();
 		for (const netdesc::IoBinding &b : *list) {
 			const std::string what = (in ? "input " : "output ") + b.name();
-			if (b.transformseq_size() != 1 || b.transformseq(0).kind() != netdesc::CopyDMABufferTransform)
-				return bad(what + ": the only transform must be one CopyDMABuffer");
-			const auto &copy = b.transformseq(0).copy_dma_buffer();
-			const uint64_t n = binding_bytes(in ? b.io_initial() : b.io_transformed());
-			if (n == 0 || n != binding_bytes(in ? b.io_transformed() : b.io_initial()))
+			const int steps = b.transformseq_size();
+			const bool quantize = in && steps == 2 && b.transformseq(0).kind() == netdesc::QuantizeTransform;
+			if ((steps != 1 && !quantize) || b.transformseq(steps - 1).kind() != netdesc::CopyDMABufferTransform)
+				return bad(what + ": its transforms must be one CopyDMABuffer, or for an input a Quantize "
+						  "and then a CopyDMABuffer");
+			const auto &copy = b.transformseq(steps - 1).copy_dma_buffer();
+			// What the DMA buffer holds: the tensor as the card sees it.
+			const netdesc::IoDescriptor &card = in ? b.io_transformed() : b.io_initial();
+			const netdesc::IoDescriptor &user = in ? b.io_initial() : b.io_transformed();
+			const uint64_t n = binding_bytes(card);
+			if (quantize) {
+				const netdesc::Transform &q = b.transformseq(0);
+				if (user.type() != netdesc::FloatTy || !is_quantized(card.type()) || q.type() != card.type() ||
+				    b.transformseq(1).type() != card.type() || binding_bytes(user) == 0 ||
+				    binding_bytes(user) / element_size(netdesc::FloatTy) != n / element_size(card.type()))
+					return bad(what + ": its Quantize step must take a float tensor to the quantized type "
+							  "of the same elements that its copy moves");
+			} else if (n == 0 || n != binding_bytes(user)) {
 				return bad(what + ": no size, or its two descriptors differ in size");
+			}
 			if (int(copy.buffer_num()) >= nbuf || (copy.dir() == netdesc::In) != in ||
 			    (p.desc.dma_buffers(int(copy.buffer_num())).dir() == netdesc::In) != in)
 				return bad(what + ": its DMA buffer does not exist or goes the other way");
@@ -570,12 +626,19 @@ std::string describe(const Program &p)
 	for (const auto *list : {&d.inputs(), &d.outputs()})
 		for (const netdesc::IoBinding &io : *list) {
 			const netdesc::IoDescriptor &x = list == &d.inputs() ? io.io_initial() : io.io_transformed();
-			const auto &copy = io.transformseq(0).copy_dma_buffer();
+			const auto &copy = io.transformseq(io.transformseq_size() - 1).copy_dma_buffer();
 			line("  %s %-8s %s%s scale %g offset %d, DMA buffer %u +%u, align %u%s",
 			     list == &d.inputs() ? "input " : "output", io.name().c_str(), type_name(x.type()),
 			     dims_text(x.dims()).c_str(), double(x.qscale()), x.qoffset(), copy.buffer_num(), copy.offset(),
 			     io.align(), io.is_partial_allowed() ? ", partial allowed" : "");
+			if (io.transformseq_size() > 1) {
+				const netdesc::Transform &q = io.transformseq(0);
+				line("    quantized to %s scale %g offset %d before the copy", type_name(q.type()),
+				     double(q.scale()), q.offset());
+			}
 		}
+	if (std::string why; !umd_runs(d, why))
+		line("open UMD: loads this program but refuses to run it (%s)", why.c_str());
 	for (int i = 0; i < d.dma_buffers_size(); i++)
 		line("  DMA buffer %d: %u bytes %s", i, d.dma_buffers(i).size(),
 		     d.dma_buffers(i).dir() == netdesc::In ? "in" : "out");

@@ -35,7 +35,20 @@ struct Tensor {
 	uint64_t dev_offset = 0;
 	float qscale = 1;
 	int32_t qoffset = 0;
+	// Inputs of a quantized type only: the application hands the tensor
+	// over as FloatTy and the network descriptor quantizes it to `type`
+	// (qscale, qoffset) before the copy, with the transform sequence
+	// [QuantizeTransform, CopyDMABufferTransform] that Qualcomm's compiler
+	// gives a quantized network with a float input. The open UMD loads,
+	// activates and describes such a program but refuses to run it
+	// (QPrePostProc::validateTransformKind); docs/umd-compat.md, section 5.
+	bool float_input = false;
 };
+
+// Whether the open UMD's ExecObj::run() accepts the program's transforms:
+// every input and output has at most one, a CopyDMABufferTransform. When
+// not, `why` names the first binding it refuses.
+bool umd_runs(const netdesc::networkDescriptor &d, std::string &why);
 
 // Bytes of one element; 0 for a type outside the enum.
 unsigned element_size(netdesc::DataType t);

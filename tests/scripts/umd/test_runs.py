@@ -16,7 +16,8 @@ RUNS = TOP / "scripts" / "umd" / "runs.py"
 
 # The lines of aic100-qpc --inspect that runs.py reads, for a QPC with
 # inputs x and y (16 bytes each) and output z (16 bytes).
-INSPECT = """networkdesc.bin: version 9.0, name "t", 1 cores, 1 threads (1 HVX), batch 1
+INSPECT = """network.elf (.aic.meta): name "t", 1 NSPs, window 0x8000, entry 0, const_offset 0x0, 1 instructions, 0 data segments
+networkdesc.bin: version 9.0, name "t", 1 cores, 1 threads (1 HVX), batch 1
   input  x        FloatTy[4] scale 1 offset 0, DMA buffer 0 +0, align 4
   input  y        FloatTy[4] scale 1 offset 0, DMA buffer 1 +0, align 4
   output z        FloatTy[4] scale 1 offset 0, DMA buffer 2 +0, align 4
@@ -34,10 +35,26 @@ def f32(*values):
     return struct.pack(f"<{len(values)}f", *values)
 
 
-def make_tree(tmp, compare="f32", tolerance=1e-5, test_data_pairs=False, same_qpc=True):
+# What --inspect adds for a QPC the open UMD refuses to run.
+REFUSED = "open UMD: loads this program but refuses to run it (input x has 2 transforms)\n"
+
+
+def make_tree(tmp, compare="f32", tolerance=1e-5, test_data_pairs=False, same_qpc=True, network=True,
+              network_pairs=True):
     tool = tmp / "fake-qpc"
-    tool.write_text(f"#!/bin/sh\ncat <<'EOF'\n{INSPECT}EOF\n")
+    # A QPC whose bytes start with QPC-float is one the UMD refuses.
+    tool.write_text(f"#!/bin/sh\ncat <<'EOF'\n{INSPECT}EOF\n"
+                    f"case \"$(cat \"$2\")\" in QPC-float*) printf '%s\\n' '{REFUSED.strip()}' ;; esac\n")
     tool.chmod(0o755)
+    nw = tmp / "nw" / "t"
+    nw.mkdir(parents=True)
+    if network:
+        (nw / "programqpc.bin").write_bytes(b"QPC-t")
+        if network_pairs:
+            (nw / "input.0.bin").write_bytes(f32(1, 1, 1, 1) + f32(2, 2, 2, 2))
+            (nw / "output.0.bin").write_bytes(f32(3, 3, 3, 3))
+            (nw / "input.1.bin").write_bytes(f32(5, 5, 5, 5) + f32(2, 2, 2, 2))
+            (nw / "output.1.bin").write_bytes(f32(7, 7, 7, 7))
     wl = tmp / "wl"
     wl.mkdir()
     (wl / "workloads.json").write_text(
@@ -58,7 +75,8 @@ def make_tree(tmp, compare="f32", tolerance=1e-5, test_data_pairs=False, same_qp
 
 def prepare(tmp, tool):
     return runs_py("prepare", "--qpc-tool", str(tool), "--workloads", str(tmp / "wl"), "--examples",
-                   str(tmp / "ex"), "--test-data", str(tmp / "td"), "--runs", str(tmp / "runs"))
+                   str(tmp / "ex"), "--test-data", str(tmp / "td"), "--networks", str(tmp / "nw"), "--runs",
+                   str(tmp / "runs"))
 
 
 def write_outputs(out, run, values, inferences=2, rc="0"):
@@ -96,6 +114,50 @@ def test_prepare_uses_reference_pairs_next_to_a_test_data_qpc(tmp_path):
     assert (d / "compare").read_text().strip() == "exact"
 
 
+def test_prepare_runs_each_networks_reference_pair(tmp_path):
+    tool = make_tree(tmp_path)
+    res = prepare(tmp_path, tool)
+    assert res.returncode == 0, res.stderr
+    for k, (x, want) in enumerate([(1, 3), (5, 7)]):
+        d = tmp_path / "runs" / f"network-t-{k}"
+        assert (d / "in.0.bin").read_bytes() == f32(x, x, x, x)
+        assert (d / "expected.z.bin").read_bytes() == f32(want, want, want, want)
+        assert (d / "compare").read_text().strip() == "exact"
+
+
+def test_prepare_refuses_a_network_without_reference_pairs(tmp_path):
+    tool = make_tree(tmp_path, network_pairs=False)
+    res = prepare(tmp_path, tool)
+    assert res.returncode == 1
+    assert "nw/t/programqpc.bin: no reference pairs" in res.stderr
+
+
+def test_prepare_refuses_a_network_copy_the_umd_will_not_run(tmp_path):
+    tool = make_tree(tmp_path)
+    (tmp_path / "nw" / "t" / "programqpc.bin").write_bytes(b"QPC-float-t")
+    res = prepare(tmp_path, tool)
+    assert res.returncode == 1
+    assert "runnable copy is one the open UMD refuses to run (input x has 2 transforms)" in res.stderr
+
+
+def test_prepare_gives_no_run_to_a_test_qpc_the_umd_refuses_but_runs_its_program(tmp_path):
+    tool = make_tree(tmp_path)
+    (tmp_path / "td" / "aic100" / "v2" / "4nsp" / "net" / "programqpc.bin").write_bytes(b"QPC-float-t")
+    res = prepare(tmp_path, tool)
+    assert res.returncode == 0, res.stderr
+    assert "not run: aic100/v2/4nsp/net (the open UMD refuses to run it: input x has 2 transforms)" in res.stdout
+    runs = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert runs == ["example-add", "network-t-0", "network-t-1"]
+
+
+def test_prepare_refuses_a_test_qpc_the_umd_refuses_without_a_runnable_copy(tmp_path):
+    tool = make_tree(tmp_path, network=False)
+    (tmp_path / "td" / "aic100" / "v2" / "4nsp" / "net" / "programqpc.bin").write_bytes(b"QPC-float-t")
+    res = prepare(tmp_path, tool)
+    assert res.returncode == 1
+    assert "has no runnable copy of its program t" in res.stderr
+
+
 def test_prepare_refuses_a_qpc_without_a_reference(tmp_path):
     tool = make_tree(tmp_path, same_qpc=False)
     res = prepare(tmp_path, tool)
@@ -116,13 +178,15 @@ def test_check_passes_matching_outputs_within_the_tolerance(tmp_path):
     assert prepare(tmp_path, tool).returncode == 0
     for run in ("example-add", "test-data-aic100-v2-4nsp-net"):
         write_outputs(tmp_path / "out", run, (11, 22, 33, 44.0000001))
+    write_outputs(tmp_path / "out", "network-t-0", (3, 3, 3, 3))
+    write_outputs(tmp_path / "out", "network-t-1", (7, 7, 7, 7))
     res = check(tmp_path)
     assert res.returncode == 0, res.stdout
-    assert res.stdout.count("ok ") == 2
+    assert res.stdout.count("ok ") == 4
 
 
 def test_check_fails_an_output_beyond_the_tolerance(tmp_path):
-    tool = make_tree(tmp_path)
+    tool = make_tree(tmp_path, network=False)
     assert prepare(tmp_path, tool).returncode == 0
     write_outputs(tmp_path / "out", "example-add", (11, 22, 33, 44))
     write_outputs(tmp_path / "out", "test-data-aic100-v2-4nsp-net", (11, 22, 33.01, 44))
@@ -132,7 +196,7 @@ def test_check_fails_an_output_beyond_the_tolerance(tmp_path):
 
 
 def test_check_exact_fails_one_flipped_bit_in_a_later_inference(tmp_path):
-    tool = make_tree(tmp_path, compare="exact")
+    tool = make_tree(tmp_path, compare="exact", network=False)
     assert prepare(tmp_path, tool).returncode == 0
     for run in ("example-add", "test-data-aic100-v2-4nsp-net"):
         write_outputs(tmp_path / "out", run, (11, 22, 33, 44))
@@ -146,7 +210,7 @@ def test_check_exact_fails_one_flipped_bit_in_a_later_inference(tmp_path):
 
 
 def test_check_fails_a_run_that_exited_nonzero_or_wrote_too_few_inferences(tmp_path):
-    tool = make_tree(tmp_path)
+    tool = make_tree(tmp_path, network=False)
     assert prepare(tmp_path, tool).returncode == 0
     write_outputs(tmp_path / "out", "example-add", (11, 22, 33, 44), rc="1")
     write_outputs(tmp_path / "out", "test-data-aic100-v2-4nsp-net", (11, 22, 33, 44), inferences=1)

@@ -54,6 +54,43 @@ TEST(QpcNetworks, TheFullSizeOneIsWhereTheUmdLooks)
 	EXPECT_TRUE(q.metadata->threadDescriptors[0]->typeMask & 1); // uses the matrix unit
 }
 
+// The two copies of a network (docs/umd-compat.md, section 5): the one in
+// the open UMD's test directory takes a float input, quantized before the
+// copy, which the UMD refuses to run (its API test
+// AdversarialInvalidPPPTransform needs that); the runnable one takes the
+// int8 tensor with one plain copy. The card's side is the same program.
+TEST(QpcNetworks, TheUmdTestCopyTakesAFloatInputTheRunnableOneDoesNot)
+{
+	const NetworkProgram *np = find_network("4nsp-quant-resnet50-r64");
+	ASSERT_TRUE(np);
+	std::string err, why;
+	const auto test_file = build_network_qpc(*np, err, InputForm::FloatQuantized);
+	ASSERT_TRUE(test_file) << err;
+	const auto test_copy = read_qpc(*test_file, err);
+	ASSERT_TRUE(test_copy) << err;
+	const Program runnable = pack(*np);
+
+	const netdesc::IoBinding &in = test_copy->desc.inputs(0);
+	EXPECT_EQ(in.io_initial().type(), netdesc::FloatTy);
+	EXPECT_EQ(in.io_transformed().type(), netdesc::Int8QTy);
+	ASSERT_EQ(in.transformseq_size(), 2);
+	EXPECT_EQ(in.transformseq(0).kind(), netdesc::QuantizeTransform);
+	EXPECT_EQ(in.transformseq(1).kind(), netdesc::CopyDMABufferTransform);
+	EXPECT_EQ(test_copy->desc.outputs(0).transformseq_size(), 1);
+	EXPECT_FALSE(umd_runs(test_copy->desc, why));
+	EXPECT_EQ(why, "input image has 2 transforms");
+
+	ASSERT_EQ(runnable.desc.inputs(0).transformseq_size(), 1);
+	EXPECT_EQ(runnable.desc.inputs(0).transformseq(0).kind(), netdesc::CopyDMABufferTransform);
+	EXPECT_EQ(runnable.desc.inputs(0).io_initial().type(), netdesc::Int8QTy);
+	EXPECT_TRUE(umd_runs(runnable.desc, why)) << why;
+
+	EXPECT_EQ(test_copy->elf, runnable.elf);
+	EXPECT_EQ(test_copy->static_constants, runnable.static_constants);
+	EXPECT_EQ(test_copy->desc.dma_buffers(0).size(), runnable.desc.dma_buffers(0).size());
+	EXPECT_EQ(test_copy->desc.dma_buffers(0).size(), 64u * 64 * 3);
+}
+
 // Inference by inference as the UMD would: presync, copy, postsync per
 // request, on the DMA buffers of the network descriptor.
 TEST(QpcNetworks, ResNet50At64RunsFromItsContainerBitExact)

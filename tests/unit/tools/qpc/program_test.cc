@@ -359,6 +359,123 @@ TEST(QpcProgram, ReaderFindsInconsistencies)
 	refused(with_segment(good, kNetworkDesc, std::vector<uint8_t>(bytes.begin(), bytes.end())), "CopyDMABuffer");
 }
 
+// A quantized input handed over as float: the descriptor the open UMD's
+// API tests need it to refuse to run, and what the builder and the reader
+// accept of it.
+TEST(QpcProgram, FloatInputIsQuantizedBeforeTheCopyAndTheUmdRefusesIt)
+{
+	std::string err;
+	ProgramSpec spec = handmade();
+	spec.inputs[0].type = netdesc::Int8QTy;
+	spec.inputs[0].dims = {4096};
+	spec.inputs[0].qscale = 0.25f;
+	spec.inputs[0].qoffset = 7;
+	std::string why;
+	const auto plain = build_qpc(spec, err);
+	ASSERT_TRUE(plain) << err;
+	EXPECT_TRUE(umd_runs(read_qpc(*plain, err)->desc, why)) << why;
+
+	spec.inputs[0].float_input = true;
+	const auto file = build_qpc(spec, err);
+	ASSERT_TRUE(file) << err;
+	const auto p = read_qpc(*file, err);
+	ASSERT_TRUE(p) << err;
+	const netdesc::IoBinding &x = p->desc.inputs(0);
+	EXPECT_EQ(x.io_initial().type(), netdesc::FloatTy);
+	EXPECT_EQ(x.io_transformed().type(), netdesc::Int8QTy);
+	EXPECT_EQ(x.align(), 4u);
+	ASSERT_EQ(x.transformseq_size(), 2);
+	EXPECT_EQ(x.transformseq(0).kind(), netdesc::QuantizeTransform);
+	EXPECT_EQ(x.transformseq(0).type(), netdesc::Int8QTy);
+	EXPECT_FLOAT_EQ(x.transformseq(0).scale(), 0.25f);
+	EXPECT_EQ(x.transformseq(0).offset(), 7);
+	EXPECT_EQ(x.transformseq(1).kind(), netdesc::CopyDMABufferTransform);
+	EXPECT_EQ(x.transformseq(1).copy_dma_buffer().buffer_num(), 0u);
+	// The card's side is the int8 tensor: the DMA buffer, the metadata's
+	// request and everything but the descriptor are those of the plain one.
+	EXPECT_EQ(p->desc.dma_buffers(0).size(), 4096u);
+	EXPECT_EQ(p->metadata->dmaRequests[0]->size, 4096u);
+	EXPECT_EQ(p->elf, read_qpc(*plain, err)->elf);
+	EXPECT_EQ(p->static_constants, spec.constants);
+	// The other input and the output keep their one copy.
+	EXPECT_EQ(p->desc.inputs(1).transformseq_size(), 1);
+	EXPECT_EQ(p->desc.outputs(0).transformseq_size(), 1);
+
+	EXPECT_FALSE(umd_runs(p->desc, why));
+	EXPECT_NE(why.find("input x has 2 transforms"), std::string::npos) << why;
+	const std::string text = describe(*p);
+	EXPECT_NE(text.find("input  x        FloatTy[4096]"), std::string::npos) << text;
+	EXPECT_NE(text.find("quantized to Int8QTy scale 0.25 offset 7 before the copy"), std::string::npos) << text;
+	EXPECT_NE(text.find("open UMD: loads this program but refuses to run it (input x has 2 transforms)"),
+		  std::string::npos)
+		<< text;
+	EXPECT_EQ(describe(*read_qpc(*plain, err)).find("open UMD:"), std::string::npos);
+
+	// One transform that is not a copy is refused by the UMD too.
+	netdesc::networkDescriptor d = p->desc;
+	d.mutable_outputs(0)->mutable_transformseq(0)->set_kind(netdesc::ConvertTransform);
+	d.mutable_inputs(0)->mutable_transformseq()->RemoveLast();
+	d.mutable_inputs(0)->mutable_transformseq(0)->set_kind(netdesc::CopyDMABufferTransform);
+	EXPECT_FALSE(umd_runs(d, why));
+	EXPECT_EQ(why, "output z's transform is ConvertTransform");
+}
+
+TEST(QpcProgram, FloatInputOnlyForQuantizedInputs)
+{
+	std::string err;
+	auto refused = [&err](const ProgramSpec &s) {
+		EXPECT_FALSE(build_qpc(s, err));
+		EXPECT_NE(err.find("only an input of a quantized type can be handed over as float"), std::string::npos)
+			<< "got: " << err;
+	};
+	ProgramSpec s = handmade();
+	s.inputs[0].float_input = true; // FloatTy already
+	refused(s);
+	s = handmade();
+	s.inputs[0].type = netdesc::Int8Ty; // not a quantized type
+	s.inputs[0].dims = {4096};
+	s.inputs[0].float_input = true;
+	refused(s);
+	s = handmade();
+	s.outputs[0].type = netdesc::Int8QTy;
+	s.outputs[0].dims = {4096};
+	s.outputs[0].float_input = true;
+	refused(s);
+}
+
+TEST(QpcProgram, ReaderChecksAQuantizeStep)
+{
+	std::string err;
+	ProgramSpec spec = handmade();
+	spec.inputs[0].type = netdesc::Int8QTy;
+	spec.inputs[0].dims = {4096};
+	spec.inputs[0].float_input = true;
+	const auto good = *build_qpc(spec, err);
+	const auto w = *nsp::parse(spec.elf, err);
+	auto refused = [&](auto change, const std::string &why) {
+		auto d = make_network_descriptor(spec, w);
+		change(d);
+		std::string bytes;
+		ASSERT_TRUE(d.SerializeToString(&bytes));
+		EXPECT_FALSE(read_qpc(with_segment(good, kNetworkDesc, std::vector<uint8_t>(bytes.begin(), bytes.end())),
+				      err));
+		EXPECT_NE(err.find(why), std::string::npos) << "got: " << err;
+	};
+	const std::string step = "its Quantize step must take a float tensor";
+	using Desc = netdesc::networkDescriptor;
+	refused([](Desc &d) { d.mutable_inputs(0)->mutable_io_initial()->set_type(netdesc::Int8QTy); }, step);
+	refused([](Desc &d) { d.mutable_inputs(0)->mutable_io_initial()->set_dims(0, 4095); }, step);
+	refused([](Desc &d) { d.mutable_inputs(0)->mutable_transformseq(0)->set_type(netdesc::UInt8QTy); }, step);
+	refused([](netdesc::networkDescriptor &d) { d.mutable_inputs(0)->mutable_transformseq()->SwapElements(0, 1); },
+		"its transforms must be one CopyDMABuffer, or for an input a Quantize");
+	refused(
+		[](netdesc::networkDescriptor &d) {
+			*d.mutable_outputs(0)->mutable_transformseq()->Add() = d.outputs(0).transformseq(0);
+			d.mutable_outputs(0)->mutable_transformseq(0)->set_kind(netdesc::QuantizeTransform);
+		},
+		"its transforms must be one CopyDMABuffer, or for an input a Quantize");
+}
+
 TEST(QpcProgram, ConstantsDescriptorLayout)
 {
 	const auto b = encode_constants_descriptor({0x1122334455667788, 9, 1, 0});
