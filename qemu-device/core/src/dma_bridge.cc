@@ -154,14 +154,17 @@ uint16_t DmaBridge::move(unsigned i, bool to_device, uint64_t host, uint64_t dev
 	uint8_t *p = ddr_.span(dev, len);
 	if (!p)
 		return kOutsideWindow;
+	const uint64_t t0 = host_.now_ns();
 	if (to_device) {
 		if (host_.dma_read(host, p, len) != DmaStatus::Ok)
 			return kHostDmaFault;
 		stats_[i].bytes_in += len;
+		stats_[i].copy_ns_in += host_.now_ns() - t0;
 	} else {
 		if (host_.dma_write(host, p, len) != DmaStatus::Ok)
 			return kHostDmaFault;
 		stats_[i].bytes_out += len;
+		stats_[i].copy_ns_out += host_.now_ns() - t0;
 	}
 	return kOk;
 }
@@ -322,6 +325,7 @@ void DmaBridge::start(unsigned i, InFlight &f)
 	const Request r = request_of(f.raw);
 	const int pre = presync_of(r);
 	f.started = true;
+	f.start_ns = host_.now_ns();
 	if (pre == -2) {
 		f.status = kTwoPresyncs;
 	} else if (pre >= 0) {
@@ -403,6 +407,7 @@ void DmaBridge::complete(unsigned i, InFlight &f)
 	}
 
 	stats_[i].requests++;
+	stats_[i].request_ns += host_.now_ns() - f.start_ns;
 	if (status != kOk) {
 		stats_[i].errors++;
 		char m[80];

@@ -70,8 +70,13 @@ public:
 	// Longest linked list one request may follow.
 	static constexpr uint32_t kMaxLinked = 65536;
 
+	// Counts and the card's own view of time (HostInterface::now_ns()),
+	// so that a benchmark can tell the DMA's cost from the rest of the
+	// host's round trip: time spent copying each direction, and the sum
+	// over ended requests of start (left the request FIFO) to end.
 	struct Stats {
 		uint64_t requests = 0, bytes_in = 0, bytes_out = 0, responses = 0, errors = 0;
+		uint64_t copy_ns_in = 0, copy_ns_out = 0, request_ns = 0;
 	};
 	const Stats &stats(unsigned i) const { return stats_.at(i); }
 
@@ -98,6 +103,7 @@ private:
 		bool started = false;
 		bool transfer_done = false;
 		bool malformed = false; // a bad presync: no transfer, postsync or doorbell
+		uint64_t start_ns = 0;   // when it left the request FIFO
 		uint16_t status = 0;
 		uint64_t done = 0;       // bytes of the bulk transfer or current descriptor moved
 		uint64_t next_desc = 0;  // host address of the next linked descriptor, 0: none
