@@ -53,7 +53,11 @@ public:
 	Json &num(const std::string &k, double v)
 	{
 		char b[64];
-		std::snprintf(b, sizeof(b), "%.6g", v);
+		// Whole numbers (sizes, counts) exactly; the rest to 6 digits.
+		if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 9e15)
+			std::snprintf(b, sizeof(b), "%.0f", v);
+		else
+			std::snprintf(b, sizeof(b), "%.6g", v);
 		return raw(k, std::isfinite(v) ? b : "null");
 	}
 	Json &str(const std::string &k, const std::string &v)
