@@ -94,7 +94,7 @@ private:
 // The DMA Bridge's counters of one DBC, through the test mailbox.
 struct DmaStats {
 	uint64_t requests = 0, errors = 0, bytes_in = 0, bytes_out = 0, copy_ns_in = 0, copy_ns_out = 0,
-		 request_ns = 0, now_ns = 0;
+		 request_ns = 0, doorbells = 0, doorbell_ns = 0, now_ns = 0;
 };
 
 std::optional<DmaStats> dma_stats(const qaic::Mailbox &mb, uint32_t dbc)
@@ -108,7 +108,8 @@ std::optional<DmaStats> dma_stats(const qaic::Mailbox &mb, uint32_t dbc)
 	const std::pair<const char *, uint64_t *> keys[] = {
 		{"requests", &st.requests},     {"errors", &st.errors},       {"bytes_in", &st.bytes_in},
 		{"bytes_out", &st.bytes_out},   {"copy_ns_in", &st.copy_ns_in}, {"copy_ns_out", &st.copy_ns_out},
-		{"request_ns", &st.request_ns}, {"now_ns", &st.now_ns},
+		{"request_ns", &st.request_ns}, {"doorbells", &st.doorbells},   {"doorbell_ns", &st.doorbell_ns},
+		{"now_ns", &st.now_ns},
 	};
 	for (const auto &[k, v] : keys) {
 		const std::string key = std::string(" ") + k + "=";
@@ -123,7 +124,9 @@ std::optional<DmaStats> dma_stats(const qaic::Mailbox &mb, uint32_t dbc)
 // What the card saw of the requests between two dma_stats() readings.
 struct DeviceSide {
 	bool ok = false;
-	double copy_MBps = 0, request_us = 0;
+	// The card's copy rate, its time per request, and its wait from a
+	// doorbell to fetching the request (QEMU's event loop getting to it).
+	double copy_MBps = 0, request_us = 0, doorbell_us = 0;
 };
 
 DeviceSide device_side(const std::optional<DmaStats> &a, const std::optional<DmaStats> &b, bool to_device)
@@ -136,6 +139,8 @@ DeviceSide device_side(const std::optional<DmaStats> &a, const std::optional<Dma
 	d.ok = true;
 	d.copy_MBps = ns ? bytes * 1e3 / ns : 0;
 	d.request_us = (b->request_ns - a->request_ns) / 1e3 / (b->requests - a->requests);
+	if (b->doorbells > a->doorbells)
+		d.doorbell_us = (b->doorbell_ns - a->doorbell_ns) / 1e3 / (b->doorbells - a->doorbells);
 	return d;
 }
 
@@ -153,10 +158,14 @@ struct Xfer {
 		dbc = ch.dbc();
 		return !qaic::attach_slices(dev, bo->handle(), dbc, dir, std::span(&s, 1));
 	}
+	double submit_s = 0; // time in EXECUTE_BO, summed
 	bool once(const qaic::Device &dev, qaic::Dir dir)
 	{
 		const qaic_execute_entry e{bo->handle(), dir};
-		return !qaic::execute(dev, dbc, std::span(&e, 1)) && !qaic::wait(dev, dbc, bo->handle(), 30000);
+		const auto t = Clock::now();
+		const bool queued = !qaic::execute(dev, dbc, std::span(&e, 1));
+		submit_s += since(t);
+		return queued && !qaic::wait(dev, dbc, bo->handle(), 30000);
 	}
 };
 
@@ -218,10 +227,12 @@ std::vector<Json> bulk(const qaic::Device &dev, const qaic::Mailbox &mb, bool qu
 		r.num("size", double(size)).num("to_card_MBps", rate[0]).num("from_card_MBps", rate[1]);
 		if (devside[0].ok)
 			r.num("to_card_device_copy_MBps", devside[0].copy_MBps)
-				.num("to_card_device_us", devside[0].request_us);
+				.num("to_card_device_us", devside[0].request_us)
+				.num("to_card_doorbell_us", devside[0].doorbell_us);
 		if (devside[1].ok)
 			r.num("from_card_device_copy_MBps", devside[1].copy_MBps)
-				.num("from_card_device_us", devside[1].request_us);
+				.num("from_card_device_us", devside[1].request_us)
+				.num("from_card_doorbell_us", devside[1].doorbell_us);
 		r.num("to_card_host_us", count[0] ? secs[0] * 1e6 / count[0] : 0)
 			.num("from_card_host_us", count[1] ? secs[1] * 1e6 / count[1] : 0)
 			.flag("payload_ok", same);
@@ -304,15 +315,17 @@ Json small(const qaic::Device &dev, const qaic::Mailbox &mb, const std::string &
 		for (auto &x : th)
 			x.join();
 		const double s = since(t);
-		double dev_us = 0;
+		double dev_us = 0, bell_us = 0, submit_us = 0;
 		unsigned dev_n = 0;
 		bool same = true;
 		for (unsigned i = 0; i < dbcs; i++) {
 			const DeviceSide d = device_side(before[i], dma_stats(mb, xs[i].dbc), true);
 			if (d.ok) {
 				dev_us += d.request_us;
+				bell_us += d.doorbell_us;
 				dev_n++;
 			}
+			submit_us += counts[i] ? xs[i].submit_s * 1e6 / counts[i] / dbcs : 0;
 			same = same && counts[i] && back[i].once(dev, qaic::kFromDevice) &&
 			       !std::memcmp(back[i].bo->data(), xs[i].bo->data(), 4096);
 		}
@@ -323,15 +336,18 @@ Json small(const qaic::Device &dev, const qaic::Mailbox &mb, const std::string &
 		const double rate = total / s, lat = s / (total ? static_cast<double>(total) / dbcs : 1) * 1e6;
 		std::printf("%u DBC%s: %.0f req/s total, %.0f req/s and %.1f us per DBC", dbcs, dbcs > 1 ? "s" : "", rate,
 			    rate / dbcs, lat);
+		std::printf(" (EXECUTE_BO %.1f us", submit_us);
 		if (dev_n)
-			std::printf(", %.1f us of them on the card", dev_us / dev_n);
+			std::printf(", doorbell to fetch %.1f us, on the card %.1f us", bell_us / dev_n, dev_us / dev_n);
+		std::printf(")");
 		if (nvme > 0)
 			std::printf("; ratio to NVMe: rate %.3f, latency %.3f", rate / dbcs / nvme, lat / nvme_lat);
 		std::printf("; payload %s\n", same ? "same" : "DIFFERS");
 		Json r;
 		r.num("dbcs", dbcs).num("req_per_s", rate).num("req_per_s_per_dbc", rate / dbcs).num("us", lat);
+		r.num("submit_us", submit_us);
 		if (dev_n)
-			r.num("device_us", dev_us / dev_n);
+			r.num("device_us", dev_us / dev_n).num("doorbell_us", bell_us / dev_n);
 		r.flag("payload_ok", same);
 		rows.push_back(r);
 	}

@@ -75,12 +75,13 @@ def guest_rows(g, host):
         n = r["dbcs"]
         rate = r["req_per_s_per_dbc"]
         label = "1 DBC, one at a time" if n == 1 else f"{n} DBCs in parallel (per DBC; {r['req_per_s']:.0f} in all)"
-        rows.append((f"4 KiB requests, {label}; {fmt(r['us'], ' µs')}, of them on the card "
-                     f"{fmt(r.get('device_us'), ' µs')}",
+        rows.append((f"4 KiB requests, {label}; {fmt(r['us'], ' µs')} each: EXECUTE_BO {fmt(r.get('submit_us'), ' µs')}, "
+                     f"doorbell to fetch {fmt(r.get('doorbell_us'), ' µs')}, on the card {fmt(r.get('device_us'), ' µs')}",
                      f"{rate:.0f} req/s", f"NVMe (null-co) {fmt(nvme, ' req/s', 0)}, {fmt(small.get('nvme_us'), ' µs')}",
                      fmt_ratio(ratio(rate, nvme))))
         figures.append({"what": "4 KiB requests", "dbcs": n, "req_per_s_per_dbc": rate,
                         "req_per_s": r["req_per_s"], "us": r["us"], "device_us": r.get("device_us"),
+                        "submit_us": r.get("submit_us"), "doorbell_us": r.get("doorbell_us"),
                         "nvme_req_per_s": nvme, "ratio_to_nvme": ratio(rate, nvme),
                         "payload_ok": r.get("payload_ok")})
     blas = {e["name"]: e["openblas_inf_per_s"] for e in host.get("examples", [])}

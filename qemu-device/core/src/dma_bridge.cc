@@ -115,6 +115,7 @@ void DmaBridge::reset()
 	queues_.fill(Queues{});
 	stats_.fill(Stats{});
 	window_.fill(Window{});
+	doorbell_at_.fill(0);
 	for (auto &g : gen_)
 		g++;
 	for (auto &s : sems_)
@@ -128,6 +129,7 @@ void DmaBridge::activate(unsigned i, const Queues &q)
 	queues_.at(i) = q;
 	stats_.at(i) = Stats{};
 	window_.at(i) = Window{};
+	doorbell_at_.at(i) = 0;
 	gen_.at(i)++;
 	sems_.at(i)->reset();
 	// The QSM refuses empty FIFOs; the engine divides by their size.
@@ -139,6 +141,7 @@ void DmaBridge::deactivate(unsigned i)
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = Queues{};
 	window_.at(i) = Window{};
+	doorbell_at_.at(i) = 0;
 	gen_.at(i)++;
 	active_.at(i) = false;
 	pending_.fetch_and(~(1u << i));
@@ -268,6 +271,11 @@ DmaBridge::Step DmaBridge::issue(unsigned i, uint64_t &budget, bool &progress)
 				host_.guest_error(m);
 				active_[i] = false;
 				return Step::Gone;
+			}
+			if (doorbell_at_[i]) {
+				stats_[i].doorbells++;
+				stats_[i].doorbell_ns += host_.now_ns() - std::min(doorbell_at_[i], host_.now_ns());
+				doorbell_at_[i] = 0;
 			}
 			InFlight &f = w.e[w.n++];
 			f = InFlight{};
@@ -569,6 +577,8 @@ void DmaBridge::write(uint32_t offset, uint64_t value, unsigned size)
 			return;
 		}
 		(reg == DBC_REQTP ? d.req_tail : d.rsp_head) = static_cast<uint32_t>(value);
+		if (active_[i] && reg == DBC_REQTP && !doorbell_at_[i])
+			doorbell_at_[i] = std::max<uint64_t>(host_.now_ns(), 1);
 		if (active_[i]) {
 			pending_.fetch_or(1u << i);
 			host_.kick();

@@ -302,12 +302,12 @@ std::string Device::query(const std::string &command, bool &refused) const
 	char buf[256];
 	std::snprintf(buf, sizeof(buf),
 		      "requests=%llu errors=%llu bytes_in=%llu bytes_out=%llu copy_ns_in=%llu copy_ns_out=%llu "
-		      "request_ns=%llu now_ns=%llu",
+		      "request_ns=%llu doorbells=%llu doorbell_ns=%llu now_ns=%llu",
 		      static_cast<unsigned long long>(st.requests), static_cast<unsigned long long>(st.errors),
 		      static_cast<unsigned long long>(st.bytes_in), static_cast<unsigned long long>(st.bytes_out),
 		      static_cast<unsigned long long>(st.copy_ns_in), static_cast<unsigned long long>(st.copy_ns_out),
-		      static_cast<unsigned long long>(st.request_ns),
-		      static_cast<unsigned long long>(host_.now_ns()));
+		      static_cast<unsigned long long>(st.request_ns), static_cast<unsigned long long>(st.doorbells),
+		      static_cast<unsigned long long>(st.doorbell_ns), static_cast<unsigned long long>(host_.now_ns()));
 	refused = false;
 	return buf;
 }

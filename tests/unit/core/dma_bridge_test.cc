@@ -182,6 +182,25 @@ TEST_F(DbcEngineTest, TimesItsCopiesAndEachRequestOnTheDeviceClock)
 	EXPECT_EQ(dbr.stats(kDbc).request_ns, 5000u);
 }
 
+TEST_F(DbcEngineTest, TimesTheWaitFromADoorbellToTheFetch)
+{
+	const Req first = to_dev(1, kHostBuf, kWinLo, 16), second = to_dev(2, kHostBuf, kWinLo, 16);
+	host.clock_ns = 10'000;
+	host.poke(kReq, &first, 64);
+	dbr.write(reg(kDbc, DBC_REQTP), 1, 4);
+	host.clock_ns += 7000; // the event loop gets to it later
+	host.poke(kReq + 64, &second, 64);
+	dbr.write(reg(kDbc, DBC_REQTP), 2, 4); // a second doorbell before the fetch: the first one counts
+	host.clock_ns += 3000;
+	dbr.process();
+	ASSERT_EQ(responses().size(), 2u);
+	EXPECT_EQ(dbr.stats(kDbc).doorbells, 1u);
+	EXPECT_EQ(dbr.stats(kDbc).doorbell_ns, 10'000u);
+	dbr.write(reg(kDbc, DBC_RSPHP), rd(reg(kDbc, DBC_RSPTP)), 4); // not a doorbell
+	dbr.process();
+	EXPECT_EQ(dbr.stats(kDbc).doorbells, 1u);
+}
+
 TEST_F(DbcEngineTest, SingleMsiModeUsesVectorZero)
 {
 	host.vectors = 1;
