@@ -65,9 +65,9 @@ def guest_rows(g, host):
             if s not in SIZES_SHOWN:
                 continue
             rows.append((f"bulk DMA {label}, {size_name(s)}, end to end "
-                         f"({fmt(b.get(f'{d}_host_us'), ' µs')} per request)",
+                         f"({fmt(b.get(f'{d}_host_us'), ' µs')} per EXECUTE_BO + WAIT_BO)",
                          fmt(e2e, " MB/s"), f"host memcpy {fmt(mc, ' MB/s')}", fmt_ratio(ratio(e2e, mc))))
-            rows.append((f"… the card's own copy ({fmt(b.get(f'{d}_device_us'), ' µs')} per request on the card)",
+            rows.append((f"… the card's own copy ({fmt(b.get(f'{d}_device_us'), ' µs')} per DMA request on the card)",
                          fmt(dev, " MB/s"), f"host memcpy {fmt(mc, ' MB/s')}", fmt_ratio(ratio(dev, mc))))
     small = g.get("small", {})
     nvme = small.get("nvme_req_per_s")
@@ -75,13 +75,17 @@ def guest_rows(g, host):
         n = r["dbcs"]
         rate = r["req_per_s_per_dbc"]
         label = "1 DBC, one at a time" if n == 1 else f"{n} DBCs in parallel (per DBC; {r['req_per_s']:.0f} in all)"
-        rows.append((f"4 KiB requests, {label}; {fmt(r['us'], ' µs')} each: EXECUTE_BO {fmt(r.get('submit_us'), ' µs')}, "
-                     f"doorbell to fetch {fmt(r.get('doorbell_us'), ' µs')}, on the card {fmt(r.get('device_us'), ' µs')}",
+        parts = [r.get("submit_us"), r.get("doorbell_us"), r.get("device_us")]
+        rest = r["us"] - sum(parts) if None not in parts else None
+        rows.append((f"4 KiB requests, {label}; {fmt(r['us'], ' µs')} each: EXECUTE_BO {fmt(parts[0], ' µs')}, "
+                     f"doorbell to fetch {fmt(parts[1], ' µs')}, on the card {fmt(parts[2], ' µs')}, "
+                     f"the rest (MSI to WAIT_BO's return) {fmt(rest, ' µs')}",
                      f"{rate:.0f} req/s", f"NVMe (null-co) {fmt(nvme, ' req/s', 0)}, {fmt(small.get('nvme_us'), ' µs')}",
                      fmt_ratio(ratio(rate, nvme))))
         figures.append({"what": "4 KiB requests", "dbcs": n, "req_per_s_per_dbc": rate,
                         "req_per_s": r["req_per_s"], "us": r["us"], "device_us": r.get("device_us"),
                         "submit_us": r.get("submit_us"), "doorbell_us": r.get("doorbell_us"),
+                        "completion_us": rest,
                         "nvme_req_per_s": nvme, "ratio_to_nvme": ratio(rate, nvme),
                         "payload_ok": r.get("payload_ok")})
     blas = {e["name"]: e["openblas_inf_per_s"] for e in host.get("examples", [])}
@@ -100,6 +104,42 @@ def guest_rows(g, host):
                      fmt_ratio(ratio(rec.get("reset_ms"), rec.get("ssr_ms"))) + " (reset / SSR)"))
         figures.append({"what": "recovery", **rec, "ratio_reset_to_ssr": ratio(rec.get("reset_ms"), rec.get("ssr_ms"))})
     return rows, figures
+
+
+def side_by_side(guests, host):
+    """One row per key figure, one column per configuration: value (ratio)."""
+    memcpy = {r["size"]: r["MBps"] for r in host.get("memcpy", [])}
+    blas = {e["name"]: e["openblas_inf_per_s"] for e in host.get("examples", [])}
+    cells = {}
+
+    def put(row, name, v, r):
+        cells.setdefault(row, {})[name] = f"{v} ({fmt_ratio(r)})"
+
+    for name, g in guests.items():
+        for b in g.get("bulk", []):
+            if b["size"] not in (1 << 20, 16 << 20):
+                continue
+            mc = memcpy.get(b["size"])
+            sz = size_name(b["size"])
+            put(f"DMA to card {sz}, end to end, MB/s (× host memcpy)", name, fmt(b.get("to_card_MBps")),
+                ratio(b.get("to_card_MBps"), mc))
+            put(f"DMA to card {sz}, the card's copy, MB/s (× host memcpy)", name,
+                fmt(b.get("to_card_device_copy_MBps")), ratio(b.get("to_card_device_copy_MBps"), mc))
+        small = g.get("small", {})
+        for r in small.get("card", []):
+            put(f"4 KiB requests, {r['dbcs']} DBC(s), req/s per DBC (× NVMe null-co)", name,
+                f"{r['req_per_s_per_dbc']:.0f}", ratio(r["req_per_s_per_dbc"], small.get("nvme_req_per_s")))
+        for w in g.get("workloads", []):
+            put(f"{w['name']}, inf/s (× OpenBLAS, 1 thread)", name, fmt(w["inf_per_s"]),
+                ratio(w["inf_per_s"], blas.get(w["name"])))
+        rec = g.get("recovery", {})
+        put("crashed workload back: SSR ms (card reset / SSR)", name, fmt(rec.get("ssr_ms")),
+            ratio(rec.get("reset_ms"), rec.get("ssr_ms")))
+    names = list(guests)
+    out = ["| figure | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for row, byname in cells.items():
+        out.append(f"| {row} | " + " | ".join(byname.get(n, "–") for n in names) + " |")
+    return "\n".join(out)
 
 
 def table(rows, measured="card"):
@@ -190,6 +230,10 @@ def main():
              g["openblas_sgemm_on_int8_GOPs"]),
         ]
         print(table([(a, f"{b:.1f} GOP/s", f"{c} {e:.1f} GOP/s", fmt_ratio(ratio(b, e))) for a, b, c, e in rows], "NSP interpreter"))
+        print()
+    if guests:
+        print("Side by side (configurations named below):\n")
+        print(side_by_side(guests, host))
         print()
     report = {"machine": machine, "host": host, "configurations": {}}
     ok = host.get("outputs_ok", False)
