@@ -177,18 +177,17 @@ def plot(d, host, guests):
             with open(os.path.join(d, pdat), "w") as f:
                 f.write(f"4096 {nvme}\n")
             rate.append(f"'{pdat}' using 1:2 with points pt 7 ps 1.5 title 'NVMe null-co 4 KiB, {name}'")
-    script = f"""set terminal svg size 1400,560 dynamic font 'sans,11'
+    script = f"""set terminal svg size 1400,760 dynamic font 'sans,11'
 set output 'bench.svg'
 set multiplot layout 1,2
 set logscale xy
 set grid
-set key left top font ',9'
+set key below font ',9'
 set xlabel 'transfer size (bytes)'
 set xtics ('4K' 4096, '16K' 16384, '64K' 65536, '256K' 262144, '1M' 1048576, '4M' 4194304, '16M' 16777216, '64M' 67108864)
 set title 'DMA bandwidth (MB/s)'
 plot {', '.join(bw)}
 set title 'requests (copies) per second'
-set key left bottom font ',9'
 plot {', '.join(rate)}
 unset multiplot
 """
