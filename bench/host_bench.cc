@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // aic100-host-bench: the host-side baselines of bench/run, measured on the
 // host that runs the guest, in the same run:
-//  * memcpy at the bulk DMA benchmark's sizes (4 KiB .. 64 MiB): the limit
-//    of a copy from host memory to host memory, which is what the card's
-//    DMA does under QEMU;
+//  * memcpy at the bulk DMA benchmark's sizes (4 KiB .. 64 MiB), the best
+//    of several windows: the limit of a copy from host memory to host
+//    memory, which is what the card's DMA does under QEMU;
 //  * GEMM at M x N x K: OpenBLAS (one thread) against the NSP interpreter's
 //    kernels and its MMF32/MMI8 instructions. Debian's OpenBLAS has no int8
 //    GEMM: int8 is compared against sgemm on the same values as floats
@@ -84,21 +84,29 @@ void fail(const std::string &what)
 
 std::string memcpy_rates(bool quick)
 {
-	std::printf("== host memcpy (MB/s, one thread, wall time; sizes as the bulk DMA benchmark's)\n");
+	std::printf("== host memcpy (MB/s, one thread, best of 8 windows of wall time; sizes as the bulk DMA "
+		    "benchmark's)\n");
 	std::string rows;
 	for (uint64_t size = 4096; size <= (64ull << 20); size *= 4) {
 		const double budget = quick ? 0.2 : 0.6;
 		std::vector<uint8_t> a(size), b(size, 0);
 		for (uint64_t i = 0; i < size; i++)
 			a[i] = uint8_t(i * 131 + (i >> 12));
+		// The best of eight windows: the limit is what the host can do
+		// when the other load leaves it a core, not an average over the
+		// moments it does not.
 		uint64_t n = 0;
-		const auto t = Clock::now();
-		while (since(t) < budget) {
-			a[n % size]++; // each copy has something new to move
-			std::memcpy(b.data(), a.data(), size);
-			n++;
+		double rate = 0;
+		for (int w = 0; w < 8; w++) {
+			uint64_t k = 0;
+			const auto t = Clock::now();
+			while (since(t) < budget / 8 || !k) {
+				a[n++ % size]++; // each copy has something new to move
+				std::memcpy(b.data(), a.data(), size);
+				k++;
+			}
+			rate = std::max(rate, double(k) * double(size) / since(t) / 1e6);
 		}
-		const double rate = double(n) * double(size) / since(t) / 1e6;
 		const bool same = a == b;
 		if (!same)
 			fail("memcpy of " + std::to_string(size) + " bytes: the copy differs");
