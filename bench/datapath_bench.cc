@@ -1,21 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Data-path benchmarks, run inside a guest by bench/run. Every figure is
-// printed next to a baseline measured in the same guest in the same run:
-//  * bulk DMA to and from the card (4 KiB .. 64 MiB) vs memcpy of the same
-//    size in the guest;
+// Data-path benchmarks, run inside a guest by bench/run, which sets them
+// against baselines measured on the host in the same run (host memcpy,
+// OpenBLAS; bench/host_bench.cc):
+//  * bulk DMA to and from the card (4 KiB .. 64 MiB), end to end, and the
+//    card's own time for the same transfers (its DMA Bridge times its
+//    copies; read through the test mailbox's dma-stats). Every payload
+//    makes the round trip and is compared;
 //  * small requests (4 KiB, EXECUTE_BO + WAIT_BO one at a time) on 1 and 4
 //    DBCs vs 4 KiB O_DIRECT reads from QEMU's emulated NVMe on a null
-//    backend (the same emulator's request path);
-//  * NSP matmul (the int8 and fp32 example workloads, pipelined) vs the
-//    same matmul computed by a plain loop in the guest;
+//    backend in the same guest (the same emulator's request path);
+//  * NSP matmul (the int8 and fp32 example workloads, pipelined), every
+//    output checked against the host reference;
 //  * getting a crashed workload back: SSR (crash, EPIPE, re-activate the
 //    loaded ELF, one correct inference) vs resetting the whole card (SoC
 //    reset, ONLINE, load, activate, one inference). Needs the card's test
 //    mailbox (-device aic100,test-mailbox=on) to crash it; last, as the
 //    baseline resets the card.
-// Usage: aic100-datapath-bench [--nvme /dev/nvme0n1] [--quick]
+// Usage: aic100-datapath-bench [--nvme /dev/nvme0n1] [--quick] [--json FILE]
+// --json writes every figure, with the configuration it was measured in
+// (driver, kernel, MSI vectors, IOMMU), to FILE.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -25,6 +31,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "datapath.h"
@@ -39,6 +46,104 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// Figures as JSON, written by hand: objects of numbers, strings, booleans
+// and nested arrays of objects, in the order they were added.
+class Json {
+public:
+	Json &num(const std::string &k, double v)
+	{
+		char b[64];
+		// Whole numbers (sizes, counts) exactly; the rest to 6 digits.
+		if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 9e15)
+			std::snprintf(b, sizeof(b), "%.0f", v);
+		else
+			std::snprintf(b, sizeof(b), "%.6g", v);
+		return raw(k, std::isfinite(v) ? b : "null");
+	}
+	Json &str(const std::string &k, const std::string &v)
+	{
+		std::string q = "\"";
+		for (char c : v) {
+			if (c == '"' || c == '\\')
+				q += '\\';
+			if (static_cast<unsigned char>(c) >= 0x20)
+				q += c;
+		}
+		return raw(k, q + "\"");
+	}
+	Json &flag(const std::string &k, bool v) { return raw(k, v ? "true" : "false"); }
+	Json &list(const std::string &k, const std::vector<Json> &v)
+	{
+		std::string a = "[";
+		for (size_t i = 0; i < v.size(); i++)
+			a += (i ? ", " : "") + v[i].text();
+		return raw(k, a + "]");
+	}
+	Json &obj(const std::string &k, const Json &v) { return raw(k, v.text()); }
+	std::string text() const { return "{" + body_ + "}"; }
+
+private:
+	Json &raw(const std::string &k, const std::string &v)
+	{
+		body_ += (body_.empty() ? "\"" : ", \"") + k + "\": " + v;
+		return *this;
+	}
+	std::string body_;
+};
+
+// The DMA Bridge's counters of one DBC, through the test mailbox.
+struct DmaStats {
+	uint64_t requests = 0, errors = 0, bytes_in = 0, bytes_out = 0, copy_ns_in = 0, copy_ns_out = 0,
+		 request_ns = 0, doorbells = 0, doorbell_ns = 0, now_ns = 0;
+};
+
+std::optional<DmaStats> dma_stats(const qaic::Mailbox &mb, uint32_t dbc)
+{
+	if (!mb.ok())
+		return std::nullopt;
+	std::string answer;
+	if (!mb.ask("dma-stats dbc=" + std::to_string(dbc), answer).empty())
+		return std::nullopt;
+	DmaStats st;
+	const std::pair<const char *, uint64_t *> keys[] = {
+		{"requests", &st.requests},     {"errors", &st.errors},       {"bytes_in", &st.bytes_in},
+		{"bytes_out", &st.bytes_out},   {"copy_ns_in", &st.copy_ns_in}, {"copy_ns_out", &st.copy_ns_out},
+		{"request_ns", &st.request_ns}, {"doorbells", &st.doorbells},   {"doorbell_ns", &st.doorbell_ns},
+		{"now_ns", &st.now_ns},
+	};
+	for (const auto &[k, v] : keys) {
+		const std::string key = std::string(" ") + k + "=";
+		const size_t at = (" " + answer).find(key);
+		if (at == std::string::npos)
+			return std::nullopt;
+		*v = std::strtoull(answer.c_str() + at + key.size() - 1, nullptr, 10);
+	}
+	return st;
+}
+
+// What the card saw of the requests between two dma_stats() readings.
+struct DeviceSide {
+	bool ok = false;
+	// The card's copy rate, its time per request, and its wait from a
+	// doorbell to fetching the request (QEMU's event loop getting to it).
+	double copy_MBps = 0, request_us = 0, doorbell_us = 0;
+};
+
+DeviceSide device_side(const std::optional<DmaStats> &a, const std::optional<DmaStats> &b, bool to_device)
+{
+	DeviceSide d;
+	if (!a || !b || b->requests <= a->requests || b->errors != a->errors)
+		return d;
+	const uint64_t bytes = to_device ? b->bytes_in - a->bytes_in : b->bytes_out - a->bytes_out;
+	const uint64_t ns = to_device ? b->copy_ns_in - a->copy_ns_in : b->copy_ns_out - a->copy_ns_out;
+	d.ok = true;
+	d.copy_MBps = ns ? bytes * 1e3 / ns : 0;
+	d.request_us = (b->request_ns - a->request_ns) / 1e3 / (b->requests - a->requests);
+	if (b->doorbells > a->doorbells)
+		d.doorbell_us = (b->doorbell_ns - a->doorbell_ns) / 1e3 / (b->doorbells - a->doorbells);
+	return d;
+}
+
 struct Xfer {
 	std::optional<qaic::Bo> bo;
 	uint32_t dbc;
@@ -47,57 +152,95 @@ struct Xfer {
 		bo = qaic::Bo::create(dev, size);
 		if (!bo)
 			return false;
-		std::memset(bo->data(), 0x5A, size);
 		qaic_attach_slice_entry s{};
 		s.size = size;
 		s.dev_addr = ch.ddr_base();
 		dbc = ch.dbc();
 		return !qaic::attach_slices(dev, bo->handle(), dbc, dir, std::span(&s, 1));
 	}
+	double submit_s = 0; // time in EXECUTE_BO, summed
 	bool once(const qaic::Device &dev, qaic::Dir dir)
 	{
 		const qaic_execute_entry e{bo->handle(), dir};
-		return !qaic::execute(dev, dbc, std::span(&e, 1)) && !qaic::wait(dev, dbc, bo->handle(), 30000);
+		const auto t = Clock::now();
+		const bool queued = !qaic::execute(dev, dbc, std::span(&e, 1));
+		submit_s += since(t);
+		return queued && !qaic::wait(dev, dbc, bo->handle(), 30000);
 	}
 };
 
-void bulk(const qaic::Device &dev, bool quick)
+// A payload that differs at every size and offset.
+void fill_pattern(uint8_t *p, uint64_t size)
 {
-	std::printf("\n== bulk DMA (one request per BO slice segment; MB/s, ratio to guest memcpy)\n");
-	std::printf("%10s %12s %12s %12s %8s %8s\n", "size", "memcpy", "to card", "from card", "to/mc", "from/mc");
+	uint32_t x = static_cast<uint32_t>(size) * 2654435761u + 1;
+	for (uint64_t i = 0; i < size; i++) {
+		x = x * 1664525u + 1013904223u;
+		p[i] = static_cast<uint8_t>(x >> 24);
+	}
+}
+
+std::vector<Json> bulk(const qaic::Device &dev, const qaic::Mailbox &mb, bool quick, bool &ok)
+{
+	std::vector<Json> rows;
+	std::printf("\n== bulk DMA, one request per transfer (MB/s end to end; the card's own copy rate and its time per "
+		    "request)\n");
+	std::printf("%10s %10s %10s %10s %10s %10s %10s %8s\n", "size", "to card", "dev copy", "dev us", "from card",
+		    "dev copy", "dev us", "payload");
 	qaic::DataChannel ch(dev, 64ull << 20);
 	if (!ch.problem().empty()) {
 		std::printf("%s\n", ch.problem().c_str());
-		return;
+		ok = false;
+		return rows;
 	}
 	for (uint64_t size = 4096; size <= (64ull << 20); size *= 4) {
 		const double budget = quick ? 0.2 : 0.6;
-		std::vector<uint8_t> a(size, 1), b(size);
-		uint64_t n = 0;
-		auto t = Clock::now();
-		while (since(t) < budget) {
-			std::memcpy(b.data(), a.data(), size);
-			a[n % size]++;
-			n++;
+		Xfer x[2];
+		if (!x[0].make(dev, ch, size, qaic::kToDevice) || !x[1].make(dev, ch, size, qaic::kFromDevice)) {
+			std::printf("BO setup failed for %llu bytes\n", static_cast<unsigned long long>(size));
+			ok = false;
+			return rows;
 		}
-		const double mc = n * size / since(t) / 1e6;
+		fill_pattern(x[0].bo->data(), size);
+		std::memset(x[1].bo->data(), 0, size);
 		double rate[2] = {};
+		DeviceSide devside[2];
+		uint64_t count[2] = {};
+		double secs[2] = {};
 		for (int d = 0; d < 2; d++) {
 			const qaic::Dir dir = d ? qaic::kFromDevice : qaic::kToDevice;
-			Xfer x;
-			if (!x.make(dev, ch, size, dir)) {
-				std::printf("BO setup failed for %llu bytes\n", static_cast<unsigned long long>(size));
-				return;
-			}
-			uint64_t k = 0;
-			t = Clock::now();
-			while (since(t) < budget && x.once(dev, dir))
-				k++;
-			rate[d] = k * size / since(t) / 1e6;
+			const auto before = dma_stats(mb, x[d].dbc);
+			const auto t = Clock::now();
+			while (since(t) < budget && x[d].once(dev, dir))
+				count[d]++;
+			secs[d] = since(t);
+			rate[d] = count[d] * size / secs[d] / 1e6;
+			devside[d] = device_side(before, dma_stats(mb, x[d].dbc), !d);
 		}
-		std::printf("%10llu %12.1f %12.1f %12.1f %8.3f %8.3f\n", static_cast<unsigned long long>(size), mc, rate[0],
-			    rate[1], rate[0] / mc, rate[1] / mc);
+		// The last transfer to the card left the pattern in its DDR, and
+		// the last one back brought it home.
+		const bool same = count[0] && count[1] && !std::memcmp(x[0].bo->data(), x[1].bo->data(), size);
+		ok = ok && same;
+		std::printf("%10llu %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %8s\n", static_cast<unsigned long long>(size),
+			    rate[0], devside[0].copy_MBps, devside[0].request_us, rate[1], devside[1].copy_MBps,
+			    devside[1].request_us, same ? "same" : "DIFFERS");
+		Json r;
+		r.num("size", double(size)).num("to_card_MBps", rate[0]).num("from_card_MBps", rate[1]);
+		if (devside[0].ok)
+			r.num("to_card_device_copy_MBps", devside[0].copy_MBps)
+				.num("to_card_device_us", devside[0].request_us)
+				.num("to_card_doorbell_us", devside[0].doorbell_us);
+		if (devside[1].ok)
+			r.num("from_card_device_copy_MBps", devside[1].copy_MBps)
+				.num("from_card_device_us", devside[1].request_us)
+				.num("from_card_doorbell_us", devside[1].doorbell_us);
+		r.num("to_card_host_us", count[0] ? secs[0] * 1e6 / count[0] : 0)
+			.num("from_card_host_us", count[1] ? secs[1] * 1e6 / count[1] : 0)
+			.flag("payload_ok", same);
+		rows.push_back(r);
 	}
+	if (!mb.ok())
+		std::printf("(no device-side figures: %s)\n", mb.problem().c_str());
+	return rows;
 }
 
 double nvme_iops(const std::string &path, double budget, double *lat_us)
@@ -124,29 +267,43 @@ double nvme_iops(const std::string &path, double budget, double *lat_us)
 	return n / s;
 }
 
-void small(const qaic::Device &dev, const std::string &nvme_dev, bool quick)
+Json small(const qaic::Device &dev, const qaic::Mailbox &mb, const std::string &nvme_dev, bool quick, bool &ok)
 {
+	Json out;
 	const double budget = quick ? 0.5 : 2.0;
 	std::printf("\n== small requests: 4 KiB, one at a time per DBC (EXECUTE_BO + WAIT_BO)\n");
 	double nvme_lat = 0;
 	const double nvme = nvme_iops(nvme_dev, budget, &nvme_lat);
-	if (nvme > 0)
+	if (nvme > 0) {
 		std::printf("baseline: emulated NVMe, null backend, 4 KiB O_DIRECT reads: %.0f req/s, %.1f us\n", nvme,
 			    nvme_lat);
-	else
+		out.num("nvme_req_per_s", nvme).num("nvme_us", nvme_lat);
+	} else {
 		std::printf("baseline: no NVMe at %s\n", nvme_dev.c_str());
+	}
+	std::vector<Json> rows;
 	for (unsigned dbcs : {1u, 4u}) {
 		std::vector<std::unique_ptr<qaic::DataChannel>> chs;
-		std::vector<Xfer> xs(dbcs);
-		bool ok = true;
+		std::vector<Xfer> xs(dbcs), back(dbcs);
+		bool setup = true;
 		for (unsigned i = 0; i < dbcs; i++) {
 			chs.push_back(std::make_unique<qaic::DataChannel>(dev));
-			ok = ok && chs.back()->problem().empty() && xs[i].make(dev, *chs.back(), 4096, qaic::kToDevice);
+			setup = setup && chs.back()->problem().empty() &&
+				xs[i].make(dev, *chs.back(), 4096, qaic::kToDevice) &&
+				back[i].make(dev, *chs.back(), 4096, qaic::kFromDevice);
+			if (setup) {
+				fill_pattern(xs[i].bo->data(), 4096 + i);
+				std::memset(back[i].bo->data(), 0, 4096);
+			}
 		}
-		if (!ok) {
+		if (!setup) {
 			std::printf("%u DBCs: setup failed\n", dbcs);
+			ok = false;
 			continue;
 		}
+		std::vector<std::optional<DmaStats>> before(dbcs);
+		for (unsigned i = 0; i < dbcs; i++)
+			before[i] = dma_stats(mb, xs[i].dbc);
 		std::vector<uint64_t> counts(dbcs);
 		std::vector<std::thread> th;
 		const auto t = Clock::now();
@@ -158,43 +315,73 @@ void small(const qaic::Device &dev, const std::string &nvme_dev, bool quick)
 		for (auto &x : th)
 			x.join();
 		const double s = since(t);
+		double dev_us = 0, bell_us = 0, submit_us = 0;
+		unsigned dev_n = 0;
+		bool same = true;
+		for (unsigned i = 0; i < dbcs; i++) {
+			const DeviceSide d = device_side(before[i], dma_stats(mb, xs[i].dbc), true);
+			if (d.ok) {
+				dev_us += d.request_us;
+				bell_us += d.doorbell_us;
+				dev_n++;
+			}
+			submit_us += counts[i] ? xs[i].submit_s * 1e6 / counts[i] / dbcs : 0;
+			same = same && counts[i] && back[i].once(dev, qaic::kFromDevice) &&
+			       !std::memcmp(back[i].bo->data(), xs[i].bo->data(), 4096);
+		}
+		ok = ok && same;
 		uint64_t total = 0;
 		for (auto c : counts)
 			total += c;
 		const double rate = total / s, lat = s / (total ? static_cast<double>(total) / dbcs : 1) * 1e6;
 		std::printf("%u DBC%s: %.0f req/s total, %.0f req/s and %.1f us per DBC", dbcs, dbcs > 1 ? "s" : "", rate,
 			    rate / dbcs, lat);
+		std::printf(" (EXECUTE_BO %.1f us", submit_us);
+		if (dev_n)
+			std::printf(", doorbell to fetch %.1f us, on the card %.1f us", bell_us / dev_n, dev_us / dev_n);
+		std::printf(")");
 		if (nvme > 0)
 			std::printf("; ratio to NVMe: rate %.3f, latency %.3f", rate / dbcs / nvme, lat / nvme_lat);
-		std::printf("\n");
+		std::printf("; payload %s\n", same ? "same" : "DIFFERS");
+		Json r;
+		r.num("dbcs", dbcs).num("req_per_s", rate).num("req_per_s_per_dbc", rate / dbcs).num("us", lat);
+		r.num("submit_us", submit_us);
+		if (dev_n)
+			r.num("device_us", dev_us / dev_n).num("doorbell_us", bell_us / dev_n);
+		r.flag("payload_ok", same);
+		rows.push_back(r);
 	}
+	out.list("card", rows);
+	return out;
 }
 
-void matmul(const qaic::Device &dev, bool quick)
+std::vector<Json> matmul(const qaic::Device &dev, bool quick, bool &ok)
 {
 	namespace wl = aic100::workloads;
-	std::printf("\n== NSP matmul (example workloads, pipelined; ratio to the same math in a guest loop)\n");
+	std::vector<Json> rows;
+	std::printf("\n== NSP example workloads, pipelined (depth 8), every output checked against the reference\n");
 	for (const char *name : {"matmul_i8", "matmul_f32", "mlp_f32"}) {
 		const wl::Example *e = wl::find(name);
 		qaic::Pipeline p(dev, *e, 8);
 		if (const auto why = p.setup(); !why.empty()) {
 			std::printf("%s: %s\n", name, why.c_str());
+			ok = false;
 			continue;
 		}
 		const uint64_t n = quick ? 50 : 300;
-		const qaic::RunResult r = p.run(n, false);
-		const auto in = e->make_input(1);
-		uint64_t k = 0;
-		const auto t = Clock::now();
-		while (since(t) < r.seconds && k < n) {
-			volatile auto out = e->reference(in).size();
-			(void)out;
-			k++;
-		}
-		const double card = r.inferences / r.seconds, guest = k / since(t);
-		std::printf("%-11s card %8.1f inf/s, guest loop %8.1f inf/s, ratio %.2f%s\n", name, card, guest,
-			    card / guest, r.problem.empty() ? "" : (" (" + r.problem + ")").c_str());
+		const qaic::RunResult r = p.run(n, true);
+		const bool good = r.problem.empty() && !r.mismatches && r.inferences == n;
+		ok = ok && good;
+		const double card = r.seconds > 0 ? r.inferences / r.seconds : 0;
+		std::printf("%-11s %8.1f inf/s, %llu of %llu outputs right%s%s\n", name, card,
+			    static_cast<unsigned long long>(r.inferences - r.mismatches),
+			    static_cast<unsigned long long>(n), r.problem.empty() ? "" : ("; " + r.problem).c_str(),
+			    r.mismatches ? ("; " + r.first_mismatch).c_str() : "");
+		Json j;
+		j.str("name", name).num("inf_per_s", card).num("inferences", double(r.inferences)).flag("outputs_ok", good);
+		rows.push_back(j);
 	}
+	return rows;
 }
 
 std::optional<qaic::Device> open_online(const qaic::Card &card, double timeout_s)
@@ -208,7 +395,7 @@ std::optional<qaic::Device> open_online(const qaic::Card &card, double timeout_s
 	return std::nullopt;
 }
 
-void recovery(const qaic::Card &card, const qaic::Device &dev, bool quick)
+Json recovery(const qaic::Card &card, const qaic::Device &dev, bool quick)
 {
 	namespace wl = aic100::workloads;
 	std::printf("\n== getting a crashed workload back (vadd_f32): SSR vs resetting the card\n");
@@ -280,20 +467,57 @@ void recovery(const qaic::Card &card, const qaic::Device &dev, bool quick)
 		std::printf("card reset:    %8.1f ms (mean of %u)\n", reset_ms / reset_n, reset_n);
 	if (ssr_n && reset_n)
 		std::printf("ratio (card reset / SSR): %.1f\n", (reset_ms / reset_n) / (ssr_ms / ssr_n));
+	Json j;
+	if (ssr_n)
+		j.num("ssr_ms", ssr_ms / ssr_n);
+	if (reset_n)
+		j.num("reset_ms", reset_ms / reset_n);
+	return j;
+}
+
+// What the figures were measured in, read from the guest rather than
+// assumed: the driver (ours has the SSR client's dbcN_state attributes),
+// the kernel, the MSI vectors the card got, whether an IOMMU translates its
+// DMA.
+Json configuration(const qaic::Card &card)
+{
+	utsname u{};
+	uname(&u);
+	unsigned msis = 0;
+	std::error_code ec;
+	for (const auto &d : std::filesystem::directory_iterator(card.sysfs + "/msi_irqs", ec)) {
+		(void)d;
+		msis++;
+	}
+	const bool ours = std::filesystem::exists("/sys/class/accel/accel" + std::to_string(*card.accel_minor) +
+						  "/dbc0_state");
+	const bool iommu = std::filesystem::exists(card.sysfs + "/iommu_group");
+	Json j;
+	j.str("driver", ours ? "ours" : "upstream").str("kernel", u.release).num("msi_vectors", msis)
+		.flag("iommu", iommu);
+	std::printf("configuration: driver %s, kernel %s, %u MSI vector%s, IOMMU %s\n", ours ? "ours" : "upstream",
+		    u.release, msis, msis == 1 ? "" : "s", iommu ? "on" : "off");
+	return j;
 }
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-	std::string nvme = "/dev/nvme0n1";
+	std::string nvme = "/dev/nvme0n1", json_path;
 	bool quick = false;
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
-		if (a == "--nvme" && i + 1 < argc)
+		if (a == "--nvme" && i + 1 < argc) {
 			nvme = argv[++i];
-		else if (a == "--quick")
+		} else if (a == "--json" && i + 1 < argc) {
+			json_path = argv[++i];
+		} else if (a == "--quick") {
 			quick = true;
+		} else {
+			std::fprintf(stderr, "usage: aic100-datapath-bench [--nvme DEV] [--quick] [--json FILE]\n");
+			return 2;
+		}
 	}
 	auto cards = qaic::find_cards();
 	std::optional<qaic::Device> dev;
@@ -306,9 +530,26 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "no ONLINE card\n");
 		return 1;
 	}
-	bulk(*dev, quick);
-	small(*dev, nvme, quick);
-	matmul(*dev, quick);
-	recovery(cards[0], *dev, quick);
-	return 0;
+	Json all;
+	all.obj("configuration", configuration(cards[0]));
+	bool ok = true;
+	{
+		const qaic::Mailbox mb(cards[0].bdf);
+		all.list("bulk", bulk(*dev, mb, quick, ok));
+		all.obj("small", small(*dev, mb, nvme, quick, ok));
+	}
+	all.list("workloads", matmul(*dev, quick, ok));
+	all.obj("recovery", recovery(cards[0], *dev, quick));
+	all.flag("outputs_ok", ok);
+	if (!json_path.empty()) {
+		std::ofstream f(json_path);
+		f << all.text() << "\n";
+		if (!f) {
+			std::fprintf(stderr, "cannot write %s\n", json_path.c_str());
+			return 1;
+		}
+	}
+	if (!ok)
+		std::printf("\nFAILED: an output or payload was wrong, or a benchmark could not run\n");
+	return ok ? 0 : 1;
 }

@@ -78,9 +78,22 @@ public:
 		return run_raw(command, static_cast<uint32_t>(command.size()), timeout_s);
 	}
 
+	// Asks the card a question (e.g. "dma-stats dbc=0"): "" and its answer
+	// in `answer`, or why it was not answered.
+	std::string ask(const std::string &question, std::string &answer, double timeout_s = 10) const
+	{
+		answer.clear();
+		if (question.size() > kMaxCommand)
+			return "mailbox: question longer than 255 bytes";
+		return run_raw(question, static_cast<uint32_t>(question.size()), timeout_s, &answer);
+	}
+
 	// Writes `command` and then `length` as given (which need not be its
 	// size): for tests of the mailbox itself.
-	std::string run_raw(const std::string &command, uint32_t length, double timeout_s = 10) const
+	// `answer`, when given, gets the message of a command that was done
+	// (read under the lock, so no other user's command replaces it).
+	std::string run_raw(const std::string &command, uint32_t length, double timeout_s = 10,
+			    std::string *answer = nullptr) const
 	{
 		if (!ok())
 			return "mailbox: " + problem_;
@@ -99,8 +112,11 @@ public:
 		if (!wait_idle(timeout_s))
 			return "mailbox: no answer within " + std::to_string(timeout_s) + " s";
 		const uint32_t status = rd(kStatus);
-		if (status == kDone)
+		if (status == kDone) {
+			if (answer)
+				*answer = message();
 			return {};
+		}
 		std::string msg = message();
 		if (status != kRefused)
 			msg = "mailbox: status " + std::to_string(status) + " (" + msg + ")";

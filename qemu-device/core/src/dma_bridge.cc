@@ -115,6 +115,7 @@ void DmaBridge::reset()
 	queues_.fill(Queues{});
 	stats_.fill(Stats{});
 	window_.fill(Window{});
+	doorbell_at_.fill(0);
 	for (auto &g : gen_)
 		g++;
 	for (auto &s : sems_)
@@ -128,6 +129,7 @@ void DmaBridge::activate(unsigned i, const Queues &q)
 	queues_.at(i) = q;
 	stats_.at(i) = Stats{};
 	window_.at(i) = Window{};
+	doorbell_at_.at(i) = 0;
 	gen_.at(i)++;
 	sems_.at(i)->reset();
 	// The QSM refuses empty FIFOs; the engine divides by their size.
@@ -139,6 +141,7 @@ void DmaBridge::deactivate(unsigned i)
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = Queues{};
 	window_.at(i) = Window{};
+	doorbell_at_.at(i) = 0;
 	gen_.at(i)++;
 	active_.at(i) = false;
 	pending_.fetch_and(~(1u << i));
@@ -154,14 +157,17 @@ uint16_t DmaBridge::move(unsigned i, bool to_device, uint64_t host, uint64_t dev
 	uint8_t *p = ddr_.span(dev, len);
 	if (!p)
 		return kOutsideWindow;
+	const uint64_t t0 = host_.now_ns();
 	if (to_device) {
 		if (host_.dma_read(host, p, len) != DmaStatus::Ok)
 			return kHostDmaFault;
 		stats_[i].bytes_in += len;
+		stats_[i].copy_ns_in += host_.now_ns() - t0;
 	} else {
 		if (host_.dma_write(host, p, len) != DmaStatus::Ok)
 			return kHostDmaFault;
 		stats_[i].bytes_out += len;
+		stats_[i].copy_ns_out += host_.now_ns() - t0;
 	}
 	return kOk;
 }
@@ -266,6 +272,11 @@ DmaBridge::Step DmaBridge::issue(unsigned i, uint64_t &budget, bool &progress)
 				active_[i] = false;
 				return Step::Gone;
 			}
+			if (doorbell_at_[i]) {
+				stats_[i].doorbells++;
+				stats_[i].doorbell_ns += host_.now_ns() - std::min(doorbell_at_[i], host_.now_ns());
+				doorbell_at_[i] = 0;
+			}
 			InFlight &f = w.e[w.n++];
 			f = InFlight{};
 			std::memcpy(f.raw, raw, sizeof(raw));
@@ -322,6 +333,7 @@ void DmaBridge::start(unsigned i, InFlight &f)
 	const Request r = request_of(f.raw);
 	const int pre = presync_of(r);
 	f.started = true;
+	f.start_ns = host_.now_ns();
 	if (pre == -2) {
 		f.status = kTwoPresyncs;
 	} else if (pre >= 0) {
@@ -403,6 +415,7 @@ void DmaBridge::complete(unsigned i, InFlight &f)
 	}
 
 	stats_[i].requests++;
+	stats_[i].request_ns += host_.now_ns() - f.start_ns;
 	if (status != kOk) {
 		stats_[i].errors++;
 		char m[80];
@@ -564,6 +577,8 @@ void DmaBridge::write(uint32_t offset, uint64_t value, unsigned size)
 			return;
 		}
 		(reg == DBC_REQTP ? d.req_tail : d.rsp_head) = static_cast<uint32_t>(value);
+		if (active_[i] && reg == DBC_REQTP && !doorbell_at_[i])
+			doorbell_at_[i] = std::max<uint64_t>(host_.now_ns(), 1);
 		if (active_[i]) {
 			pending_.fetch_or(1u << i);
 			host_.kick();

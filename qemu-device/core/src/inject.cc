@@ -2,6 +2,7 @@
 // Fault injection: the command grammar shared by the QEMU monitor, QMP and
 // the BAR4 test mailbox (docs/health.md, "Fault injection").
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -270,6 +271,47 @@ std::string Device::run_injection(const std::string &command)
 	return "unknown fault '" + command + "' (" + kUsage + ")";
 }
 
+// ---- questions -------------------------------------------------------------
+
+bool Device::is_query(const std::string &command)
+{
+	std::istringstream in(command);
+	std::string verb;
+	in >> verb;
+	return verb == "dma-stats";
+}
+
+std::string Device::query(const std::string &command, bool &refused) const
+{
+	refused = true;
+	std::istringstream in(command);
+	std::string verb;
+	in >> verb;
+	if (verb != "dma-stats")
+		return "unknown question '" + command + "' (known: dma-stats dbc=N)";
+	std::map<std::string, std::string> a;
+	std::string err;
+	if (!arguments(in, a, err))
+		return "dma-stats: " + err;
+	if (a.size() != 1 || !a.count("dbc"))
+		return "dma-stats: give dbc=N";
+	const auto n = number(a["dbc"], 0, regs::kNumDbc - 1);
+	if (!n)
+		return "dma-stats: dbc=" + a["dbc"] + " (0.." + std::to_string(regs::kNumDbc - 1) + ")";
+	const DmaBridge::Stats &st = dbr_.stats(unsigned(*n));
+	char buf[256];
+	std::snprintf(buf, sizeof(buf),
+		      "requests=%llu errors=%llu bytes_in=%llu bytes_out=%llu copy_ns_in=%llu copy_ns_out=%llu "
+		      "request_ns=%llu doorbells=%llu doorbell_ns=%llu now_ns=%llu",
+		      static_cast<unsigned long long>(st.requests), static_cast<unsigned long long>(st.errors),
+		      static_cast<unsigned long long>(st.bytes_in), static_cast<unsigned long long>(st.bytes_out),
+		      static_cast<unsigned long long>(st.copy_ns_in), static_cast<unsigned long long>(st.copy_ns_out),
+		      static_cast<unsigned long long>(st.request_ns), static_cast<unsigned long long>(st.doorbells),
+		      static_cast<unsigned long long>(st.doorbell_ns), static_cast<unsigned long long>(host_.now_ns()));
+	refused = false;
+	return buf;
+}
+
 // ---- the BAR4 test mailbox ---------------------------------------------------
 
 namespace mailbox {
@@ -323,10 +365,15 @@ void Device::mailbox_run()
 {
 	const std::string cmd = std::move(mbox_.pending);
 	mbox_.pending.clear();
-	const std::string err = inject(cmd.c_str()); // stops at a NUL
+	const std::string text(cmd.c_str()); // stops at a NUL
+	// A fault's message says why it was refused; a question's is its answer.
+	bool refused = false;
+	const std::string msg = is_query(text) ? query(text, refused) : inject(text);
+	if (!is_query(text))
+		refused = !msg.empty();
 	mbox_.message = {};
-	std::memcpy(mbox_.message.data(), err.data(), std::min<size_t>(err.size(), mbox_.message.size() - 1));
-	mbox_.status = err.empty() ? 0 : 1;
+	std::memcpy(mbox_.message.data(), msg.data(), std::min<size_t>(msg.size(), mbox_.message.size() - 1));
+	mbox_.status = refused ? 1 : 0;
 }
 
 } // namespace aic100

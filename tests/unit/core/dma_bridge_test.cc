@@ -162,6 +162,45 @@ TEST_F(DbcEngineTest, BulkTransfersBothWaysWithAResponse)
 	EXPECT_EQ(dbr.stats(kDbc).bytes_out, 3000u);
 }
 
+TEST_F(DbcEngineTest, TimesItsCopiesAndEachRequestOnTheDeviceClock)
+{
+	// Every DMA of the card takes 1 µs of device time here: the request
+	// fetch, each 64 KiB quantum of data, the response.
+	host.on_dma = [this] { host.clock_ns += 1000; };
+	submit({to_dev(1, kHostBuf, kWinLo, 4 * DmaBridge::kQuantum)});
+	ASSERT_EQ(responses(), (std::vector<std::pair<uint16_t, uint16_t>>{{1, 0}}));
+	EXPECT_EQ(dbr.stats(kDbc).copy_ns_in, 4000u) << "four quanta";
+	EXPECT_EQ(dbr.stats(kDbc).copy_ns_out, 0u);
+	EXPECT_EQ(dbr.stats(kDbc).request_ns, 4000u) << "from the fetch to the end, the response not included";
+
+	Req out = to_dev(2, kWinLo, kHostBuf, 3000);
+	out.cmd = 0x10 | 0x08 | 2;
+	host.clock_ns += 50'000; // idle time between requests counts nowhere
+	submit({out});
+	ASSERT_EQ(responses(), (std::vector<std::pair<uint16_t, uint16_t>>{{2, 0}}));
+	EXPECT_EQ(dbr.stats(kDbc).copy_ns_out, 1000u);
+	EXPECT_EQ(dbr.stats(kDbc).request_ns, 5000u);
+}
+
+TEST_F(DbcEngineTest, TimesTheWaitFromADoorbellToTheFetch)
+{
+	const Req first = to_dev(1, kHostBuf, kWinLo, 16), second = to_dev(2, kHostBuf, kWinLo, 16);
+	host.clock_ns = 10'000;
+	host.poke(kReq, &first, 64);
+	dbr.write(reg(kDbc, DBC_REQTP), 1, 4);
+	host.clock_ns += 7000; // the event loop gets to it later
+	host.poke(kReq + 64, &second, 64);
+	dbr.write(reg(kDbc, DBC_REQTP), 2, 4); // a second doorbell before the fetch: the first one counts
+	host.clock_ns += 3000;
+	dbr.process();
+	ASSERT_EQ(responses().size(), 2u);
+	EXPECT_EQ(dbr.stats(kDbc).doorbells, 1u);
+	EXPECT_EQ(dbr.stats(kDbc).doorbell_ns, 10'000u);
+	dbr.write(reg(kDbc, DBC_RSPHP), rd(reg(kDbc, DBC_RSPTP)), 4); // not a doorbell
+	dbr.process();
+	EXPECT_EQ(dbr.stats(kDbc).doorbells, 1u);
+}
+
 TEST_F(DbcEngineTest, SingleMsiModeUsesVectorZero)
 {
 	host.vectors = 1;

@@ -60,6 +60,21 @@ TEST_F(MailboxTest, CarriesCommandsAndTheirVerdicts)
 	EXPECT_NE(dev->describe().find("SYS_ERR"), std::string::npos);
 }
 
+TEST_F(MailboxTest, AnswersDmaStatsWithTheChannelsCountersAndDeviceTime)
+{
+	host.clock_ns = 123'456;
+	auto [st, msg] = run("dma-stats dbc=3");
+	EXPECT_EQ(st, 0u);
+	EXPECT_EQ(msg, "requests=0 errors=0 bytes_in=0 bytes_out=0 copy_ns_in=0 copy_ns_out=0 request_ns=0 "
+		       "doorbells=0 doorbell_ns=0 now_ns=123456");
+	std::tie(st, msg) = run("dma-stats dbc=16");
+	EXPECT_EQ(st, 1u);
+	EXPECT_EQ(msg, "dma-stats: dbc=16 (0..15)");
+	std::tie(st, msg) = run("dma-stats nsp=1");
+	EXPECT_EQ(st, 1u);
+	EXPECT_EQ(msg, "dma-stats: give dbc=N");
+}
+
 TEST_F(MailboxTest, RefusesBadLengthsAndStrayWrites)
 {
 	dev->bar_write(4, 0x100, 0, 4);

@@ -59,6 +59,12 @@ public:
 	// "ras ce source=ddr addr=0x1000", "sensor soc_temp=97000".
 	// Empty when done, else why not; a refused command changes nothing.
 	std::string inject(const std::string &command);
+	// Questions the test mailbox answers (docs/health.md, "Questions"):
+	// "dma-stats dbc=N" gives DBC N's counters and DMA times as key=value
+	// words. Empty when `command` is not a question; else the answer, or
+	// why it was refused with `refused` set.
+	std::string query(const std::string &command, bool &refused) const;
+	static bool is_query(const std::string &command);
 	// One line on where the card is: "ee=amss state=M0 stage=amss".
 	std::string describe() const;
 

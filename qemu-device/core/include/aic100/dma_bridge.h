@@ -70,8 +70,16 @@ public:
 	// Longest linked list one request may follow.
 	static constexpr uint32_t kMaxLinked = 65536;
 
+	// Counts and the card's own view of time (HostInterface::now_ns()),
+	// so that a benchmark can tell the DMA's cost from the rest of the
+	// host's round trip: time spent copying each direction, the sum over
+	// ended requests of start (left the request FIFO) to end, and the sum
+	// over doorbells of the wait from the doorbell (the first REQTP write
+	// since the last fetch) to the fetch of the next request.
 	struct Stats {
 		uint64_t requests = 0, bytes_in = 0, bytes_out = 0, responses = 0, errors = 0;
+		uint64_t copy_ns_in = 0, copy_ns_out = 0, request_ns = 0;
+		uint64_t doorbells = 0, doorbell_ns = 0;
 	};
 	const Stats &stats(unsigned i) const { return stats_.at(i); }
 
@@ -98,6 +106,7 @@ private:
 		bool started = false;
 		bool transfer_done = false;
 		bool malformed = false; // a bad presync: no transfer, postsync or doorbell
+		uint64_t start_ns = 0;   // when it left the request FIFO
 		uint16_t status = 0;
 		uint64_t done = 0;       // bytes of the bulk transfer or current descriptor moved
 		uint64_t next_desc = 0;  // host address of the next linked descriptor, 0: none
@@ -142,6 +151,8 @@ private:
 	std::array<Stats, regs::kNumDbc> stats_{};
 	std::array<Window, regs::kNumDbc> window_{};
 	std::array<uint64_t, regs::kNumDbc> gen_{};
+	// When the doorbell not yet answered by a fetch rang (0: none).
+	std::array<uint64_t, regs::kNumDbc> doorbell_at_{};
 	std::atomic<uint32_t> pending_{0}; // DBCs with work to look at; NSP threads set bits
 };
 

@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Turns one bench/run folder into its report.
+
+Reads machine.txt, host.json (aic100-host-bench) and guest-CONFIG.json
+(aic100-datapath-bench, one per configuration); prints Markdown tables, one
+per configuration and named by what the guest saw (driver, kernel, MSI
+vectors, IOMMU), every figure with its baseline from the same run and the
+ratio; writes bench.json (all of it, ratios included) and bench.svg (DMA
+bandwidth and request rate against transfer size: the card end to end, the
+card's own copy, host memcpy as the limit, QEMU's NVMe as the request-rate
+baseline).
+
+    bench/report.py DIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+SIZES_SHOWN = (4096, 1 << 20, 16 << 20, 64 << 20)
+
+
+def size_name(n):
+    if n >= 1 << 20:
+        return f"{n >> 20} MiB"
+    return f"{n >> 10} KiB"
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def fmt(v, unit="", digits=1):
+    if v is None:
+        return "–"
+    return f"{v:.{digits}f}{unit}"
+
+
+def fmt_ratio(r):
+    return "–" if r is None else f"{r:.3g}"
+
+
+def config_name(c):
+    msi = c.get("msi_vectors", 0)
+    return (f"driver {c.get('driver')}, kernel {c.get('kernel')}, "
+            f"{msi} MSI vector{'s' if msi != 1 else ''}, IOMMU {'on' if c.get('iommu') else 'off'}")
+
+
+def guest_rows(g, host):
+    """Rows (benchmark, card, baseline, ratio) and their JSON of one guest run."""
+    rows, figures = [], []
+    memcpy = {r["size"]: r["MBps"] for r in host.get("memcpy", [])}
+    for b in g.get("bulk", []):
+        s = b["size"]
+        mc = memcpy.get(s)
+        for d, label in (("to_card", "to card"), ("from_card", "from card")):
+            e2e = b.get(f"{d}_MBps")
+            dev = b.get(f"{d}_device_copy_MBps")
+            fig = {"what": f"bulk DMA {label}", "size": s, "MBps": e2e, "device_copy_MBps": dev,
+                   "host_us": b.get(f"{d}_host_us"), "device_us": b.get(f"{d}_device_us"),
+                   "host_memcpy_MBps": mc, "ratio_to_memcpy": ratio(e2e, mc),
+                   "device_ratio_to_memcpy": ratio(dev, mc), "payload_ok": b.get("payload_ok")}
+            figures.append(fig)
+            if s not in SIZES_SHOWN:
+                continue
+            rows.append((f"bulk DMA {label}, {size_name(s)}, end to end "
+                         f"({fmt(b.get(f'{d}_host_us'), ' µs')} per EXECUTE_BO + WAIT_BO)",
+                         fmt(e2e, " MB/s"), f"host memcpy {fmt(mc, ' MB/s')}", fmt_ratio(ratio(e2e, mc))))
+            rows.append((f"… the card's own copy ({fmt(b.get(f'{d}_device_us'), ' µs')} per DMA request on the card)",
+                         fmt(dev, " MB/s"), f"host memcpy {fmt(mc, ' MB/s')}", fmt_ratio(ratio(dev, mc))))
+    small = g.get("small", {})
+    nvme = small.get("nvme_req_per_s")
+    for r in small.get("card", []):
+        n = r["dbcs"]
+        rate = r["req_per_s_per_dbc"]
+        label = "1 DBC, one at a time" if n == 1 else f"{n} DBCs in parallel (per DBC; {r['req_per_s']:.0f} in all)"
+        parts = [r.get("submit_us"), r.get("doorbell_us"), r.get("device_us")]
+        rest = r["us"] - sum(parts) if None not in parts else None
+        rows.append((f"4 KiB requests, {label}; {fmt(r['us'], ' µs')} each: EXECUTE_BO {fmt(parts[0], ' µs')}, "
+                     f"doorbell to fetch {fmt(parts[1], ' µs')}, on the card {fmt(parts[2], ' µs')}, "
+                     f"the rest (MSI to WAIT_BO's return) {fmt(rest, ' µs')}",
+                     f"{rate:.0f} req/s", f"NVMe (null-co) {fmt(nvme, ' req/s', 0)}, {fmt(small.get('nvme_us'), ' µs')}",
+                     fmt_ratio(ratio(rate, nvme))))
+        figures.append({"what": "4 KiB requests", "dbcs": n, "req_per_s_per_dbc": rate,
+                        "req_per_s": r["req_per_s"], "us": r["us"], "device_us": r.get("device_us"),
+                        "submit_us": r.get("submit_us"), "doorbell_us": r.get("doorbell_us"),
+                        "completion_us": rest,
+                        "nvme_req_per_s": nvme, "ratio_to_nvme": ratio(rate, nvme),
+                        "payload_ok": r.get("payload_ok")})
+    blas = {e["name"]: e["openblas_inf_per_s"] for e in host.get("examples", [])}
+    for w in g.get("workloads", []):
+        b = blas.get(w["name"])
+        rows.append((f"{w['name']} (example workload, pipelined; outputs {'right' if w['outputs_ok'] else 'WRONG'})",
+                     fmt(w["inf_per_s"], " inf/s"), f"OpenBLAS, 1 thread {fmt(b, ' inf/s')}",
+                     fmt_ratio(ratio(w["inf_per_s"], b))))
+        figures.append({"what": "example workload", "name": w["name"], "inf_per_s": w["inf_per_s"],
+                        "openblas_inf_per_s": b, "ratio_to_openblas": ratio(w["inf_per_s"], b),
+                        "outputs_ok": w["outputs_ok"]})
+    rec = g.get("recovery", {})
+    if rec.get("ssr_ms") or rec.get("reset_ms"):
+        rows.append(("crashed workload back to a correct inference", f"SSR {fmt(rec.get('ssr_ms'), ' ms')}",
+                     f"card reset + reload {fmt(rec.get('reset_ms'), ' ms')}",
+                     fmt_ratio(ratio(rec.get("reset_ms"), rec.get("ssr_ms"))) + " (reset / SSR)"))
+        figures.append({"what": "recovery", **rec, "ratio_reset_to_ssr": ratio(rec.get("reset_ms"), rec.get("ssr_ms"))})
+    return rows, figures
+
+
+def side_by_side(guests, host):
+    """One row per key figure, one column per configuration: value (ratio)."""
+    memcpy = {r["size"]: r["MBps"] for r in host.get("memcpy", [])}
+    blas = {e["name"]: e["openblas_inf_per_s"] for e in host.get("examples", [])}
+    cells = {}
+
+    def put(row, name, v, r):
+        cells.setdefault(row, {})[name] = f"{v} ({fmt_ratio(r)})"
+
+    for name, g in guests.items():
+        for b in g.get("bulk", []):
+            if b["size"] not in (1 << 20, 16 << 20):
+                continue
+            mc = memcpy.get(b["size"])
+            sz = size_name(b["size"])
+            put(f"DMA to card {sz}, end to end, MB/s (× host memcpy)", name, fmt(b.get("to_card_MBps")),
+                ratio(b.get("to_card_MBps"), mc))
+            put(f"DMA to card {sz}, the card's copy, MB/s (× host memcpy)", name,
+                fmt(b.get("to_card_device_copy_MBps")), ratio(b.get("to_card_device_copy_MBps"), mc))
+        small = g.get("small", {})
+        for r in small.get("card", []):
+            put(f"4 KiB requests, {r['dbcs']} DBC(s), req/s per DBC (× NVMe null-co)", name,
+                f"{r['req_per_s_per_dbc']:.0f}", ratio(r["req_per_s_per_dbc"], small.get("nvme_req_per_s")))
+        for w in g.get("workloads", []):
+            put(f"{w['name']}, inf/s (× OpenBLAS, 1 thread)", name, fmt(w["inf_per_s"]),
+                ratio(w["inf_per_s"], blas.get(w["name"])))
+        rec = g.get("recovery", {})
+        put("crashed workload back: SSR ms (card reset / SSR)", name, fmt(rec.get("ssr_ms")),
+            ratio(rec.get("reset_ms"), rec.get("ssr_ms")))
+    names = list(guests)
+    out = ["| figure | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for row, byname in cells.items():
+        out.append(f"| {row} | " + " | ".join(byname.get(n, "–") for n in names) + " |")
+    return "\n".join(out)
+
+
+def table(rows, measured="card"):
+    out = [f"| benchmark | {measured} | baseline (same run) | ratio |", "|---|---|---|---|"]
+    out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    return "\n".join(out)
+
+
+def plot(d, host, guests):
+    """bench.svg through gnuplot, from .dat files next to it."""
+    with open(os.path.join(d, "memcpy.dat"), "w") as f:
+        f.write("# size MB/s copies/s\n")
+        for r in host.get("memcpy", []):
+            f.write(f"{r['size']} {r['MBps']} {r['MBps'] * 1e6 / r['size']}\n")
+    bw, rate = [], []
+    bw.append(f"'memcpy.dat' using 1:2 with linespoints lw 2 dt 2 title 'host memcpy (limit)'")
+    rate.append(f"'memcpy.dat' using 1:3 with linespoints lw 2 dt 2 title 'host memcpy (limit)'")
+    for name, g in guests.items():
+        dat = f"dma-{name}.dat"
+        with open(os.path.join(d, dat), "w") as f:
+            f.write("# size to_MBps from_MBps to_device_copy_MBps from_device_copy_MBps to_req_s from_req_s\n")
+            for b in g.get("bulk", []):
+                s = b["size"]
+                vals = [b.get("to_card_MBps"), b.get("from_card_MBps"), b.get("to_card_device_copy_MBps"),
+                        b.get("from_card_device_copy_MBps")]
+                vals += [vals[0] * 1e6 / s if vals[0] else None, vals[1] * 1e6 / s if vals[1] else None]
+                f.write(f"{s} " + " ".join("NaN" if v is None else f"{v}" for v in vals) + "\n")
+        bw.append(f"'{dat}' using 1:2 with linespoints title 'to card, {name}'")
+        bw.append(f"'{dat}' using 1:3 with linespoints title 'from card, {name}'")
+        bw.append(f"'{dat}' using 1:4 with linespoints dt 3 title 'to card, card-side copy, {name}'")
+        rate.append(f"'{dat}' using 1:6 with linespoints title 'to card, {name}'")
+        nvme = g.get("small", {}).get("nvme_req_per_s")
+        if nvme:
+            pdat = f"nvme-{name}.dat"
+            with open(os.path.join(d, pdat), "w") as f:
+                f.write(f"4096 {nvme}\n")
+            rate.append(f"'{pdat}' using 1:2 with points pt 7 ps 1.5 title 'NVMe null-co 4 KiB, {name}'")
+    script = f"""set terminal svg size 1400,760 dynamic font 'sans,11'
+set output 'bench.svg'
+set multiplot layout 1,2
+set logscale xy
+set grid
+set key below font ',9'
+set xlabel 'transfer size (bytes)'
+set xtics ('4K' 4096, '16K' 16384, '64K' 65536, '256K' 262144, '1M' 1048576, '4M' 4194304, '16M' 16777216, '64M' 67108864)
+set title 'DMA bandwidth (MB/s)'
+plot {', '.join(bw)}
+set title 'requests (copies) per second'
+plot {', '.join(rate)}
+unset multiplot
+"""
+    with open(os.path.join(d, "bench.gp"), "w") as f:
+        f.write(script)
+    subprocess.run(["gnuplot", "bench.gp"], cwd=d, check=True)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: bench/report.py DIR")
+    d = sys.argv[1]
+    machine = {}
+    with open(os.path.join(d, "machine.txt")) as f:
+        for line in f:
+            k, _, v = line.rstrip("\n").partition("=")
+            machine[k] = v
+    with open(os.path.join(d, "host.json")) as f:
+        host = json.load(f)
+    guests = {}
+    for name in sorted(os.listdir(d)):
+        if name.startswith("guest-") and name.endswith(".json"):
+            with open(os.path.join(d, name)) as f:
+                guests[name[len("guest-"):-len(".json")]] = json.load(f)
+
+    print(f"Run of {machine.get('date')} on {machine.get('cpus')} CPUs ({machine.get('cpu')}), "
+          f"{machine.get('memory_gib')} GiB, load average at the start {machine.get('load')}"
+          f"{'; --quick' if machine.get('quick') == '1' else ''}. The host is shared: figures are noisy, "
+          "ratios are from this one run.\n")
+    g = host.get("gemm", {})
+    if g:
+        print(f"NSP GEMM {g['m']}×{g['n']}×{g['k']} on the host, one thread (best of several, CPU time):\n")
+        rows = [
+            ("MMF32 instruction (interpreter)", g["nsp_mmf32_GOPs"], "OpenBLAS sgemm", g["openblas_sgemm_GOPs"]),
+            ("gemm_f32 kernel", g["nsp_gemm_f32_GOPs"], "OpenBLAS sgemm", g["openblas_sgemm_GOPs"]),
+            ("MMI8 instruction (interpreter)", g["nsp_mmi8_GOPs"], "OpenBLAS sgemm on the int8 values (no int8 GEMM in OpenBLAS)",
+             g["openblas_sgemm_on_int8_GOPs"]),
+            ("gemm_i8 kernel", g["nsp_gemm_i8_GOPs"], "OpenBLAS sgemm on the int8 values",
+             g["openblas_sgemm_on_int8_GOPs"]),
+        ]
+        print(table([(a, f"{b:.1f} GOP/s", f"{c} {e:.1f} GOP/s", fmt_ratio(ratio(b, e))) for a, b, c, e in rows], "NSP interpreter"))
+        print()
+    if guests:
+        print("Side by side (configurations named below):\n")
+        print(side_by_side(guests, host))
+        print()
+    report = {"machine": machine, "host": host, "configurations": {}}
+    ok = host.get("outputs_ok", False)
+    for name, gj in guests.items():
+        rows, figures = guest_rows(gj, host)
+        print(f"**{name}**: {config_name(gj.get('configuration', {}))}\n")
+        print(table(rows))
+        print()
+        report["configurations"][name] = {"configuration": gj.get("configuration"), "figures": figures,
+                                          "outputs_ok": gj.get("outputs_ok")}
+        ok = ok and gj.get("outputs_ok", False)
+    report["outputs_ok"] = ok
+    print(f"Every output and payload checked: {'all right' if ok else 'SOME WRONG (see the logs)'}.")
+    with open(os.path.join(d, "bench.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    plot(d, host, guests)
+
+
+if __name__ == "__main__":
+    main()
