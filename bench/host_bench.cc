@@ -33,6 +33,7 @@
 #include <time.h>
 #include <vector>
 
+#include "gemm_operands.h"
 #include "workloads.h"
 
 namespace nsp = aic100::nsp;
@@ -122,18 +123,10 @@ std::string gemm(unsigned m, unsigned n, unsigned k, double budget)
 	const double ops = 2.0 * m * n * k;
 	std::printf("\n== GEMM %ux%ux%u, one thread, best of %.1f s of CPU each (GOP/s = 2*M*N*K / time)\n", m, n, k,
 		    budget);
-	std::mt19937 rng(1);
-	std::vector<float> af(size_t(m) * k), bf(size_t(k) * n), cf(size_t(m) * n);
-	std::vector<int8_t> ai(size_t(m) * k), bi(size_t(k) * n);
+	const GemmOperands operands(m, n, k);
+	const auto &[af, bf, ai, bi] = operands;
+	std::vector<float> cf(size_t(m) * n);
 	std::vector<int32_t> ci(size_t(m) * n);
-	for (float &x : af)
-		x = float(rng() % 2001) / 1000 - 1;
-	for (float &x : bf)
-		x = float(rng() % 2001) / 1000 - 1;
-	for (int8_t &x : ai)
-		x = int8_t(rng());
-	for (int8_t &x : bi)
-		x = int8_t(rng());
 
 	// The references: plain loops in double and in int64.
 	std::vector<double> want_f(size_t(m) * n);

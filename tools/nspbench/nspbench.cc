@@ -15,6 +15,8 @@
 #include <time.h>
 #include <vector>
 
+#include "gemm_operands.h"
+
 namespace nsp = aic100::nsp;
 namespace kernels = aic100::nsp::kernels;
 
@@ -98,18 +100,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const double ops = 2.0 * m * n * k;
-	std::mt19937 rng(1);
-	std::vector<float> af(size_t(m) * k), bf(size_t(k) * n), cf(size_t(m) * n);
-	std::vector<int8_t> ai(size_t(m) * k), bi(size_t(k) * n);
+	const GemmOperands operands(m, n, k);
+	const auto &[af, bf, ai, bi] = operands;
+	std::vector<float> cf(size_t(m) * n);
 	std::vector<int32_t> ci(size_t(m) * n);
-	for (float &x : af)
-		x = float(rng() % 2001) / 1000 - 1;
-	for (float &x : bf)
-		x = float(rng() % 2001) / 1000 - 1;
-	for (int8_t &x : ai)
-		x = int8_t(rng());
-	for (int8_t &x : bi)
-		x = int8_t(rng());
 	auto *cfb = reinterpret_cast<uint8_t *>(cf.data());
 	auto *cib = reinterpret_cast<uint8_t *>(ci.data());
 	const auto *afb = reinterpret_cast<const uint8_t *>(af.data());
