@@ -842,9 +842,6 @@ std::string Mhi::describe_dl(unsigned ch) const
 		return out;
 	}
 	const Channel &c = channels_[ch];
-	const auto index = [&c](uint64_t addr) {
-		return static_cast<unsigned long long>((addr - c.geo.base) / mhi::kElementSize);
-	};
 	// The host writes the context's wp as it rings the doorbell: a wp
 	// ahead of the card's is a doorbell the card never saw. Transfer TREs
 	// past the card's wp are buffers the host queued without ringing.
@@ -861,8 +858,8 @@ std::string Mhi::describe_dl(unsigned ch) const
 	int n = std::snprintf(out, sizeof(out),
 			      "channel %u: card rp %llu wp %llu of %llu; host context wp %lld; %u transfer TREs past "
 			      "the card's wp",
-			      ch, index(c.rp), index(c.wp), static_cast<unsigned long long>(c.geo.elements()),
-			      ctx_ok ? static_cast<long long>(index(ctx.wp)) : -1LL, queued_unrung);
+			      ch, c.geo.index(c.rp), c.geo.index(c.wp), static_cast<unsigned long long>(c.geo.elements()),
+			      ctx_ok ? static_cast<long long>(c.geo.index(ctx.wp)) : -1LL, queued_unrung);
 	const unsigned er = c.er < events_.size() ? c.er : 0;
 	if (er < events_.size() && n > 0 && static_cast<size_t>(n) < sizeof(out)) {
 		const auto s = events_[er]->snapshot();
@@ -914,8 +911,8 @@ bool Mhi::doorbell_is_older(unsigned ch, uint64_t wp, uint64_t than)
 	if (!older(c, wp, than))
 		return false;
 	note("MHI: channel %u: doorbell at TRE %llu behind TRE %llu ignored (an older doorbell landing last)", ch,
-	     static_cast<unsigned long long>((wp - c.geo.base) / mhi::kElementSize),
-	     static_cast<unsigned long long>((than - c.geo.base) / mhi::kElementSize));
+	     c.geo.index(wp),
+	     c.geo.index(than));
 	return true;
 }
 
@@ -962,8 +959,8 @@ void Mhi::channel_doorbell(unsigned ch, uint64_t wp)
 	    c.geo.contains(ctx_wp) && posted(c, ctx_wp) < posted(c, wp)) {
 		note("MHI: channel %u: doorbell at TRE %llu ahead of the context's TRE %llu: an older doorbell "
 		     "landing last, behind what the card consumed",
-		     ch, static_cast<unsigned long long>((wp - c.geo.base) / mhi::kElementSize),
-		     static_cast<unsigned long long>((ctx_wp - c.geo.base) / mhi::kElementSize));
+		     ch, c.geo.index(wp),
+		     c.geo.index(ctx_wp));
 		if (posted(c, ctx_wp) <= posted(c))
 			return;
 		wp = ctx_wp;

@@ -116,16 +116,15 @@ EventRing::Snapshot EventRing::snapshot() const
 	s.loaded = loaded_;
 	if (!loaded_)
 		return s;
-	const auto index = [this](uint64_t addr) { return (addr - geo_.base) / kElementSize; };
 	s.elements = geo_.elements();
-	s.rp = index(rp_);
-	s.wp = index(wp_);
+	s.rp = geo_.index(rp_);
+	s.wp = geo_.index(wp_);
 	EventContext ctx;
 	if (host_.dma_read(ctx_, &ctx, sizeof(ctx)) == DmaStatus::Ok && geo_.contains(ctx.rp) &&
 	    geo_.contains(ctx.wp)) {
 		s.ctx_readable = true;
-		s.ctx_rp = index(ctx.rp);
-		s.ctx_wp = index(ctx.wp);
+		s.ctx_rp = geo_.index(ctx.rp);
+		s.ctx_wp = geo_.index(ctx.wp);
 	}
 	s.queued = pending_.size();
 	s.msi_held = msi_held_;

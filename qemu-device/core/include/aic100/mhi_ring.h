@@ -33,6 +33,8 @@ struct RingGeometry {
 		return addr + kElementSize == base + len ? base : addr + kElementSize;
 	}
 	uint64_t elements() const { return len / kElementSize; }
+	// The element number of `addr` in the ring (for reports).
+	unsigned long long index(uint64_t addr) const { return (addr - base) / kElementSize; }
 };
 
 class EventRing {
