@@ -77,8 +77,9 @@ HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
 # Upstream 7.3's, in its own terms: its SSR, RAS, timesync and debugfs
 # (the same names as ours where the behaviour is the same).
 HEALTH_UPSTREAM73_CASES = ["mailbox_present", "dbc_debugfs_queued", "timesync_host_time_follows",
-                           "ssr_dbc_state_through_recovery", "ssr_devcoredump", "ssr_crash_loop",
-                           "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
+                           "bad_injections_refused", "ssr_dbc_state_through_recovery", "ssr_errno_epipe",
+                           "ssr_devcoredump", "ssr_crash_loop", "ssr_epipe_after_quick_recovery",
+                           "ssr_kill_during_recovery", "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
 
 # The teardown race reproducers' cases per run (tests/guest/qaic_teardown_race_tests.cc).
 BOOTLOG_RACE_RUN_CASES = ["reproducer_armed", "driver_loaded", "outcome"]
