@@ -118,6 +118,26 @@ std::string describe_status(int st)
 	return "exit " + std::to_string(WEXITSTATUS(st));
 }
 
+// Whether the MHI clients of the driver bound to the card at `bdf` have all
+// been probed. The MHI core creates a controller's devices for an execution
+// environment in channel order, probing each as it adds it, and the last
+// AMSS channel that either driver (ours, upstream's) binds is
+// QAIC_TIMESYNC_PERIODIC: once that one has its driver, so have the others.
+bool amss_clients_probed(const std::string &bdf)
+{
+	std::error_code ec;
+	for (const auto &d : std::filesystem::directory_iterator("/sys/bus/mhi/devices", ec)) {
+		const std::string name = d.path().filename().string();
+		const std::string suffix = "_QAIC_TIMESYNC_PERIODIC";
+		if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix))
+			continue;
+		const std::string real = std::filesystem::canonical(d.path(), ec).string();
+		if (real.find("/" + bdf + "/") != std::string::npos && std::filesystem::exists(d.path() / "driver"))
+			return true;
+	}
+	return false;
+}
+
 // Reads the sysfs attribute `path` in a child process (the kernel kills it
 // if the read oopses); the child's wait status (-1: it did not end), and
 // what it read in `value`.
@@ -225,6 +245,10 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 				// A new instance of the driver takes the card.
 				t.expect(spit("/sys/bus/pci/drivers/qaic/bind", st->bdf), "bind %s failed", st->bdf.c_str());
 				t.expect(wait_online(st->bdf), "card %s not ONLINE after binding it again", st->bdf.c_str());
+				// The close must come after every probe that reads the
+				// drvdata, or one of them meets the bug first.
+				t.expect(wait_for([&] { return amss_clients_probed(st->bdf); }, kOnlineTimeout),
+					 "the new instance's MHI clients are not all probed");
 			}
 			const char go = 'c';
 			(void)!::write(to_child[1], &go, 1);

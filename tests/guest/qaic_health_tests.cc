@@ -1156,15 +1156,18 @@ struct Snapshot {
 	std::vector<std::optional<int64_t>> dbc_states; // every DBC's
 	bool online = false;
 	unsigned dumps = 0;
+	bool hwmon_telemetry = true; // read (not with upstream 7.3)
 	bool operator==(const Snapshot &) const = default;
 	std::string str() const
 	{
 		std::string states;
 		for (const auto &st : dbc_states)
 			states += (states.empty() ? "" : ",") + fmt(st);
-		return ras.str() + "; temps " + fmt(t1) + "/" + fmt(t2) + "/" + fmt(t3) + " m°C, power " + fmt(p) +
-		       "/" + fmt(pmax) + " µW, faults " + fmt(faults) + ", active " + fmt(active) + ", DBC states " +
-		       states + (online ? ", online" : ", offline") + ", " + std::to_string(dumps) + " dumps";
+		const std::string hw = !hwmon_telemetry ? std::string() :
+			"; temps " + fmt(t1) + "/" + fmt(t2) + "/" + fmt(t3) + " m°C, power " + fmt(p) + "/" + fmt(pmax) +
+			" µW, faults " + fmt(faults) + ", active " + fmt(active);
+		return ras.str() + hw + "; DBC states " + states + (online ? ", online" : ", offline") + ", " +
+		       std::to_string(dumps) + " dumps";
 	}
 };
 
@@ -1188,7 +1191,8 @@ void add_bad_injections(Suite &s, const Options &o)
 		auto snap = [&] {
 			Snapshot n;
 			n.ras = ras_counts(S);
-			if (!o.upstream73) {
+			n.hwmon_telemetry = !o.upstream73;
+			if (n.hwmon_telemetry) {
 				n.t1 = S.hw("temp1_input");
 				n.t2 = S.hw("temp2_input");
 				n.t3 = S.hw("temp3_input");
