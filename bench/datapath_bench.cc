@@ -17,6 +17,9 @@
 //    mailbox (-device aic100,test-mailbox=on) to crash it; last, as the
 //    baseline resets the card.
 // Usage: aic100-datapath-bench [--nvme /dev/nvme0n1] [--quick] [--json FILE]
+//                              [--only bulk|small|workloads|recovery]
+// --only runs one part (e.g. the 4 KiB requests under a trace,
+// docs/performance.md).
 // --json writes every figure, with the configuration it was measured in
 // (driver, kernel, MSI vectors, IOMMU), to FILE.
 #include <algorithm>
@@ -506,6 +509,7 @@ int main(int argc, char **argv)
 {
 	std::string nvme = "/dev/nvme0n1", json_path;
 	bool quick = false;
+	std::string only;
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		if (a == "--nvme" && i + 1 < argc) {
@@ -514,11 +518,17 @@ int main(int argc, char **argv)
 			json_path = argv[++i];
 		} else if (a == "--quick") {
 			quick = true;
+		} else if (a == "--only" && i + 1 < argc &&
+			   (!std::strcmp(argv[i + 1], "bulk") || !std::strcmp(argv[i + 1], "small") ||
+			    !std::strcmp(argv[i + 1], "workloads") || !std::strcmp(argv[i + 1], "recovery"))) {
+			only = argv[++i];
 		} else {
-			std::fprintf(stderr, "usage: aic100-datapath-bench [--nvme DEV] [--quick] [--json FILE]\n");
+			std::fprintf(stderr, "usage: aic100-datapath-bench [--nvme DEV] [--quick] [--json FILE] "
+					     "[--only bulk|small|workloads|recovery]\n");
 			return 2;
 		}
 	}
+	const auto part = [&](const char *name) { return only.empty() || only == name; };
 	auto cards = qaic::find_cards();
 	std::optional<qaic::Device> dev;
 	for (int i = 0; i < 600 && !cards.empty() && cards[0].accel_minor && !dev; i++) {
@@ -535,11 +545,15 @@ int main(int argc, char **argv)
 	bool ok = true;
 	{
 		const qaic::Mailbox mb(cards[0].bdf);
-		all.list("bulk", bulk(*dev, mb, quick, ok));
-		all.obj("small", small(*dev, mb, nvme, quick, ok));
+		if (part("bulk"))
+			all.list("bulk", bulk(*dev, mb, quick, ok));
+		if (part("small"))
+			all.obj("small", small(*dev, mb, nvme, quick, ok));
 	}
-	all.list("workloads", matmul(*dev, quick, ok));
-	all.obj("recovery", recovery(cards[0], *dev, quick));
+	if (part("workloads"))
+		all.list("workloads", matmul(*dev, quick, ok));
+	if (part("recovery"))
+		all.obj("recovery", recovery(cards[0], *dev, quick));
 	all.flag("outputs_ok", ok);
 	if (!json_path.empty()) {
 		std::ofstream f(json_path);
