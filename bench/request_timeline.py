@@ -39,7 +39,7 @@ def name_aic100(ev, args):
     rw = "read" if ev == "aic100_mmio_read" else "write"
     if bar == 2 and addr >= 0x20000:
         reg = DBC_REGS.get(addr & 0xfff, "0x%x" % (addr & 0xfff))
-        return "%s %s" % (reg, rw)
+        return "%s %s" % (reg, rw), (addr - 0x20000) >> 12
     return "bar%d 0x%x %s" % (bar, addr, rw)
 
 
@@ -82,12 +82,14 @@ def main():
                 if addr >= 0x1000:
                     continue
             n = namer(m.group(2), m.group(3))
-            if n:
-                events.append((float(m.group(1)), n))
-    # The card's test mailbox (BAR4) is read between the bench's parts: it
-    # splits the trace into them.
-    # A pause of more than 50 ms (device probing, the bench between its
-    # parts) splits them too.
+            if isinstance(n, tuple):
+                events.append((float(m.group(1)), n[0], n[1]))
+            elif n:
+                events.append((float(m.group(1)), n, None))
+    # The bench reads the card's test mailbox (BAR4) between its parts and
+    # alternates windows of the card and of the NVMe: the trace is cut at
+    # mailbox accesses and at pauses of more than 50 ms, and the windows
+    # with one DBC and those with several are reported apart.
     parts, cur = [], []
     for e in events:
         if e[1].startswith("bar4") or (cur and e[0] - cur[-1][0] > 0.05):
@@ -96,32 +98,39 @@ def main():
         if not e[1].startswith("bar4"):
             cur.append(e)
     parts.append(cur)
-    shown = 0
+    groups = defaultdict(list)
     for part in parts:
-        if sum(1 for _, n in part if n == bell) >= 10:
-            report(part, bell)
-            shown += 1
-    if not shown:
+        if sum(1 for e in part if e[1] == bell) < 10:
+            continue
+        dbcs = {e[2] for e in part if e[1] == bell}
+        groups["one DBC" if len(dbcs) <= 1 else "%d DBCs" % len(dbcs)].append(part)
+    if not groups:
         sys.exit("no part with ten requests or more (%s) in %s" % (bell, a.log))
+    for name, g in sorted(groups.items(), key=lambda x: x[0] != "one DBC"):
+        report(name if a.device == "aic100" else "NVMe", g, bell)
 
 
-def report(events, bell):
-    # Only the steady state: from the first doorbell to the last.
-    first = next(i for i, (_, n) in enumerate(events) if n == bell)
-    last = max(i for i, (_, n) in enumerate(events) if n == bell)
-    events = events[first:last + 1]
-    requests = sum(1 for _, n in events if n == bell) - 1
+def report(name, parts, bell):
     steps = defaultdict(list)
     counts = defaultdict(int)
-    for (t0, a0), (t1, a1) in zip(events, events[1:]):
-        steps[(a0, a1)].append((t1 - t0) * 1e6)
-    for _, n in events[:-1]:
-        counts[n] += 1
-    total = (events[-1][0] - events[0][0]) * 1e6
-    print("\n%d requests, %.1f us each (doorbell to doorbell, host time)" % (requests, total / requests))
+    requests, total = 0, 0.0
+    for events in parts:
+        # Only the steady state: from the first doorbell to the last.
+        first = next(i for i, e in enumerate(events) if e[1] == bell)
+        last = max(i for i, e in enumerate(events) if e[1] == bell)
+        events = events[first:last + 1]
+        requests += sum(1 for e in events if e[1] == bell) - 1
+        for e0, e1 in zip(events, events[1:]):
+            steps[(e0[1], e1[1])].append((e1[0] - e0[0]) * 1e6)
+        for e in events[:-1]:
+            counts[e[1]] += 1
+        total += (events[-1][0] - events[0][0]) * 1e6
+    print("\n%s: %d requests in %d windows, %.1f us each (doorbell to doorbell, host time)" %
+          (name, requests, len(parts), total / requests))
     print("accesses and events per request:")
     for n, c in sorted(counts.items(), key=lambda x: -x[1]):
-        print("  %-24s %6.2f" % (n, c / requests))
+        if c / requests >= 0.005:
+            print("  %-24s %6.2f" % (n, c / requests))
     print("steps (from -> to): per request, median us, mean us, share of the time")
     rows = sorted(steps.items(), key=lambda x: -sum(x[1]))
     for (a0, a1), v in rows:
