@@ -175,6 +175,9 @@ struct qaic_dbc {
 	u32			rsp_head;
 	/* Serialises draining the response FIFO (interrupts off). */
 	spinlock_t		rsp_lock;
+	/* Where the interrupt was steered last, and when (req_lock). */
+	int			irq_cpu;
+	unsigned long		irq_moved;
 	/* Protects xfer_list, bos and the queue state of the BOs on them. */
 	spinlock_t		xfer_lock;
 	/* BOs submitted to the card and not complete yet, oldest first. */
