@@ -13,6 +13,7 @@
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
+#include "qemu/thread.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
 #include "hw/pci/msi.h"
@@ -46,6 +47,15 @@ struct Aic100State {
     Aic100Core *core;
     QEMUBH *work_bh;   /* runs the work register writes queued */
     QEMUTimer *timer;  /* the core's timed work */
+    /*
+     * With worker-thread=on the queued work runs on a thread of the card's
+     * own instead of the bottom half: a doorbell then waits for that
+     * thread to get the BQL, not for QEMU's main loop to come round.
+     */
+    QemuThread worker;
+    QemuEvent worker_event; /* set: work is queued, or the worker must end */
+    bool worker_running;
+    bool worker_stop;
 
     /* properties */
     uint16_t device_id;
@@ -54,6 +64,7 @@ struct Aic100State {
     uint64_t bar4_size;
     uint32_t serial;
     char *boot;
+    bool worker_thread;
     bool crc;
     bool test_mailbox;
     int64_t soc_temp, board_temp, ddr_temp, board_power;
@@ -124,7 +135,11 @@ static void aic100_kick(void *opaque)
 {
     Aic100State *s = opaque;
 
-    qemu_bh_schedule(s->work_bh);
+    if (s->worker_running) {
+        qemu_event_set(&s->worker_event);
+    } else {
+        qemu_bh_schedule(s->work_bh);
+    }
 }
 
 static void aic100_arm_timer(void *opaque, uint64_t deadline_ns)
@@ -153,15 +168,70 @@ static void aic100_work(void *opaque)
 }
 
 /*
- * Timed work goes through the bottom half too: only the bottom half runs
- * under the device's re-entrancy guard, which keeps the card's own DMA out
- * of its BARs while it works.
+ * Timed work goes where the rest goes (the bottom half or the worker): only
+ * there does it run under the device's re-entrancy guard, which keeps the
+ * card's own DMA out of its BARs while it works.
  */
 static void aic100_timer_expired(void *opaque)
 {
-    Aic100State *s = opaque;
+    aic100_kick(opaque);
+}
 
-    qemu_bh_schedule(s->work_bh);
+/*
+ * The worker thread: the core's work under the BQL, as the bottom half
+ * runs it, and under the device's re-entrancy guard, as a guarded bottom
+ * half sets it. The BQL also orders it with the vCPUs' register accesses,
+ * reset and the MSI.
+ */
+static void *aic100_worker(void *opaque)
+{
+    Aic100State *s = opaque;
+    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
+    bool engaged;
+
+    for (;;) {
+        qemu_event_wait(&s->worker_event);
+        /* Work queued from here on sets the event again. */
+        qemu_event_reset(&s->worker_event);
+        if (qatomic_read(&s->worker_stop)) {
+            break;
+        }
+        bql_lock();
+        engaged = guard->engaged_in_io;
+        guard->engaged_in_io = true;
+        aic100_work(s);
+        guard->engaged_in_io = engaged;
+        bql_unlock();
+    }
+    return NULL;
+}
+
+static void aic100_worker_start(Aic100State *s)
+{
+    qemu_event_init(&s->worker_event, false);
+    s->worker_stop = false;
+    qemu_thread_create(&s->worker, "aic100-worker", aic100_worker, s,
+                       QEMU_THREAD_JOINABLE);
+    s->worker_running = true;
+}
+
+/*
+ * Called with the BQL held, which the worker may be waiting for: it is let
+ * go while the worker ends. The core is gone by then, so the worker's last
+ * turn does nothing.
+ */
+static void aic100_worker_stop(Aic100State *s)
+{
+    if (!s->worker_running) {
+        return;
+    }
+    qatomic_set(&s->worker_stop, true);
+    qemu_event_set(&s->worker_event);
+    bql_unlock();
+    qemu_thread_join(&s->worker);
+    bql_lock();
+    s->worker_running = false;
+    qemu_event_destroy(&s->worker_event);
 }
 
 static const Aic100HostOps aic100_host_ops = {
@@ -241,10 +311,11 @@ static void aic100_free_core(Aic100State *s)
 {
     /*
      * The core first: freeing it stops the NSP threads, which schedule the
-     * bottom half (kick) until they end.
+     * bottom half or wake the worker (kick) until they end.
      */
     aic100_core_free(s->core);
     s->core = NULL;
+    aic100_worker_stop(s);
     if (s->timer) {
         timer_free(s->timer);
         s->timer = NULL;
@@ -322,6 +393,9 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
     s->work_bh = qemu_bh_new_guarded(aic100_work, s,
                                      &DEVICE(s)->mem_reentrancy_guard);
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, aic100_timer_expired, s);
+    if (s->worker_thread) {
+        aic100_worker_start(s);
+    }
     s->core = aic100_core_new(&cfg, &aic100_host_ops, s, err, sizeof(err));
     if (!s->core) {
         error_setg(errp, "aic100: %s", err);
@@ -392,6 +466,8 @@ static const Property aic100_props[] = {
     DEFINE_PROP_UINT32("serial", Aic100State, serial, 0),
     /* "full": PBL, BHI, SBL and Sahara; "amss": start in mission mode. */
     DEFINE_PROP_STRING("boot", Aic100State, boot),
+    /* The card's work on a thread of its own (else in QEMU's main loop). */
+    DEFINE_PROP_BOOL("worker-thread", Aic100State, worker_thread, true),
     /* The QSM asks the host to protect NNC messages with CRC-32. */
     DEFINE_PROP_BOOL("crc", Aic100State, crc, false),
     /* A fault-injection mailbox in BAR4 for guest-side tests. */

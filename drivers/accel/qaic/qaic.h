@@ -163,9 +163,21 @@ struct qaic_dbc {
 	struct srcu_struct	srcu;
 	/* The FIFOs are valid and the card serves them (set last, cleared first). */
 	bool			active;
-	/* Serialises submitters; protects next_req_id. */
+	/* Serialises submitters; protects next_req_id and req_tail. */
 	struct mutex		req_lock;
 	u16			next_req_id;
+	/*
+	 * The host is the only writer of REQTP and RSPHP: the data path keeps
+	 * what it last wrote and does not read them back. req_tail is under
+	 * req_lock, rsp_head under rsp_lock.
+	 */
+	u32			req_tail;
+	u32			rsp_head;
+	/* Serialises draining the response FIFO (interrupts off). */
+	spinlock_t		rsp_lock;
+	/* Where the interrupt was steered last, and when (req_lock). */
+	int			irq_cpu;
+	unsigned long		irq_moved;
 	/* Protects xfer_list, bos and the queue state of the BOs on them. */
 	spinlock_t		xfer_lock;
 	/* BOs submitted to the card and not complete yet, oldest first. */
@@ -416,6 +428,7 @@ void qaic_data_init_bo(struct qaic_bo *bo);
 int qaic_data_init_dbc(struct qaic_device *qdev, struct qaic_dbc *dbc);
 int qaic_data_request_irqs(struct qaic_device *qdev);
 void qaic_data_disable_irqs(struct qaic_device *qdev);
+void qaic_data_bind_dbc(struct qaic_dbc *dbc);
 void qaic_data_release_dbc(struct qaic_dbc *dbc, bool ssr);
 void qaic_data_fini(struct qaic_device *qdev);
 void qaic_data_debugfs_root_init(void);

@@ -179,6 +179,7 @@ int qaic_dbc_bind(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
 	WRITE_ONCE(dbc->usr, usr);
 	list_add_tail(&dbc->holder_node, &usr->dbcs);
 	WRITE_ONCE(dbc->in_use, true);
+	qaic_data_bind_dbc(dbc);
 	/* The data path may use the FIFOs from here on. */
 	smp_store_release(&dbc->active, true);
 	fifo->cpu = NULL;

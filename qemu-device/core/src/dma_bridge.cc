@@ -576,10 +576,14 @@ void DmaBridge::write(uint32_t offset, uint64_t value, unsigned size)
 			host_.guest_error(msg);
 			return;
 		}
+		// Freeing response slots matters to the engine only when a full
+		// FIFO held it back; anything else would wake QEMU's event loop
+		// for nothing once per completion.
+		const bool was_full = active_[i] && (d.rsp_tail + 1) % queues_[i].n == d.rsp_head;
 		(reg == DBC_REQTP ? d.req_tail : d.rsp_head) = static_cast<uint32_t>(value);
 		if (active_[i] && reg == DBC_REQTP && !doorbell_at_[i])
 			doorbell_at_[i] = std::max<uint64_t>(host_.now_ns(), 1);
-		if (active_[i]) {
+		if (active_[i] && (reg == DBC_REQTP || was_full)) {
 			pending_.fetch_or(1u << i);
 			host_.kick();
 		}

@@ -515,6 +515,30 @@ TEST_F(DbcEngineTest, FifosWrapAndAFullResponseFifoStalls)
 	EXPECT_EQ(responses().size(), 7u);
 }
 
+TEST_F(DbcEngineTest, FreeingResponseSlotsSchedulesTheDbcOnlyWhenAFullFifoHeldIt)
+{
+	submit({to_dev(1, kHostBuf, kWinLo, 8)});
+	unsigned kicks = host.kicks;
+	ASSERT_EQ(responses().size(), 1u);
+	EXPECT_EQ(host.kicks.load(), kicks) << "nothing waited for the slot: no work for the engine";
+
+	// Seven responses fill the 8-slot FIFO and the eighth request waits.
+	std::initializer_list<Req> eight = {to_dev(10, kHostBuf, kWinLo, 8), to_dev(11, kHostBuf, kWinLo, 8),
+					    to_dev(12, kHostBuf, kWinLo, 8), to_dev(13, kHostBuf, kWinLo, 8),
+					    to_dev(14, kHostBuf, kWinLo, 8), to_dev(15, kHostBuf, kWinLo, 8),
+					    to_dev(16, kHostBuf, kWinLo, 8)};
+	submit(eight);
+	submit({to_dev(17, kHostBuf, kWinLo, 8)});
+	ASSERT_EQ((rd(reg(kDbc, DBC_RSPTP)) + 1) % kN, rd(reg(kDbc, DBC_RSPHP))) << "the response FIFO is full";
+	kicks = host.kicks;
+	EXPECT_EQ(responses().size(), 7u);
+	EXPECT_GT(host.kicks.load(), kicks) << "the held request may go on";
+	dbr.process();
+	const auto r = responses();
+	ASSERT_EQ(r.size(), 1u);
+	EXPECT_EQ(r[0].first, 17);
+}
+
 TEST_F(DbcEngineTest, PointersBeyondTheFifoAreRefused)
 {
 	dbr.write(reg(kDbc, DBC_REQTP), kN, 4);
