@@ -236,6 +236,12 @@ struct qaic_bo {
 	u32			total_slice_nents;
 	/* In dbc->bos while sliced. */
 	struct list_head	bo_node;
+	/*
+	 * The mapping needs CPU syncs (bounce buffers, a non-coherent
+	 * device): its completion copies, so it is left to the interrupt
+	 * thread, never done in the hard handler.
+	 */
+	bool			cpu_sync;
 
 	/*
 	 * Queue state, under dbc->xfer_lock: on dbc->xfer_list (or on a
@@ -412,6 +418,7 @@ bool qaic_dbc_ssr_state(struct qaic_device *qdev, u32 dbc_id, unsigned int state
 
 /* qaic_gem.c */
 struct drm_gem_object *qaic_gem_prime_import(struct drm_device *drm, struct dma_buf *dmabuf);
+unsigned int qaic_max_dma_segment(struct device *dev);
 int qaic_bo_dma_map(struct qaic_bo *bo, enum dma_data_direction dir);
 void qaic_bo_dma_unmap(struct qaic_bo *bo, enum dma_data_direction dir);
 int qaic_create_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);

@@ -1107,24 +1107,25 @@ int qaic_partial_execute_bo_ioctl(struct drm_device *drm, void *data, struct drm
  * The response at @idx answers a slice of the queued BO with its id. Under
  * dbc->rsp_lock, interrupts off. The BO needs no reference of the queue's:
  * a queued BO stays sliced (DETACH_SLICE refuses it, a release completes it
- * first), and slicing holds one.
+ * first), and slicing holds one. In the hard handler (@hard) a response
+ * that would complete a BO whose mapping needs a CPU sync (a copy out of
+ * bounce buffers) is left alone: false, and the thread takes it.
  */
-static void qaic_dbc_handle_rsp(struct qaic_dbc *dbc, u32 idx)
+static bool qaic_dbc_handle_rsp(struct qaic_dbc *dbc, u32 idx, bool hard)
 {
 	const struct qaic_dbc_rsp *rsp = (const struct qaic_dbc_rsp *)dbc->rsp_q + idx;
 	u16 req_id = le16_to_cpu(READ_ONCE(rsp->req_id));
 	u16 status = le16_to_cpu(READ_ONCE(rsp->status));
 	struct qaic_bo *bo;
 
-	/* As upstream: a failed request is only reported, its BO completes. */
-	if (status)
-		pci_dbg(dbc->qdev->pdev, "DBC %u: request %u failed with status %u\n",
-			dbc->id, req_id, status);
-
 	spin_lock(&dbc->xfer_lock);
 	list_for_each_entry(bo, &dbc->xfer_list, xfer_node) {
 		if (bo->req_id != req_id)
 			continue;
+		if (hard && bo->cpu_sync && bo->nr_slice_done + 1 == bo->nr_slice) {
+			spin_unlock(&dbc->xfer_lock);
+			return false;
+		}
 		if (status) {
 			bo->nr_failed++;
 			bo->last_status = status;
@@ -1138,6 +1139,11 @@ static void qaic_dbc_handle_rsp(struct qaic_dbc *dbc, u32 idx)
 		break;
 	}
 	spin_unlock(&dbc->xfer_lock);
+	/* As upstream: a failed request is only reported, its BO completes. */
+	if (status)
+		pci_dbg(dbc->qdev->pdev, "DBC %u: request %u failed with status %u\n",
+			dbc->id, req_id, status);
+	return true;
 }
 
 /*
@@ -1147,12 +1153,15 @@ static void qaic_dbc_handle_rsp(struct qaic_dbc *dbc, u32 idx)
  * response the card wrote meanwhile: it saw the FIFO non-empty then, so
  * it raised no interrupt for it. Returns 0 once the FIFO is empty, 1 when
  * more responses wait, or an error when the DBC is released or the card's
- * pointers make no sense; *@handled counts the responses.
+ * pointers make no sense; *@handled counts the responses. In the hard
+ * handler (@hard) it also stops, returning 1, at a response that completes
+ * a BO whose mapping needs a CPU sync.
  */
-static int qaic_dbc_drain(struct qaic_dbc *dbc, unsigned int *handled)
+static int qaic_dbc_drain(struct qaic_dbc *dbc, unsigned int *handled, bool hard)
 {
 	u32 nelem = dbc->fifo.nelem, head = dbc->rsp_head, tail;
 	unsigned int n = 0;
+	bool left = false;
 
 	*handled = 0;
 	if (head >= nelem)
@@ -1169,13 +1178,20 @@ static int qaic_dbc_drain(struct qaic_dbc *dbc, unsigned int *handled)
 		if (n == QAIC_RSP_BATCH)
 			return 1;
 		for (; head != tail && n < QAIC_RSP_BATCH; n++) {
-			qaic_dbc_handle_rsp(dbc, head);
+			if (!qaic_dbc_handle_rsp(dbc, head, hard)) {
+				left = true;
+				break;
+			}
 			if (++head == nelem)
 				head = 0;
 		}
 		*handled = n;
-		writel(head, dbc->regs + QAIC_RSPHP);
-		WRITE_ONCE(dbc->rsp_head, head);
+		if (head != dbc->rsp_head) {
+			writel(head, dbc->regs + QAIC_RSPHP);
+			WRITE_ONCE(dbc->rsp_head, head);
+		}
+		if (left)
+			return 1;
 	}
 }
 
@@ -1213,7 +1229,7 @@ static irqreturn_t qaic_dbc_irq(int irq, void *data)
 	if (!qaic_dbc_is_active(dbc))
 		goto out;
 	spin_lock(&dbc->rsp_lock);
-	more = qaic_dbc_drain(dbc, &handled);
+	more = qaic_dbc_drain(dbc, &handled, true);
 	spin_unlock(&dbc->rsp_lock);
 	if (more > 0) {
 		if (!dbc->qdev->single_msi)
@@ -1245,7 +1261,7 @@ static irqreturn_t qaic_dbc_irq_thread(int irq, void *data)
 		goto out;
 	for (;;) {
 		spin_lock_irqsave(&dbc->rsp_lock, flags);
-		ret = qaic_dbc_drain(dbc, &handled);
+		ret = qaic_dbc_drain(dbc, &handled, false);
 		spin_unlock_irqrestore(&dbc->rsp_lock, flags);
 		if (ret <= 0)
 			break;

@@ -211,18 +211,45 @@ struct drm_gem_object *qaic_gem_prime_import(struct drm_device *drm, struct dma_
  * Map @bo's memory for the card, for a slicing in direction @dir: its own
  * pages, or the exporter's through the attachment (which gives the table).
  */
+/*
+ * The longest run of pages one scatterlist entry may merge: as much as the
+ * DMA layer maps in one piece (256 KiB where it bounces, e.g. swiotlb=force
+ * without an IOMMU), whole pages, at most what a DBC request can carry.
+ */
+unsigned int qaic_max_dma_segment(struct device *dev)
+{
+	size_t max = min_t(size_t, dma_max_mapping_size(dev), UINT_MAX);
+
+	return max_t(size_t, max & PAGE_MASK, PAGE_SIZE);
+}
+
+static bool qaic_sgt_needs_sync(struct device *dev, struct sg_table *sgt)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i)
+		if (dma_need_sync(dev, sg_dma_address(sg)))
+			return true;
+	return false;
+}
+
 int qaic_bo_dma_map(struct qaic_bo *bo, enum dma_data_direction dir)
 {
 	struct dma_buf_attachment *attach = bo->base.import_attach;
+	struct device *dev = bo->base.dev->dev;
 	struct sg_table *sgt;
 
-	if (!attach)
-		return dma_map_sgtable(bo->base.dev->dev, bo->sgt, dir, 0) ? -EFAULT : 0;
-
-	sgt = dma_buf_map_attachment_unlocked(attach, dir);
-	if (IS_ERR(sgt))
-		return PTR_ERR(sgt);
-	bo->sgt = sgt;
+	if (!attach) {
+		if (dma_map_sgtable(dev, bo->sgt, dir, 0))
+			return -EFAULT;
+	} else {
+		sgt = dma_buf_map_attachment_unlocked(attach, dir);
+		if (IS_ERR(sgt))
+			return PTR_ERR(sgt);
+		bo->sgt = sgt;
+	}
+	bo->cpu_sync = qaic_sgt_needs_sync(dev, bo->sgt);
 	return 0;
 }
 
@@ -272,7 +299,8 @@ int qaic_create_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *fi
 		ret = -ENOMEM;
 		goto out_put;
 	}
-	ret = sg_alloc_table_from_pages(bo->sgt, bo->pages, bo->nr_pages, 0, size, GFP_KERNEL);
+	ret = sg_alloc_table_from_pages_segment(bo->sgt, bo->pages, bo->nr_pages, 0, size,
+						qaic_max_dma_segment(drm->dev), GFP_KERNEL);
 	if (ret)
 		goto out_put;
 

@@ -146,7 +146,9 @@ static struct qaic_dma_map *qaic_dma_map(struct qaic_manage_ctx *ctx, u64 addr, 
 	if (ret != nr)
 		return ERR_PTR(-EFAULT);
 
-	ret = sg_alloc_table_from_pages(&map->sgt, map->pages, nr, off, len, GFP_KERNEL);
+	ret = sg_alloc_table_from_pages_segment(&map->sgt, map->pages, nr, off, len,
+						qaic_max_dma_segment(&ctx->qdev->pdev->dev),
+						GFP_KERNEL);
 	if (ret)
 		return ERR_PTR(-ENOMEM);
 	ret = dma_map_sgtable(&ctx->qdev->pdev->dev, &map->sgt, DMA_TO_DEVICE, 0);
