@@ -649,6 +649,46 @@ TEST_F(BootTest, RamDumpIsOfferedAgainAfterAnMhiResetAndDroppedByASocReset)
 	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
 }
 
+// SYS_ERR while the SBL offers the dump is the SBL failing, not AMSS: no
+// new dump; the host's reset restarts the SBL, which offers the same one.
+TEST_F(BootTest, SysErrInTheSblKeepsTheDumpOfTheAmssFailure)
+{
+	make(false);
+	takes_dumps = false;
+	boot_to_sbl();
+	run_sbl();
+	ASSERT_EQ(dev->inject("syserr"), "");
+	mhi->settle();
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
+	mhi->states.clear();
+	mhi->ees.clear();
+	sbl_handshake();
+	serve_sahara();
+	ASSERT_EQ(dump_hellos_ignored, 1u);
+	ASSERT_EQ(dev->inject("syserr"), "");
+	mhi->settle();
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
+	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
+	mhi->states.clear();
+	mhi->ees.clear();
+	takes_dumps = true;
+	all_log.clear();
+	sbl_handshake();
+	run_sbl();
+	EXPECT_EQ(dumps_taken, 1u);
+	const auto &sum = dump_files["summary.txt"];
+	EXPECT_NE(std::string(sum.begin(), sum.end()).find("reason: SYS_ERR injected (test)\nserial: 0x00c0ffee\nfailure: 1\n"),
+		  std::string::npos)
+		<< "the AMSS failure's dump, recorded once";
+	const auto &log = dump_files["sbl.log"];
+	EXPECT_EQ(std::string(log.begin(), log.end()).find("restarted after a firmware failure"), std::string::npos)
+		<< "the boot log of the boot that started AMSS";
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+}
+
 TEST_F(BootTest, SocResetRebootsIntoPblAndReportsSysErr)
 {
 	make(false);
