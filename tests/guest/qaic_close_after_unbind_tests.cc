@@ -17,7 +17,19 @@
 // oopses in cleanup_srcu_struct() under drm_release()). Nothing can follow
 // an oops run, so it must be the last.
 //
-// Usage: qaic-close-after-unbind-tests [--card N] --run LABEL=MODULE:clean|oops ...
+// --scenario rebind: the reproducer of the second bug there, the PCI drvdata
+// cleared at that close (patches/upstream/0007-*). The card is bound again
+// while the node is held, and comes ONLINE under a new instance of the
+// driver before the child closes the old node; then a process reads the new
+// instance's ce_count, which the driver finds through the PCI drvdata.
+// "clean": the read answers a number, the kernel says nothing, and rmmod
+// takes the card down whole (no accel node or MHI controller left). "oops":
+// the drvdata was cleared by the close, and the read oopses in
+// ce_count_show(). Only upstream 7.3 has ce_count among the drivers that
+// reach this bug (upstream with 0005's fix, docs/upstream-bugs.md).
+//
+// Usage: qaic-close-after-unbind-tests [--card N] [--scenario unbind|rebind]
+//                                      --run LABEL=MODULE:clean|oops ...
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -47,6 +59,7 @@ struct Run {
 
 struct Options {
 	unsigned card = 0;
+	bool rebind = false; // --scenario rebind
 	std::vector<Run> runs;
 };
 
@@ -105,14 +118,95 @@ std::string describe_status(int st)
 	return "exit " + std::to_string(WEXITSTATUS(st));
 }
 
+// Whether the MHI clients of the driver bound to the card at `bdf` have all
+// been probed. The MHI core creates a controller's devices for an execution
+// environment in channel order, probing each as it adds it, and the last
+// AMSS channel that either driver (ours, upstream's) binds is
+// QAIC_TIMESYNC_PERIODIC: once that one has its driver, so have the others.
+bool amss_clients_probed(const std::string &bdf)
+{
+	std::error_code ec;
+	for (const auto &d : std::filesystem::directory_iterator("/sys/bus/mhi/devices", ec)) {
+		const std::string name = d.path().filename().string();
+		const std::string suffix = "_QAIC_TIMESYNC_PERIODIC";
+		if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix))
+			continue;
+		const std::string real = std::filesystem::canonical(d.path(), ec).string();
+		if (real.find("/" + bdf + "/") != std::string::npos && std::filesystem::exists(d.path() / "driver"))
+			return true;
+	}
+	return false;
+}
+
+// Reads the sysfs attribute `path` in a child process (the kernel kills it
+// if the read oopses); the child's wait status (-1: it did not end), and
+// what it read in `value`.
+int read_in_child(const std::string &path, std::string &value)
+{
+	int out[2];
+	if (::pipe2(out, O_CLOEXEC))
+		return -1;
+	std::fflush(stdout);
+	const pid_t pid = ::fork();
+	if (pid == 0) {
+		::close(out[0]);
+		const std::string v = slurp(path);
+		(void)!::write(out[1], v.data(), v.size());
+		::_exit(v.empty() ? 3 : 0);
+	}
+	::close(out[1]);
+	const int st = reap(pid, 30);
+	char buf[64];
+	const ssize_t n = ::read(out[0], buf, sizeof(buf));
+	::close(out[0]);
+	value.assign(buf, n > 0 ? size_t(n) : 0);
+	while (!value.empty() && value.back() == '\n')
+		value.pop_back();
+	return st;
+}
+
+// Shared by a run's cases: where the kernel log stood when the run began,
+// and the card's address.
+struct State {
+	size_t mark = 0;
+	std::string bdf;
+};
+
+// --scenario rebind, once the holder closed the old instance's node (its
+// wait status in `holder`, -1 if its close did not return): whether the
+// new instance still finds itself through the PCI drvdata.
+void expect_new_instance_whole(ktap::Case &t, const Run &r, const State &st, int holder)
+{
+	t.expect(holder >= 0 && WIFEXITED(holder) && WEXITSTATUS(holder) == 0,
+		 "the holder's close did not return cleanly (holder: %s)", describe_status(holder).c_str());
+	auto c = card_at(st.bdf);
+	if (!c)
+		return t.expect(false, "no card %s", st.bdf.c_str());
+	t.expect(c->accel_minor.has_value(), "the new instance has no accel node after the old one's close");
+	std::string value;
+	const int reader = read_in_child(c->sysfs + "/ce_count", value);
+	const std::string trouble = kernel_trouble(dmesg().substr(std::min(st.mark, dmesg().size())));
+	if (r.expect_oops) {
+		t.expect(trouble.find("ce_count_show") != std::string::npos, "no oops in ce_count_show (reader: %s, "
+			 "read '%s'; upstream fixed?):\n    # %s", describe_status(reader).c_str(), value.c_str(),
+			 as_diagnostic(trouble).c_str());
+		t.expect(reader >= 0 && WIFSIGNALED(reader), "the reader was not killed (%s)",
+			 describe_status(reader).c_str());
+		if (!trouble.empty())
+			t.note("the expected oops (upstream bug, docs/upstream-bugs.md):\n    # %s",
+			       as_diagnostic(trouble).c_str());
+		return;
+	}
+	char *end = nullptr;
+	const long n = value.empty() ? -1 : std::strtol(value.c_str(), &end, 10);
+	t.expect(reader >= 0 && WIFEXITED(reader) && WEXITSTATUS(reader) == 0 && n >= 0 && end && !*end,
+		 "ce_count of the new instance: '%s' (reader: %s)", value.c_str(), describe_status(reader).c_str());
+	t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
+	t.note("the old node closed with the card bound again; the new instance's ce_count reads %s", value.c_str());
+}
+
 void add_run(ktap::Suite &s, const Options &o, const Run &r)
 {
-	// Shared by the run's cases: where the kernel log stood when the run
-	// began, and the card's address.
-	struct State {
-		size_t mark = 0;
-		std::string bdf;
-	};
 	auto st = std::make_shared<State>();
 
 	s.add(r.label + "_loaded", [=](ktap::Case &t) {
@@ -130,7 +224,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 			 r.module.c_str());
 	});
 
-	s.add(r.label + "_close_after_unbind", [=](ktap::Case &t) {
+	s.add(r.label + (o.rebind ? "_close_after_rebind" : "_close_after_unbind"), [=](ktap::Case &t) {
 		auto c = card_at(st->bdf);
 		if (!c || !c->accel_minor)
 			return t.expect(false, "no accel node for %s", st->bdf.c_str());
@@ -147,6 +241,15 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 			auto after = card_at(st->bdf);
 			t.expect(after && after->driver.empty() && !after->accel_minor,
 				 "%s still bound or with an accel node after the unbind", st->bdf.c_str());
+			if (o.rebind) {
+				// A new instance of the driver takes the card.
+				t.expect(spit("/sys/bus/pci/drivers/qaic/bind", st->bdf), "bind %s failed", st->bdf.c_str());
+				t.expect(wait_online(st->bdf), "card %s not ONLINE after binding it again", st->bdf.c_str());
+				// The close must come after every probe that reads the
+				// drvdata, or one of them meets the bug first.
+				t.expect(wait_for([&] { return amss_clients_probed(st->bdf); }, kOnlineTimeout),
+					 "the new instance's MHI clients are not all probed");
+			}
 			const char go = 'c';
 			(void)!::write(to_child[1], &go, 1);
 		}
@@ -154,6 +257,8 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 		const char closed = read_byte(from_child[0], 30);
 		::close(from_child[0]);
 		const int status = reap(pid, 30);
+		if (o.rebind)
+			return expect_new_instance_whole(t, r, *st, closed == 'd' ? status : -1);
 		// The oops is printed by the close() itself, before the child is
 		// gone: it is in the log once the child is reaped.
 		const std::string trouble = kernel_trouble(dmesg().substr(std::min(st->mark, dmesg().size())));
@@ -178,6 +283,22 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 
 	if (r.expect_oops)
 		return;
+	// The new instance goes whole: nothing of it is left after rmmod.
+	if (o.rebind) {
+		s.add(r.label + "_removed", [=](ktap::Case &t) {
+			t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
+			auto c = card_at(st->bdf);
+			t.expect(c && c->driver.empty() && !c->accel_minor, "%s still bound or with an accel node after "
+				 "rmmod", st->bdf.c_str());
+			std::error_code ec;
+			for (const auto &d : std::filesystem::directory_iterator(c ? c->sysfs : "", ec))
+				t.expect(d.path().filename().string().rfind("mhi", 0) != 0, "%s left after rmmod",
+					 d.path().c_str());
+			const std::string trouble = kernel_trouble(dmesg().substr(std::min(st->mark, dmesg().size())));
+			t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
+		});
+		return;
+	}
 	// The driver is whole after it: the card binds again, comes ONLINE, and
 	// the module unloads for the next run.
 	s.add(r.label + "_rebound", [=](ktap::Case &t) {
@@ -198,6 +319,12 @@ int main(int argc, char **argv)
 		const std::string k = argv[i], v = argv[i + 1];
 		if (k == "--card") {
 			o.card = std::stoul(v);
+		} else if (k == "--scenario") {
+			if (v != "unbind" && v != "rebind") {
+				std::fprintf(stderr, "--scenario %s: want unbind or rebind\n", v.c_str());
+				return 2;
+			}
+			o.rebind = v == "rebind";
 		} else if (k == "--run") {
 			const auto run = parse_module_run(v, {"clean", "oops"});
 			if (!run) {
@@ -216,8 +343,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	if (o.runs.empty()) {
-		std::fprintf(stderr, "usage: %s [--card N] --run LABEL=MODULE:clean|oops ... (an oops run last)\n",
-			     argv[0]);
+		std::fprintf(stderr, "usage: %s [--card N] [--scenario unbind|rebind] --run LABEL=MODULE:clean|oops "
+			     "... (an oops run last)\n", argv[0]);
 		return 2;
 	}
 	ktap::Suite s;

@@ -38,6 +38,8 @@ UPSTREAM_MODULE = UPSTREAM_MODULES["6.12"]
 # Upstream's qaic with our fixes for its bugs (patches/upstream).
 UPSTREAM_PATCHED_MODULE = BUILD / "upstream-patched" / "qaic.ko"
 UPSTREAM73_PATCHED_MODULE = BUILD / "upstream-7.3-patched" / "qaic.ko"
+# The same but for patch 0007, whose bug only a driver with 0005 reaches.
+UPSTREAM73_BUT_0007_MODULE = BUILD / "upstream-7.3-patched-but-0007" / "qaic.ko"
 OUR_MODULE = TOP / "drivers" / "accel" / "qaic" / "qaic.ko"
 OUR_MODULES = {"6.12": OUR_MODULE, "7.3": BUILD / "kernel-7.3" / "drivers" / "accel" / "qaic" / "qaic.ko"}
 # The reproducers' test modules (tests/guest/kmod; 7.3's built in the build tree).
@@ -79,8 +81,9 @@ HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
 # (the same names as ours where the behaviour is the same).
 HEALTH_UPSTREAM73_CASES = ["mailbox_present", "sahara_crash_dump",
                            "dbc_debugfs_queued", "timesync_host_time_follows",
-                           "ssr_dbc_state_through_recovery", "ssr_devcoredump", "ssr_crash_loop",
-                           "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
+                           "bad_injections_refused", "ssr_dbc_state_through_recovery", "ssr_errno_epipe",
+                           "ssr_devcoredump", "ssr_crash_loop", "ssr_epipe_after_quick_recovery",
+                           "ssr_kill_during_recovery", "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
 
 # The teardown race reproducers' cases per run (tests/guest/qaic_teardown_race_tests.cc).
 BOOTLOG_RACE_RUN_CASES = ["reproducer_armed", "driver_loaded", "outcome"]
@@ -95,6 +98,9 @@ STATUS_PADDING_RUN_CASES = ["loaded", "padded_status"]
 # (tests/guest/qaic_close_after_unbind_tests.cc); an oops run ends early.
 CLOSE_AFTER_UNBIND_OOPS_CASES = ["loaded", "close_after_unbind"]
 CLOSE_AFTER_UNBIND_CLEAN_CASES = CLOSE_AFTER_UNBIND_OOPS_CASES + ["rebound"]
+# The same program's --scenario rebind (the drvdata cleared at that close).
+CLOSE_AFTER_REBIND_OOPS_CASES = ["loaded", "close_after_rebind"]
+CLOSE_AFTER_REBIND_CLEAN_CASES = CLOSE_AFTER_REBIND_OOPS_CASES + ["removed"]
 
 # A guest runs the suites one after the other, each introduced by this line.
 SUITE_MARK = re.compile(r"^# suite: (\S+)$")
@@ -127,6 +133,9 @@ class Config:
     # Upstream's use after free at a close() after unbind (docs/upstream-bugs.md):
     # (label, module, expect) runs, expect "clean" or "oops" (last).
     close_after_unbind: tuple = ()
+    # Its scenario (qaic-close-after-unbind-tests --scenario): "unbind", or
+    # "rebind" (the card bound again before the close).
+    close_after_unbind_scenario: str = "unbind"
     # Extra guest kernel parameters (vm-run --kernel-arg).
     kernel_args: tuple = ()
     # Known upstream bugs the health suite keeps out of its way, and says so
@@ -166,8 +175,11 @@ class Config:
         if suite == "status_padding":
             return [f"{label}_{c}" for label, _, _ in self.status_padding for c in STATUS_PADDING_RUN_CASES]
         if suite == "close_after_unbind":
+            oops, clean = ((CLOSE_AFTER_REBIND_OOPS_CASES, CLOSE_AFTER_REBIND_CLEAN_CASES)
+                           if self.close_after_unbind_scenario == "rebind"
+                           else (CLOSE_AFTER_UNBIND_OOPS_CASES, CLOSE_AFTER_UNBIND_CLEAN_CASES))
             return [f"{label}_{c}" for label, _, expect in self.close_after_unbind
-                    for c in (CLOSE_AFTER_UNBIND_OOPS_CASES if expect == "oops" else CLOSE_AFTER_UNBIND_CLEAN_CASES)]
+                    for c in (oops if expect == "oops" else clean)]
         if suite in RACE_SUITES:
             return [f"{label}_{c}" for label, _, expect in self.race_runs(suite)
                     for c in (BOOTLOG_RACE_RUN_CASES if expect == "oops" else BOOTLOG_RACE_CLEAN_CASES)]
@@ -246,7 +258,16 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
            Config("k7.3-close-after-unbind", 1, 1, boot=False, kernel="7.3", kernel_args=("init_on_free=1",),
                   close_after_unbind=(("ours", OUR_MODULES["7.3"], "clean"),
                                       ("upstream_patched", UPSTREAM73_PATCHED_MODULE, "clean"),
-                                      ("upstream", UPSTREAM_MODULES["7.3"], "oops")))]
+                                      ("upstream", UPSTREAM_MODULES["7.3"], "oops"))),
+           # Upstream's PCI drvdata cleared by a close() after the card was
+           # bound again (docs/upstream-bugs.md): reached by upstream 7.3 with
+           # every patch but 0007 (as it is, it oopses at the close itself);
+           # its read of ce_count through the drvdata then oopses, last.
+           Config("k7.3-close-after-rebind", 1, 1, boot=False, kernel="7.3",
+                  close_after_unbind_scenario="rebind",
+                  close_after_unbind=(("ours", OUR_MODULES["7.3"], "clean"),
+                                      ("upstream_patched", UPSTREAM73_PATCHED_MODULE, "clean"),
+                                      ("upstream_but_0007", UPSTREAM73_BUT_0007_MODULE, "oops")))]
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
 KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
@@ -415,7 +436,7 @@ def guest_run(config: Config) -> GuestRun:
     if config.close_after_unbind:
         for path in (CLOSE_AFTER_UNBIND_TESTS, *(m for _, m, _ in config.close_after_unbind)):
             assert Path(path).exists(), f"{path} missing: run 'make' first"
-        cau_args = ["--card", "0"]
+        cau_args = ["--card", "0", "--scenario", config.close_after_unbind_scenario]
         for label, mod, expect in config.close_after_unbind:
             cau_args += ["--run", f"{label}={mod}:{expect}"]
         script += ("echo '# suite: close_after_unbind'; " + shlex.join([str(CLOSE_AFTER_UNBIND_TESTS), *cau_args])

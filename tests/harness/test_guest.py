@@ -19,6 +19,9 @@ KNOWN_UPSTREAM_BUGS = [
     (re.compile(r"cleanup_srcu_struct\+0x"),
      "upstream qaic's use after free at a close() after unbind (docs/upstream-bugs.md; "
      "patches/upstream/0005-*, 0006-*)"),
+    (re.compile(r"ce_count_show\+0x"),
+     "upstream qaic's PCI drvdata cleared by a close() after a rebind (docs/upstream-bugs.md; "
+     "patches/upstream/0007-*)"),
 ]
 
 
