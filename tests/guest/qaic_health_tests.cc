@@ -2934,6 +2934,14 @@ void add_upstream(Suite &s, const Options &o)
 		}, kOnlineTimeout, 100);
 		t.expect(back, "STATUS after the UE: %s", last.c_str());
 		t.note("UE to ONLINE and answering STATUS again in %.0f ms", ms_since(t0));
+		// The card came back through its SBL, which offered a RAM dump in
+		// Sahara mode 2; 6.12's client does not answer that, so the SBL
+		// withdrew it after its timeout and booted (docs/health.md).
+		const std::string withdrawn = "RAM dump not taken: the host did not answer the memory-debug HELLO";
+		t.expect(wait_for([&] {
+			return slurp("/sys/kernel/debug/accel/" + c->bdf + "/bootlog").find(withdrawn) != std::string::npos;
+		}, 10, 100), "debugfs bootlog does not say '%s'", withdrawn.c_str());
+		t.expect(devcd_of(c->bdf).empty(), "a devcoredump from upstream 6.12");
 		if (auto dev = back ? open_card(t, o.card) : std::nullopt) {
 			run_workload(t, *dev, "vadd_f32", 100);
 			run_workload(t, *dev, "matmul_i8", 50);
@@ -3364,6 +3372,114 @@ void add_upstream73(Suite &s, const Options &o)
 	});
 }
 
+// ---- the RAM dump after a firmware failure (Sahara memory debug) -------------------
+
+// What the card's RAM dump holds (docs/health.md, "RAM dump after a
+// firmware failure"), in table order, and where it puts each region.
+constexpr uint64_t kRamDumpTable = 0xD800000000000000ull, kRamDumpStride = 0x100000000ull;
+const char *const kRamDumpFiles[] = {"summary.txt", "sbl.log", "mhi_regs.bin", "fw1.bin", "fw2.bin"};
+
+// Checks the card's RAM dump of an injected SYS_ERR in devcoredump (the
+// dump_file_meta layout of upstream 7.3's sahara.c, which ours shares).
+void check_ram_dump(ktap::Case &t, const std::string &data)
+{
+	std::vector<DumpRegion> regions;
+	const std::string why = parse_dump(data, regions);
+	t.expect(why.empty(), "RAM dump: %s", why.c_str());
+	t.expect(regions.size() == std::size(kRamDumpFiles), "RAM dump of %zu regions, want %zu", regions.size(),
+		 std::size(kRamDumpFiles));
+	std::map<std::string, const DumpRegion *> by_file;
+	for (size_t i = 0; i < regions.size(); i++) {
+		const DumpRegion &r = regions[i];
+		by_file[r.filename] = &r;
+		if (i < std::size(kRamDumpFiles))
+			t.expect(r.filename == kRamDumpFiles[i], "region %zu is %s, want %s", i, r.filename.c_str(),
+				 kRamDumpFiles[i]);
+		t.expect(r.mem_base == kRamDumpTable + (i + 1) * kRamDumpStride && r.save_perf == 0,
+			 "%s: address 0x%" PRIx64 " type %" PRIu64, r.filename.c_str(), r.mem_base, r.save_perf);
+	}
+	if (const DumpRegion *r = by_file["summary.txt"]) {
+		auto f = summary_fields(r->data);
+		t.expect(r->data.rfind("AIC100 RAM dump\n", 0) == 0, "summary.txt does not open with its title");
+		t.expect(f["reason"] == "SYS_ERR injected (test)", "summary.txt: reason '%s'", f["reason"].c_str());
+		t.expect(f["exec_env"] == "amss", "summary.txt: exec_env '%s'", f["exec_env"].c_str());
+		t.expect(f["image"].rfind("fw1.bin qsm ", 0) == 0, "summary.txt: first image '%s'", f["image"].c_str());
+		t.note("summary.txt: reason '%s', serial %s, failure %s", f["reason"].c_str(), f["serial"].c_str(),
+		       f["failure"].c_str());
+	}
+	if (const DumpRegion *r = by_file["sbl.log"])
+		t.expect(r->data.find("SBL: all images loaded; starting AMSS\n") != std::string::npos,
+			 "sbl.log is not the boot log of the SBL that started AMSS");
+	if (const DumpRegion *r = by_file["mhi_regs.bin"]) {
+		auto reg = [&](size_t off) {
+			uint32_t v = 0;
+			if (off + 4 <= r->data.size())
+				std::memcpy(&v, r->data.data() + off, 4);
+			return v;
+		};
+		t.expect(r->len == 0x200, "mhi_regs.bin: %" PRIu64 " bytes, want 512", r->len);
+		t.expect((reg(0x48) >> 8 & 0xFF) == 0xFF, "mhi_regs.bin: MHISTATUS 0x%x, want the SYS_ERR state",
+			 reg(0x48));
+		t.expect(reg(0x100 + 0x28) == 2, "mhi_regs.bin: BHI_EXECENV %u, want 2 (AMSS)", reg(0x128));
+	}
+	for (const char *fw : {"fw1.bin", "fw2.bin"}) {
+		const std::string file = slurp(std::string("/lib/firmware/qcom/aic100/") + fw);
+		const DumpRegion *r = by_file[fw];
+		t.expect(file.size() > 128 && r && r->data == file.substr(128),
+			 "%s: %zu bytes in the dump, want the %zu-byte payload of /lib/firmware/qcom/aic100/%s",
+			 fw, r ? r->data.size() : 0, file.size() > 128 ? file.size() - 128 : 0, fw);
+	}
+}
+
+// A firmware failure (an injected SYS_ERR): the card comes back from the
+// host's reset in its SBL and offers its RAM dump over Sahara (mode 2); the
+// driver's Sahara client reads it into devcoredump on the PCI device, then
+// the card loads its images again, comes ONLINE and computes.
+void add_sahara_crash_dump(Suite &s, const Options &o)
+{
+	s.add_isolated("sahara_crash_dump", 300, [o](ktap::Case &t) {
+		auto c = card_info(o.card);
+		qaic::Mailbox mb(o.card);
+		Kmsg km;
+		Uevents ue;
+		if (!c || !mb.ok())
+			return t.expect(mb.ok(), "%s", mb.problem().c_str());
+		t.expect(ue.ok(), "no uevent socket");
+		t.expect(qaic::read_attr("/sys/class/devcoredump/disabled") != "1", "devcoredump is disabled");
+		t.expect(is_online(o.card), "not ONLINE before the failure");
+		free_all_devcd(c->bdf);
+		const size_t mark = ue.mark();
+		const auto t0 = Clock::now();
+		const std::string r = mb.run("syserr");
+		t.expect(r.empty(), "syserr: %s", r.c_str());
+		std::string dir;
+		t.expect(wait_for([&] { return !(dir = devcd_of(c->bdf)).empty(); }, 120, 50),
+			 "no devcoredump of %s after the failure", c->bdf.c_str());
+		if (!dir.empty()) {
+			const std::string data = slurp(dir + "/data");
+			t.note("RAM dump of %zu bytes in %s after %.0f ms", data.size(), dir.c_str(), ms_since(t0));
+			check_ram_dump(t, data);
+			t.expect(free_devcd(dir), "%s did not go away when freed", dir.c_str());
+		}
+		t.expect(wait_offline_online(ue, c->bdf, mark), "no offline, then online, uevent of the card");
+		t.expect(wait_for([&] { return is_online(o.card); }, kOnlineTimeout, 100), "not ONLINE after the dump");
+		t.note("failure to ONLINE again in %.0f ms", ms_since(t0));
+		// The new boot's log says the host took the dump.
+		const std::string taken = "SBL: sahara: RAM dump taken";
+		if (o.upstream73)
+			t.expect(wait_for([&] { return upstream_bootlog(c->bdf).find(taken) != std::string::npos; }, 10, 100),
+				 "debugfs bootlog does not say '%s'", taken.c_str());
+		else
+			t.expect(km.wait_grep({c->bdf, taken}, 10), "the kernel log has no card line '%s'", taken.c_str());
+		if (auto dev = open_card(t, o.card)) {
+			run_workload(t, *dev, "vadd_f32", 100);
+			run_workload(t, *dev, "matmul_i8", 50);
+		}
+		t.expect(devcd_of(c->bdf).empty(), "a second dump appeared");
+		expect_log_clean(t, km, "RAM dump");
+	});
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -3420,8 +3536,10 @@ int main(int argc, char **argv)
 	if (o.upstream) {
 		add_upstream(s, o);
 	} else if (o.upstream73) {
+		add_sahara_crash_dump(s, o);
 		add_upstream73(s, o); // ends with a UE, which resets the card
 	} else {
+		add_sahara_crash_dump(s, o);
 		add_hwmon(s, o);
 		add_bad_injections(s, o);
 		add_ssr(s, o);

@@ -69,7 +69,8 @@ DATA_CASES = ["round_trip", "workloads", "qpc_containers", "pipelined", "process
 
 # The health suite's cases (tests/guest/qaic_health_tests.cc), in order: with
 # our driver, and with upstream's (which binds none of the health channels).
-HEALTH_CASES = ["mailbox_present", "hwmon_sensors_follow_injections", "hwmon_power_limit",
+HEALTH_CASES = ["mailbox_present", "sahara_crash_dump",
+                "hwmon_sensors_follow_injections", "hwmon_power_limit",
                 "telemetry_nsp_counters", "bad_injections_refused", "ssr_errno_epipe", "ssr_devcoredump",
                 "ssr_crash_loop", "ssr_epipe_after_quick_recovery", "ssr_kill_during_recovery",
                 "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing",
@@ -78,7 +79,8 @@ HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
                          "upstream_ras_sensor_injections_ignored", "upstream_ue_syserr_recovery"]
 # Upstream 7.3's, in its own terms: its SSR, RAS, timesync and debugfs
 # (the same names as ours where the behaviour is the same).
-HEALTH_UPSTREAM73_CASES = ["mailbox_present", "dbc_debugfs_queued", "timesync_host_time_follows",
+HEALTH_UPSTREAM73_CASES = ["mailbox_present", "sahara_crash_dump",
+                           "dbc_debugfs_queued", "timesync_host_time_follows",
                            "bad_injections_refused", "ssr_dbc_state_through_recovery", "ssr_errno_epipe",
                            "ssr_devcoredump", "ssr_crash_loop", "ssr_epipe_after_quick_recovery",
                            "ssr_kill_during_recovery", "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]

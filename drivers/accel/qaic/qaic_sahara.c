@@ -8,16 +8,30 @@
  * reports the end of each image (END_OF_IMAGE), which we acknowledge with
  * DONE when the card is happy. A request we cannot serve is answered with
  * RESET, letting the card decide whether the image was optional.
+ *
+ * After a firmware failure the SBL greets us in memory-debug mode instead
+ * and offers a RAM dump (MEM_DEBUG64: where its table is). The roles flip:
+ * we read the table and then every region it lists with MEM_READ64, the
+ * card answering each read with exactly the bytes asked for (or with
+ * END_OF_IMAGE when it will not). The dump goes to devcoredump on the PCI
+ * device in the layout of upstream's sahara.c: a 32-byte header {magic,
+ * version 1, size of the whole dump, size of the table}, the table, then
+ * the regions in table order. RESET ends the dump, and the card goes on
+ * with the image transfer.
  */
 
+#include <linux/devcoredump.h>
 #include <linux/device.h>
 #include <linux/dma-direction.h>
 #include <linux/firmware.h>
 #include <linux/kernel.h>
 #include <linux/mhi.h>
 #include <linux/minmax.h>
+#include <linux/overflow.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 
 #include "qaic.h"
@@ -29,16 +43,22 @@
 #define SAHARA_DONE			0x05
 #define SAHARA_DONE_RESP		0x06
 #define SAHARA_RESET			0x07
+#define SAHARA_RESET_RESP		0x08
+#define SAHARA_MEM_DEBUG64		0x10
+#define SAHARA_MEM_READ64		0x11
 
 #define SAHARA_HELLO_LEN		0x30
 #define SAHARA_READ_DATA_LEN		0x14
 #define SAHARA_END_OF_IMAGE_LEN		0x10
 #define SAHARA_DONE_LEN			0x08
 #define SAHARA_RESET_LEN		0x08
+#define SAHARA_MEM_DEBUG64_LEN		0x18
+#define SAHARA_MEM_READ64_LEN		0x18
 
 #define SAHARA_VERSION			2
 #define SAHARA_MODE_TX_PENDING		0
 #define SAHARA_MODE_TX_COMPLETE		1
+#define SAHARA_MODE_MEMORY_DEBUG	2
 
 /* Largest packet, and largest TRE, in either direction. */
 #define SAHARA_PKT_MAX			0xffffU
@@ -46,6 +66,13 @@
 #define SAHARA_READ_MAX			0x80000U
 #define SAHARA_NR_TX			DIV_ROUND_UP(SAHARA_READ_MAX, SAHARA_PKT_MAX)
 #define SAHARA_NO_IMAGE			U32_MAX
+/* Largest region read: what upstream asks, 16-byte aligned below a TRE. */
+#define SAHARA_DUMP_READ_MAX		0xfff0U
+#define SAHARA_DUMP_NAME_LEN		20
+#define SAHARA_DUMP_MAGIC		0x1234567890abcdefULL
+#define SAHARA_DUMP_VERSION		1
+/* The most a card may make us hold for one RAM dump. */
+#define SAHARA_DUMP_MAX			SZ_64M
 
 struct sahara_hdr {
 	__le32 cmd;
@@ -83,7 +110,40 @@ struct sahara_end_of_image {
 	__le32 status;
 } __packed;
 
+struct sahara_mem_debug64 {
+	struct sahara_hdr hdr;
+	__le64 table_addr;
+	__le64 table_len;
+} __packed;
+
+struct sahara_mem_read64 {
+	struct sahara_hdr hdr;
+	__le64 addr;
+	__le64 len;
+} __packed;
+
+/* An entry of the card's dump table, copied as is into the devcoredump. */
+struct sahara_dump_entry {
+	__le64 type;
+	__le64 addr;
+	__le64 len;
+	char description[SAHARA_DUMP_NAME_LEN];
+	char filename[SAHARA_DUMP_NAME_LEN];
+} __packed;
+
+/* What opens the devcoredump. */
+struct sahara_dump_meta {
+	__le64 magic;
+	__le64 version;
+	__le64 dump_size;	/* this header, the table and the regions */
+	__le64 table_size;
+} __packed;
+
 static_assert(sizeof(struct sahara_hello) == SAHARA_HELLO_LEN);
+static_assert(sizeof(struct sahara_mem_debug64) == SAHARA_MEM_DEBUG64_LEN);
+static_assert(sizeof(struct sahara_mem_read64) == SAHARA_MEM_READ64_LEN);
+static_assert(sizeof(struct sahara_dump_entry) == 64);
+static_assert(sizeof(struct sahara_dump_meta) == 32);
 static_assert(sizeof(struct sahara_hello_resp) == SAHARA_HELLO_LEN);
 static_assert(sizeof(struct sahara_read_data) == SAHARA_READ_DATA_LEN);
 static_assert(sizeof(struct sahara_end_of_image) == SAHARA_END_OF_IMAGE_LEN);
@@ -111,6 +171,18 @@ struct qaic_sahara {
 	void *tx[SAHARA_NR_TX];
 	u32 image_id;
 	const struct firmware *fw;
+
+	/* Memory debug: a RAM dump being read, from MEM_DEBUG64 to RESET. */
+	bool dumping;
+	u64 dump_table_len;	/* until the table is in, then 0 */
+	u64 dump_requested;	/* bytes the last MEM_READ64 asked for */
+	void *dump;		/* what goes to devcoredump */
+	size_t dump_size;
+	size_t dump_pos;	/* where the next bytes go */
+	struct sahara_dump_entry *dump_entries;	/* the table, in dump */
+	u64 dump_nents;
+	u64 dump_index;		/* the region being read */
+	u64 dump_offset;	/* bytes of it already in */
 };
 
 static const char *sahara_image_name(u32 id)
@@ -161,7 +233,8 @@ static void sahara_hello(struct qaic_sahara *s)
 		dev_err(&s->mhi_dev->dev, "unsupported Sahara version %u\n", version);
 		return;
 	}
-	if (mode != SAHARA_MODE_TX_PENDING && mode != SAHARA_MODE_TX_COMPLETE) {
+	if (mode != SAHARA_MODE_TX_PENDING && mode != SAHARA_MODE_TX_COMPLETE &&
+	    mode != SAHARA_MODE_MEMORY_DEBUG) {
 		dev_err(&s->mhi_dev->dev, "unsupported Sahara mode %u\n", mode);
 		return;
 	}
@@ -296,12 +369,162 @@ static void sahara_end_of_image(struct qaic_sahara *s)
 	sahara_send(s, SAHARA_DONE, SAHARA_DONE_LEN);
 }
 
+static void sahara_mem_read(struct qaic_sahara *s, u64 addr, u64 len)
+{
+	struct sahara_mem_read64 *req = s->tx[0];
+
+	req->addr = cpu_to_le64(addr);
+	req->len = cpu_to_le64(len);
+	s->dump_requested = len;
+	sahara_send(s, SAHARA_MEM_READ64, SAHARA_MEM_READ64_LEN);
+}
+
+/* Leave memory debug: the card answers RESET and loads its images. */
+static void sahara_dump_end(struct qaic_sahara *s)
+{
+	vfree(s->dump);
+	s->dump = NULL;
+	s->dumping = false;
+	sahara_send_reset(s);
+}
+
+static void sahara_memory_debug(struct qaic_sahara *s)
+{
+	const struct sahara_mem_debug64 *md = s->rx;
+	struct device *dev = &s->mhi_dev->dev;
+	u64 len;
+
+	if (le32_to_cpu(md->hdr.len) != SAHARA_MEM_DEBUG64_LEN ||
+	    s->rx_len != SAHARA_MEM_DEBUG64_LEN) {
+		dev_err(dev, "malformed Sahara MEM_DEBUG64: length %u (%zu received)\n",
+			le32_to_cpu(md->hdr.len), s->rx_len);
+		sahara_send_reset(s);
+		return;
+	}
+	len = le64_to_cpu(md->table_len);
+	/* The table is read in one go, into the receive buffer. */
+	if (!len || len % sizeof(struct sahara_dump_entry) || len > SAHARA_PKT_MAX) {
+		dev_err(dev, "RAM dump table of %llu bytes refused\n", len);
+		sahara_send_reset(s);
+		return;
+	}
+	dev_info(dev, "the card offers a RAM dump after a firmware failure; reading it\n");
+	s->dumping = true;
+	s->dump_table_len = len;
+	sahara_mem_read(s, le64_to_cpu(md->table_addr), len);
+}
+
+/* The table is in the receive buffer: make room for the whole dump. */
+static int sahara_dump_start(struct qaic_sahara *s)
+{
+	const struct sahara_dump_entry *table = s->rx;
+	struct sahara_dump_meta *meta;
+	u64 n = s->dump_table_len / sizeof(*table);
+	u64 size = sizeof(*meta) + s->dump_table_len;
+	u64 i;
+
+	for (i = 0; i < n; i++)
+		if (check_add_overflow(size, le64_to_cpu(table[i].len), &size))
+			return -EOVERFLOW;
+	if (size > SAHARA_DUMP_MAX)
+		return -EFBIG;
+
+	s->dump = vzalloc(size);
+	if (!s->dump)
+		return -ENOMEM;
+	s->dump_size = size;
+	meta = s->dump;
+	meta->magic = cpu_to_le64(SAHARA_DUMP_MAGIC);
+	meta->version = cpu_to_le64(SAHARA_DUMP_VERSION);
+	meta->dump_size = cpu_to_le64(size);
+	meta->table_size = cpu_to_le64(s->dump_table_len);
+	s->dump_entries = s->dump + sizeof(*meta);
+	memcpy(s->dump_entries, table, s->dump_table_len);
+	/* The names come from the card: make sure they end. */
+	for (i = 0; i < n; i++) {
+		s->dump_entries[i].description[SAHARA_DUMP_NAME_LEN - 1] = '\0';
+		s->dump_entries[i].filename[SAHARA_DUMP_NAME_LEN - 1] = '\0';
+	}
+	s->dump_nents = n;
+	s->dump_index = 0;
+	s->dump_offset = 0;
+	s->dump_pos = sizeof(*meta) + s->dump_table_len;
+	s->dump_table_len = 0;
+	return 0;
+}
+
+/* Ask for the next piece of the dump; false once every region is in. */
+static bool sahara_dump_next(struct qaic_sahara *s)
+{
+	const struct sahara_dump_entry *e;
+	u64 left;
+
+	for (; s->dump_index < s->dump_nents; s->dump_index++, s->dump_offset = 0) {
+		e = &s->dump_entries[s->dump_index];
+		left = le64_to_cpu(e->len) - s->dump_offset;
+		if (!left)
+			continue;
+		left = min_t(u64, left, SAHARA_DUMP_READ_MAX);
+		/* 16 bytes back could not be told from END_OF_IMAGE. */
+		if (left == SAHARA_END_OF_IMAGE_LEN)
+			left /= 2;
+		sahara_mem_read(s, le64_to_cpu(e->addr) + s->dump_offset, left);
+		return true;
+	}
+	return false;
+}
+
+/* The card's answer to a MEM_READ64: raw bytes, or END_OF_IMAGE. */
+static void sahara_dump_data(struct qaic_sahara *s)
+{
+	const struct sahara_end_of_image *eoi = s->rx;
+	struct device *dev = &s->mhi_dev->dev;
+	int ret;
+
+	if (s->rx_overflow || s->rx_len != s->dump_requested) {
+		if (!s->rx_overflow && s->rx_len == SAHARA_END_OF_IMAGE_LEN &&
+		    le32_to_cpu(eoi->hdr.cmd) == SAHARA_END_OF_IMAGE)
+			dev_err(dev, "the card refused a RAM dump read: status %#x\n",
+				le32_to_cpu(eoi->status));
+		else
+			dev_err(dev, "RAM dump read of %llu bytes answered with %zu%s\n",
+				s->dump_requested, s->rx_len, s->rx_overflow ? " and more" : "");
+		sahara_dump_end(s);
+		return;
+	}
+
+	if (s->dump_table_len) {
+		ret = sahara_dump_start(s);
+		if (ret) {
+			dev_err(dev, "RAM dump not taken: %d\n", ret);
+			sahara_dump_end(s);
+			return;
+		}
+	} else {
+		memcpy(s->dump + s->dump_pos, s->rx, s->rx_len);
+		s->dump_pos += s->rx_len;
+		s->dump_offset += s->rx_len;
+	}
+	if (sahara_dump_next(s))
+		return;
+
+	dev_info(dev, "RAM dump of %zu bytes handed to devcoredump\n", s->dump_size);
+	/* devcoredump owns the dump now and vfree()s it. */
+	dev_coredumpv(s->mhi_dev->mhi_cntrl->cntrl_dev, s->dump, s->dump_size, GFP_KERNEL);
+	s->dump = NULL;
+	sahara_dump_end(s);
+}
+
 static void sahara_work(struct work_struct *work)
 {
 	struct qaic_sahara *s = container_of(work, struct qaic_sahara, work);
 	const struct sahara_hdr *hdr = s->rx;
 	int ret;
 
+	if (s->dumping) {
+		sahara_dump_data(s);
+		goto requeue;
+	}
 	if (s->rx_overflow) {
 		dev_err(&s->mhi_dev->dev, "dropping a Sahara packet larger than %u bytes\n",
 			SAHARA_PKT_MAX);
@@ -323,7 +546,11 @@ static void sahara_work(struct work_struct *work)
 		sahara_end_of_image(s);
 		break;
 	case SAHARA_DONE_RESP:
+	case SAHARA_RESET_RESP:
 		/* Nothing left to do: the card moves on by itself. */
+		break;
+	case SAHARA_MEM_DEBUG64:
+		sahara_memory_debug(s);
 		break;
 	default:
 		dev_err(&s->mhi_dev->dev, "unknown Sahara command %u\n", le32_to_cpu(hdr->cmd));
@@ -373,6 +600,7 @@ static void qaic_sahara_remove(struct mhi_device *mhi_dev)
 	struct qaic_sahara *s = dev_get_drvdata(&mhi_dev->dev);
 
 	cancel_work_sync(&s->work);
+	vfree(s->dump);
 	sahara_release_image(s);
 	mhi_unprepare_from_transfer(mhi_dev);
 }

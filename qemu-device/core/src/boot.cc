@@ -20,6 +20,8 @@ void Boot::reset()
 	sbl_.stop();
 	qsm_.stop();
 	images_.clear();
+	crash_.reset();
+	failures_ = 0;
 	if (mhi_.exec_env() == ExecEnv::Amss)
 		qsm_.start({});
 }
@@ -53,13 +55,59 @@ uint64_t Boot::next_deadline() const
 void Boot::inject_sys_err()
 {
 	host_.trace("firmware: SYS_ERR injected");
-	mhi_.sys_err();
+	mhi_.sys_err("SYS_ERR injected (test)");
 }
 
 void Boot::halt_after_sys_err()
 {
-	// The QSM starts again from images_ when the host resets MHI.
 	qsm_.stop();
+	// Like real firmware, a failed AMSS leaves a RAM dump for the SBL to
+	// offer. A card started straight in AMSS has no SBL: its QSM starts
+	// again from images_ when the host resets MHI.
+	if (mhi_.exec_env() == ExecEnv::Amss && !images_.empty())
+		crash_ = record_crash(mhi_.sys_err_reason());
+}
+
+// The RAM dump of an AMSS failure (docs/health.md): what failed and when, the
+// boot log of the SBL that started this AMSS, the MHI and BHI registers as the
+// failure left them, and the images AMSS ran from, as they sit in DDR.
+std::shared_ptr<const RamDump> Boot::record_crash(const std::string &why)
+{
+	failures_++;
+	auto dump = std::make_shared<RamDump>();
+	char line[256];
+	std::string summary = "AIC100 RAM dump\n";
+	std::snprintf(line, sizeof(line), "reason: %s\nserial: 0x%08x\nfailure: %u\ntime_ns: %llu\nexec_env: amss\n",
+		      why.c_str(), mhi_.config().serial_number, failures_,
+		      static_cast<unsigned long long>(host_.now_ns()));
+	summary += line;
+	for (const LoadedImage &im : images_) {
+		std::snprintf(line, sizeof(line), "image: fw%u.bin %.*s %u.%u.%u.%u %zu bytes\n", im.header.image_id,
+			      static_cast<int>(strnlen(im.header.name, sizeof(im.header.name))), im.header.name,
+			      im.header.version[0], im.header.version[1], im.header.version[2], im.header.version[3],
+			      im.payload.size());
+		summary += line;
+	}
+	dump->add("crash summary", "summary.txt", std::vector<uint8_t>(summary.begin(), summary.end()));
+
+	std::string log;
+	for (const std::string &l : sbl_.log_history())
+		log += l + "\n";
+	dump->add("SBL boot log", "sbl.log", std::vector<uint8_t>(log.begin(), log.end()));
+
+	std::vector<uint8_t> regs(kDumpedRegisterBytes);
+	for (uint32_t off = 0; off < kDumpedRegisterBytes; off += 4) {
+		const auto v = static_cast<uint32_t>(mhi_.read(off, 4));
+		std::memcpy(regs.data() + off, &v, 4);
+	}
+	dump->add("MHI/BHI registers", "mhi_regs.bin", std::move(regs));
+
+	for (const LoadedImage &im : images_) {
+		const std::string file = "fw" + std::to_string(im.header.image_id) + ".bin";
+		dump->add("AMSS image " + file, file, im.payload);
+	}
+	host_.trace(("firmware: AMSS failed (" + why + "); RAM dump recorded").c_str());
+	return dump;
 }
 
 // ---- PBL ---------------------------------------------------------------
@@ -131,8 +179,16 @@ void Boot::mhi_reset()
 		sbl_.mhi_reset();
 		return;
 	case ExecEnv::Amss:
-		// After SYS_ERR (or for a new host) the QSM comes back up.
 		qsm_.stop();
+		if (crash_) {
+			// After an AMSS failure: back through the SBL, which offers
+			// the RAM dump, then loads the images and starts AMSS.
+			mhi_.become_ready(ExecEnv::Sbl);
+			sbl_.boot(sbl_.header(), sbl_.manifest(), std::move(crash_));
+			return;
+		}
+		// A new host, or SYS_ERR on a card without SBL: the QSM comes
+		// back up.
 		qsm_.start(images_);
 		return;
 	default:
@@ -140,6 +196,7 @@ void Boot::mhi_reset()
 		sbl_.stop();
 		qsm_.stop();
 		images_.clear();
+		crash_.reset();
 		return;
 	}
 }

@@ -436,10 +436,11 @@ void Mhi::enter_exec_env(ExecEnv ee)
 		post(0, mhi::ee_event(static_cast<uint8_t>(ee)));
 }
 
-void Mhi::sys_err()
+void Mhi::sys_err(const char *why)
 {
 	if (state_ == MhiState::SysErr)
 		return;
+	sys_err_reason_ = why;
 	const bool rings = !events_.empty() && events_[0]->loaded();
 	// The card stops touching host memory except to report the error.
 	epoch_++;
@@ -487,7 +488,7 @@ void Mhi::do_m0()
 	unsigned ner = (mhicfg_ & MHICFG_NER_MASK) >> 16;
 	if (ner == 0 || ner > kMaxEventRings) {
 		error("MHI: %u event rings configured (1..%u supported)", ner, kMaxEventRings);
-		sys_err();
+		sys_err("MHI: unsupported number of event rings at M0");
 		return;
 	}
 	const uint64_t ecabap = ctx_reg64(ECABAP_LOWER);
@@ -498,7 +499,7 @@ void Mhi::do_m0()
 	}
 	if (!events_[0]->loaded() || !commands_.load(ctx_reg64(CRCBAP_LOWER))) {
 		error("MHI: unusable event ring 0 or command ring context at M0");
-		sys_err();
+		sys_err("MHI: unusable event ring 0 or command ring context at M0");
 		return;
 	}
 	state_ = MhiState::M0;
@@ -653,7 +654,7 @@ void Mhi::post(unsigned er, const RingElement &e, bool irq)
 	}
 	if (events_[er]->post(e, irq) == mhi::EventRing::Post::Fault && er == 0 && state_ != MhiState::SysErr) {
 		// The card cannot tell the host anything any more.
-		sys_err();
+		sys_err("MHI: event ring 0 unusable");
 	}
 }
 

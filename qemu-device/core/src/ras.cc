@@ -145,8 +145,9 @@ void Ras::raise(const Event &e)
 	if (e.type == Type::Ue) {
 		// Nobody hears it, yet the card cannot go on: fail so that the
 		// host's MHI stack resets it.
-		host_.trace("RAS: uncorrectable error with no host listening: SYS_ERR");
-		mhi_.sys_err();
+		const std::string why = std::string(msg) + " with no host listening";
+		host_.trace((why + ": SYS_ERR").c_str());
+		mhi_.sys_err(why.c_str());
 	}
 }
 

@@ -28,9 +28,27 @@ uint32_t word(std::span<const uint8_t> p, size_t off)
 	return v;
 }
 
+uint64_t dword(std::span<const uint8_t> p, size_t off)
+{
+	uint64_t v;
+	std::memcpy(&v, p.data() + off, 8);
+	return v;
+}
+
+std::vector<uint8_t> mem_debug64(uint64_t table, uint64_t length)
+{
+	std::vector<uint8_t> p = packet({kMemDebug64, kMemDebug64Length}, kMemDebug64Length);
+	std::memcpy(p.data() + 8, &table, 8);
+	std::memcpy(p.data() + 16, &length, 8);
+	return p;
+}
+
 } // namespace
 
-SaharaTarget::SaharaTarget(Io &io, std::vector<uint32_t> image_ids) : io_(io), ids_(std::move(image_ids)) {}
+SaharaTarget::SaharaTarget(Io &io, std::vector<uint32_t> image_ids, const RamDump *dump)
+	: io_(io), ids_(std::move(image_ids)), dump_(dump)
+{
+}
 
 std::string SaharaTarget::image_name() const
 {
@@ -41,9 +59,114 @@ void SaharaTarget::start()
 {
 	if (state_ != State::Idle)
 		return;
+	hello(dump_ ? kModeMemoryDebug : kModeImageTxPending);
+}
+
+void SaharaTarget::hello(uint32_t mode)
+{
+	mode_ = mode;
 	state_ = State::WaitHelloResp;
-	// version, version_compat, max command packet length, mode 0 (images pending)
-	io_.sahara_send(packet({kHello, kHelloLength, kVersion, 1, 0x400, 0}, kHelloLength));
+	// version, version_compat, max command packet length, mode
+	io_.sahara_send(packet({kHello, kHelloLength, kVersion, 1, 0x400, mode}, kHelloLength));
+}
+
+void SaharaTarget::withdraw_dump()
+{
+	if (offering_dump())
+		end_dump(false, "the host did not answer the memory-debug HELLO");
+}
+
+void SaharaTarget::end_dump(bool taken, const std::string &why)
+{
+	dump_ = nullptr;
+	char line[200];
+	std::snprintf(line, sizeof(line), "SBL: sahara: RAM dump %s: %s (%llu reads, %llu bytes, %llu refused)",
+		      taken ? "taken" : "not taken", why.c_str(), static_cast<unsigned long long>(dump_reads_),
+		      static_cast<unsigned long long>(dump_bytes_), static_cast<unsigned long long>(dump_refused_));
+	io_.sahara_log(line);
+	io_.sahara_dump_ended(taken);
+	hello(kModeImageTxPending);
+}
+
+void SaharaTarget::hello_resp(std::span<const uint8_t> p)
+{
+	const bool good = p.size() == kHelloLength && word(p, 8) >= kVersion && word(p, 16) == 0;
+	const uint32_t mode = p.size() >= 24 ? word(p, 20) : mode_;
+	if (mode_ == kModeMemoryDebug) {
+		if (!good || mode != kModeMemoryDebug) {
+			end_dump(false, "the host declined it (HELLO_RESP mode " + std::to_string(mode) + ", status " +
+						std::to_string(p.size() >= 20 ? word(p, 16) : 0) + ")");
+			return;
+		}
+		state_ = State::ServingDump;
+		char line[160];
+		std::snprintf(line, sizeof(line), "SBL: sahara: RAM dump offered: table at 0x%llx, %zu regions, %llu bytes",
+			      static_cast<unsigned long long>(RamDump::kTableAddress), dump_->regions().size(),
+			      static_cast<unsigned long long>(dump_->total_bytes()));
+		io_.sahara_log(line);
+		io_.sahara_send(mem_debug64(RamDump::kTableAddress, dump_->table_length()));
+		return;
+	}
+	if (mode == kModeMemoryDebug) {
+		// The host's late answer to an offer withdrawn since.
+		io_.sahara_log("SBL: sahara: HELLO_RESP for the withdrawn RAM dump ignored");
+		return;
+	}
+	if (!good) {
+		fail(kProtocolMismatch, "sahara: host HELLO_RESP refused (version " + std::to_string(word(p, 8)) +
+						", status " + std::to_string(word(p, 16)) + ")");
+		return;
+	}
+	request_next();
+}
+
+// Memory debug: the host asks, the card answers with the raw bytes, or with
+// END_OF_IMAGE carrying the reason it will not.
+void SaharaTarget::dump_packet(std::span<const uint8_t> p)
+{
+	char why[160];
+	auto refuse = [&](uint32_t status) {
+		dump_refused_++;
+		char line[224];
+		std::snprintf(line, sizeof(line), "SBL: sahara: %s: END_OF_IMAGE status 0x%x", why, status);
+		io_.sahara_log(line);
+		io_.sahara_send(packet({kEndOfImage, kEndOfImageLength, 0, status}, kEndOfImageLength));
+	};
+	if (p.size() < 8 || word(p, 4) != p.size()) {
+		std::snprintf(why, sizeof(why), "malformed packet of %zu bytes during the RAM dump", p.size());
+		return refuse(kInvalidPacketSize);
+	}
+	const uint32_t cmd = word(p, 0);
+	switch (cmd) {
+	case kMemRead64: {
+		if (p.size() != kMemRead64Length) {
+			std::snprintf(why, sizeof(why), "MEM_READ64 of %zu bytes", p.size());
+			return refuse(kInvalidPacketSize);
+		}
+		const uint64_t addr = dword(p, 8), len = dword(p, 16);
+		const RamDump::Read r = dump_->read(addr, len);
+		if (r.status != kSuccess) {
+			std::snprintf(why, sizeof(why), "MEM_READ64 0x%llx+0x%llx is outside the RAM dump or too long",
+				      static_cast<unsigned long long>(addr), static_cast<unsigned long long>(len));
+			return refuse(r.status);
+		}
+		dump_reads_++;
+		dump_bytes_ += r.data.size();
+		io_.sahara_send(std::vector<uint8_t>(r.data.begin(), r.data.end()));
+		return;
+	}
+	case kReset:
+		if (p.size() != 8) {
+			std::snprintf(why, sizeof(why), "RESET of %zu bytes", p.size());
+			return refuse(kInvalidPacketSize);
+		}
+		io_.sahara_send(packet({kResetResp, 8}, 8));
+		end_dump(true, "the host ended it with RESET");
+		return;
+	default:
+		std::snprintf(why, sizeof(why), "unexpected command 0x%x during the RAM dump", cmd);
+		return refuse(kInvalidCommand);
+	}
 }
 
 void SaharaTarget::receive(std::span<const uint8_t> data)
@@ -62,6 +185,8 @@ void SaharaTarget::receive(std::span<const uint8_t> data)
 
 void SaharaTarget::on_packet(std::span<const uint8_t> p)
 {
+	if (state_ == State::ServingDump)
+		return dump_packet(p);
 	if (p.size() < 8 || word(p, 4) != p.size()) {
 		io_.sahara_log("SBL: sahara: malformed packet of " + std::to_string(p.size()) + " bytes ignored");
 		return;
@@ -71,12 +196,7 @@ void SaharaTarget::on_packet(std::span<const uint8_t> p)
 	case kHelloResp:
 		if (state_ != State::WaitHelloResp)
 			break;
-		if (p.size() != kHelloLength || word(p, 8) < kVersion || word(p, 16) != 0) {
-			fail(kProtocolMismatch, "sahara: host HELLO_RESP refused (version " + std::to_string(word(p, 8)) +
-							", status " + std::to_string(word(p, 16)) + ")");
-			return;
-		}
-		request_next();
+		hello_resp(p);
 		return;
 	case kReset:
 		if (state_ == State::WaitData) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "aic100/sbl.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -28,14 +29,15 @@ std::vector<uint8_t> ts_header(uint8_t type)
 
 Sbl::Sbl(HostInterface &host, Mhi &mhi, Owner &owner) : host_(host), mhi_(mhi), owner_(owner) {}
 
-void Sbl::boot(const fw::Header &sbl, std::vector<uint32_t> manifest)
+void Sbl::boot(const fw::Header &sbl, std::vector<uint32_t> manifest, std::shared_ptr<const RamDump> dump)
 {
 	stop();
 	running_ = true;
 	sbl_ = sbl;
 	manifest_ = std::move(manifest);
+	dump_ = std::move(dump);
 	history_.clear();
-	sahara_ = std::make_unique<SaharaTarget>(*this, manifest_);
+	new_sahara_session();
 
 	char line[160];
 	std::snprintf(line, sizeof(line), "SBL: %.*s %u.%u.%u.%u started on AIC100 serial 0x%08x",
@@ -46,12 +48,28 @@ void Sbl::boot(const fw::Header &sbl, std::vector<uint32_t> manifest)
 	for (uint32_t id : manifest_)
 		ids += " fw" + std::to_string(id) + ".bin";
 	log("SBL: manifest:" + (ids.empty() ? std::string(" (empty)") : ids));
+	if (dump_) {
+		char l[160];
+		std::snprintf(l, sizeof(l), "SBL: restarted after a firmware failure; a RAM dump of %zu regions, %llu bytes, "
+			      "waits for the host", dump_->regions().size(),
+			      static_cast<unsigned long long>(dump_->total_bytes()));
+		log(l);
+	}
+}
+
+// A new Sahara session, from HELLO: in memory-debug mode while a dump waits.
+void Sbl::new_sahara_session()
+{
+	sahara_ = std::make_unique<SaharaTarget>(*this, manifest_, dump_.get());
+	dump_offer_deadline_ = HostInterface::kNoDeadline;
 }
 
 void Sbl::stop()
 {
 	running_ = false;
 	sahara_.reset();
+	dump_.reset();
+	dump_offer_deadline_ = HostInterface::kNoDeadline;
 	images_done_ = timesync_done_ = false;
 	ts_request_held_ = false;
 	handover_deadline_ = HostInterface::kNoDeadline;
@@ -73,8 +91,9 @@ void Sbl::mhi_reset()
 	// logged but not delivered is still owed to the host.
 	images_done_ = timesync_done_ = false;
 	handover_deadline_ = HostInterface::kNoDeadline;
-	sahara_ = std::make_unique<SaharaTarget>(*this, manifest_);
-	log("SBL: MHI reset by host; image transfer restarts");
+	new_sahara_session();
+	log(dump_ ? "SBL: MHI reset by host; the RAM dump is offered again" :
+		    "SBL: MHI reset by host; image transfer restarts");
 }
 
 void Sbl::channel_started(unsigned ch)
@@ -149,8 +168,8 @@ void Sbl::channel_stopped(unsigned ch)
 	if ((ch == chan::kSaharaUl || ch == chan::kSaharaDl) && !images_done_ && sahara_ &&
 	    sahara_->state() != SaharaTarget::State::Failed) {
 		// The host's Sahara client went away mid-transfer; a new one
-		// starts from HELLO again.
-		sahara_ = std::make_unique<SaharaTarget>(*this, manifest_);
+		// starts from HELLO again (with the dump, if it still waits).
+		new_sahara_session();
 	}
 	// A logging or time-sync client that goes away owes nothing any more:
 	// a handover that waited for it goes ahead now, not at the end of the
@@ -161,8 +180,18 @@ void Sbl::channel_stopped(unsigned ch)
 
 void Sbl::maybe_start_sahara()
 {
-	if (sahara_ && mhi_.channel_running(chan::kSaharaUl) && mhi_.channel_running(chan::kSaharaDl))
-		sahara_->start();
+	if (!sahara_ || !mhi_.channel_running(chan::kSaharaUl) || !mhi_.channel_running(chan::kSaharaDl))
+		return;
+	sahara_->start();
+	if (sahara_->offering_dump() && dump_offer_deadline_ == HostInterface::kNoDeadline)
+		dump_offer_deadline_ = host_.now_ns() + kDumpOfferTimeoutNs;
+}
+
+void Sbl::sahara_dump_ended(bool taken)
+{
+	(void)taken; // the session logged how it ended
+	dump_.reset();
+	dump_offer_deadline_ = HostInterface::kNoDeadline;
 }
 
 void Sbl::send_timesync_request()
@@ -342,13 +371,19 @@ void Sbl::maybe_hand_over()
 
 void Sbl::poll()
 {
+	if (running_ && sahara_ && host_.now_ns() >= dump_offer_deadline_) {
+		dump_offer_deadline_ = HostInterface::kNoDeadline;
+		sahara_->withdraw_dump();
+	}
 	if (running_ && images_done_ && host_.now_ns() >= handover_deadline_)
 		maybe_hand_over();
 }
 
 uint64_t Sbl::next_deadline() const
 {
-	return running_ && images_done_ ? handover_deadline_ : HostInterface::kNoDeadline;
+	if (!running_)
+		return HostInterface::kNoDeadline;
+	return std::min(images_done_ ? handover_deadline_ : HostInterface::kNoDeadline, dump_offer_deadline_);
 }
 
 } // namespace aic100

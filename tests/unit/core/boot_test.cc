@@ -63,6 +63,14 @@ uint32_t word(const std::vector<uint8_t> &v, size_t off)
 	return x;
 }
 
+uint64_t dword(const std::vector<uint8_t> &v, size_t off)
+{
+	uint64_t x = 0;
+	if (off + 8 <= v.size())
+		std::memcpy(&x, v.data() + off, 8);
+	return x;
+}
+
 class BootTest : public ::testing::Test {
 protected:
 	// AMSS with the loopback channels running, DL buffers not given back,
@@ -92,16 +100,29 @@ protected:
 	}
 
 	// The host's Sahara client (drivers/accel/qaic/sahara.c behaviour),
-	// answering whatever the card sent on channel 3.
+	// answering whatever the card sent on channel 3; with takes_dumps, it
+	// takes a RAM dump as upstream 7.3's does (see dump_data()).
 	void serve_sahara()
 	{
 		for (;;) {
 			auto p = mhi->pop(3);
 			if (p.empty())
 				return;
+			if (dumping) {
+				dump_data(p);
+				continue;
+			}
 			const uint32_t cmd = word(p, 0);
-			if (cmd == sahara::kHello) {
+			if (cmd == sahara::kHello && word(p, 20) == sahara::kModeMemoryDebug && !takes_dumps) {
+				dump_hellos_ignored++; // upstream 6.12: "Unsupported hello packet - mode 2"
+			} else if (cmd == sahara::kHello) {
 				mhi->send(2, words({sahara::kHelloResp, 0x30, 2, 2, 0, word(p, 20)}, 0x30));
+			} else if (cmd == sahara::kMemDebug64) {
+				dumping = true;
+				dump_entries.clear();
+				dump_files.clear();
+				dump_table_read = false;
+				dump_read(dword(p, 8), dword(p, 16));
 			} else if (cmd == sahara::kReadData) {
 				read_requests.push_back({word(p, 12), word(p, 16)});
 				auto it = files.find(word(p, 8));
@@ -123,6 +144,60 @@ protected:
 			}
 		}
 	}
+	void dump_read(uint64_t addr, uint64_t len)
+	{
+		dump_requested = len;
+		std::vector<uint8_t> r = words({sahara::kMemRead64, sahara::kMemRead64Length}, sahara::kMemRead64Length);
+		std::memcpy(r.data() + 8, &addr, 8);
+		std::memcpy(r.data() + 16, &len, 8);
+		mhi->send(2, r);
+	}
+	// The next read of the current region, in upstream's reads of at most
+	// 0xfff0 bytes (8 instead of 16, which would look like END_OF_IMAGE).
+	void dump_next()
+	{
+		const auto &e = dump_entries[dump_index];
+		uint64_t n = std::min<uint64_t>(e.len - dump_off, 0xFFF0);
+		if (n == 16)
+			n = 8;
+		dump_read(e.addr + dump_off, n);
+	}
+	void dump_end()
+	{
+		dumping = false;
+		mhi->send(2, words({sahara::kReset, 8}, 8));
+	}
+	void dump_data(const std::vector<uint8_t> &p)
+	{
+		if (p.size() != dump_requested) {
+			if (p.size() == 16 && word(p, 0) == sahara::kEndOfImage)
+				dump_refusals.push_back(word(p, 12));
+			return dump_end();
+		}
+		if (!dump_table_read) {
+			dump_table_read = true;
+			for (size_t off = 0; off + 64 <= p.size(); off += 64)
+				dump_entries.push_back({dword(p, off + 8), dword(p, off + 16),
+							std::string(reinterpret_cast<const char *>(p.data() + off + 24)),
+							std::string(reinterpret_cast<const char *>(p.data() + off + 44))});
+			dump_index = dump_off = 0;
+			if (dump_entries.empty())
+				return dump_end();
+			return dump_next();
+		}
+		auto &f = dump_files[dump_entries[dump_index].file];
+		f.insert(f.end(), p.begin(), p.end());
+		dump_off += p.size();
+		if (dump_off >= dump_entries[dump_index].len) {
+			dump_off = 0;
+			if (++dump_index == dump_entries.size()) {
+				dumps_taken++;
+				return dump_end();
+			}
+		}
+		dump_next();
+	}
+
 	void serve_timesync()
 	{
 		for (auto p = mhi->pop(21); !p.empty(); p = mhi->pop(21)) {
@@ -162,6 +237,11 @@ protected:
 	{
 		ASSERT_EQ(mhi->bhi_load(sbl), 2u) << "BHI status success";
 		EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
+		sbl_handshake(log_buffers);
+	}
+	// The host's side once the card shows READY in the SBL.
+	void sbl_handshake(unsigned log_buffers = 16)
+	{
 		mhi->ready_handshake();
 		ASSERT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
 		ASSERT_EQ(mhi->ees, std::vector<uint8_t>{kEeSbl});
@@ -225,6 +305,18 @@ protected:
 	// time request again (upstream's work item does), not that of the ACK.
 	bool ts_repost_by_hand = false;
 	std::vector<std::string> log_lines, all_log;
+	// The Sahara client's memory-debug side.
+	struct DumpEntry {
+		uint64_t addr, len;
+		std::string description, file;
+	};
+	bool takes_dumps = true, dumping = false, dump_table_read = false;
+	unsigned dump_hellos_ignored = 0, dumps_taken = 0;
+	uint64_t dump_requested = 0, dump_off = 0;
+	size_t dump_index = 0;
+	std::vector<DumpEntry> dump_entries;
+	std::map<std::string, std::vector<uint8_t>> dump_files;
+	std::vector<uint32_t> dump_refusals;
 };
 
 TEST_F(BootTest, DirectAmssComesUpReadyAndAnswersNncStatus)
@@ -416,6 +508,185 @@ TEST_F(BootTest, SysErrInAmssRecoversThroughMhiReset)
 	ASSERT_TRUE(mhi->start(11, 128));
 	expect_status_reply(nnc_status(2), 2);
 	EXPECT_NE(dev->inject("melt"), "");
+}
+
+// SYS_ERR after a full boot: the host's reset brings the card back in the
+// SBL, which offers the RAM dump of the failure (Sahara mode 2), then on the
+// host's RESET loads the images again and starts AMSS.
+TEST_F(BootTest, AmssFailureComesBackThroughTheSblWhichOffersItsRamDump)
+{
+	make(false);
+	boot_to_sbl();
+	run_sbl();
+	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_EQ(dumps_taken, 0u) << "no dump at a fresh boot";
+	for (unsigned failure = 1; failure <= 2; failure++) {
+		SCOPED_TRACE(failure);
+		ASSERT_EQ(dev->inject("syserr"), "");
+		mhi->settle();
+		EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
+		mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+		mhi->settle();
+		EXPECT_EQ(mhi->r(regs::MHICTRL) & regs::MHICTRL_RESET, 0u);
+		EXPECT_EQ(mhi->r(regs::MHISTATUS), 0x101u) << "READY";
+		EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl) << "back in the SBL, not in AMSS";
+		EXPECT_TRUE(dev->boot().dump_pending());
+		mhi->states.clear();
+		mhi->ees.clear();
+		all_log.clear();
+		read_requests.clear();
+		sbl_handshake();
+		ASSERT_EQ(mhi->ees, std::vector<uint8_t>{kEeSbl});
+		run_sbl();
+		EXPECT_EQ(dumps_taken, failure);
+		EXPECT_TRUE(dump_refusals.empty());
+		EXPECT_FALSE(dev->boot().dump_pending());
+		ASSERT_EQ(dump_entries.size(), 5u);
+		const char *const files_in_order[] = {"summary.txt", "sbl.log", "mhi_regs.bin", "fw1.bin", "fw2.bin"};
+		for (size_t i = 0; i < 5; i++) {
+			EXPECT_EQ(dump_entries[i].file, files_in_order[i]);
+			EXPECT_EQ(dump_files[dump_entries[i].file].size(), dump_entries[i].len) << files_in_order[i];
+		}
+		const auto &sum = dump_files["summary.txt"];
+		const std::string summary(sum.begin(), sum.end());
+		EXPECT_EQ(summary.rfind("AIC100 RAM dump\nreason: SYS_ERR injected (test)\nserial: 0x00c0ffee\n"
+					"failure: " + std::to_string(failure) + "\n", 0),
+			  0u)
+			<< summary;
+		EXPECT_NE(summary.find("image: fw1.bin qsm 1.0.0.2 3000 bytes\n"), std::string::npos) << summary;
+		EXPECT_NE(summary.find("image: fw2.bin nsp 1.0.0.3 524296 bytes\n"), std::string::npos) << summary;
+		const auto &log = dump_files["sbl.log"];
+		EXPECT_NE(std::string(log.begin(), log.end()).find("SBL: all images loaded; starting AMSS\n"),
+			  std::string::npos);
+		const auto &r = dump_files["mhi_regs.bin"];
+		ASSERT_EQ(r.size(), 0x200u);
+		EXPECT_EQ(word(r, regs::MHISTATUS) >> 8, kStateSysErr) << "the registers as the failure left them";
+		EXPECT_EQ(word(r, regs::kBhiBase + regs::BHI_EXECENV), kEeAmss);
+		EXPECT_EQ(word(r, regs::kBhiBase + regs::BHI_SERIALNU), 0x00C0FFEEu);
+		for (uint32_t id : {1u, 2u}) {
+			const auto &want = files[id];
+			EXPECT_TRUE(dump_files["fw" + std::to_string(id) + ".bin"] ==
+				    std::vector<uint8_t>(want.begin() + fw::kHeaderSize, want.end()))
+				<< "fw" << id << ".bin: the payload AMSS ran from";
+		}
+		EXPECT_TRUE(has(all_log, "SBL: sahara: RAM dump taken"));
+		EXPECT_TRUE(has(all_log, "fw2.bin: nsp 1.0.0.3, 524296 bytes, SHA-256 ok")) << "images fetched again";
+		ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+		ASSERT_TRUE(mhi->start(10, 128));
+		ASSERT_TRUE(mhi->start(11, 128));
+		expect_status_reply(nnc_status(failure), failure);
+	}
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+// Upstream 6.12's Sahara client does not answer a HELLO in mode 2: the SBL
+// withdraws the dump after its timeout and the card boots.
+TEST_F(BootTest, AHostThatIgnoresTheDumpOfferGetsItsImagesAfterTheTimeout)
+{
+	make(false);
+	takes_dumps = false;
+	boot_to_sbl();
+	run_sbl();
+	ASSERT_EQ(dev->inject("syserr"), "");
+	mhi->settle();
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
+	mhi->states.clear();
+	mhi->ees.clear();
+	sbl_handshake();
+	for (int i = 0; i < 10; i++) {
+		serve_sahara();
+		mhi->settle();
+	}
+	EXPECT_EQ(dump_hellos_ignored, 1u);
+	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	const uint64_t before = host.clock_ns;
+	mhi->fire_timer();
+	EXPECT_EQ(host.clock_ns - before, Sbl::kDumpOfferTimeoutNs);
+	run_sbl();
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(has(all_log, "RAM dump not taken: the host did not answer the memory-debug HELLO"));
+	EXPECT_FALSE(dev->boot().dump_pending());
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+// The dump waits for a host that takes it: offered again after the host's
+// MHI reset; a SoC reset (PBL again) drops it.
+TEST_F(BootTest, RamDumpIsOfferedAgainAfterAnMhiResetAndDroppedByASocReset)
+{
+	make(false);
+	takes_dumps = false;
+	boot_to_sbl();
+	run_sbl();
+	ASSERT_EQ(dev->inject("syserr"), "");
+	mhi->settle();
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
+	mhi->states.clear();
+	mhi->ees.clear();
+	sbl_handshake();
+	serve_sahara();
+	EXPECT_EQ(dump_hellos_ignored, 1u);
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
+	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
+	mhi->states.clear();
+	mhi->ees.clear();
+	sbl_handshake();
+	serve_sahara();
+	EXPECT_EQ(dump_hellos_ignored, 2u) << "offered again";
+	EXPECT_TRUE(dev->boot().dump_pending());
+	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
+	mhi->settle();
+	EXPECT_FALSE(dev->boot().dump_pending());
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
+	mhi->states.clear();
+	mhi->ees.clear();
+	boot_to_sbl();
+	run_sbl();
+	EXPECT_EQ(dump_hellos_ignored, 2u) << "a fresh boot offers no dump";
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+}
+
+// SYS_ERR while the SBL offers the dump is the SBL failing, not AMSS: no
+// new dump; the host's reset restarts the SBL, which offers the same one.
+TEST_F(BootTest, SysErrInTheSblKeepsTheDumpOfTheAmssFailure)
+{
+	make(false);
+	takes_dumps = false;
+	boot_to_sbl();
+	run_sbl();
+	ASSERT_EQ(dev->inject("syserr"), "");
+	mhi->settle();
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
+	mhi->states.clear();
+	mhi->ees.clear();
+	sbl_handshake();
+	serve_sahara();
+	ASSERT_EQ(dump_hellos_ignored, 1u);
+	ASSERT_EQ(dev->inject("syserr"), "");
+	mhi->settle();
+	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
+	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+	mhi->settle();
+	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
+	mhi->states.clear();
+	mhi->ees.clear();
+	takes_dumps = true;
+	all_log.clear();
+	sbl_handshake();
+	run_sbl();
+	EXPECT_EQ(dumps_taken, 1u);
+	const auto &sum = dump_files["summary.txt"];
+	EXPECT_NE(std::string(sum.begin(), sum.end()).find("reason: SYS_ERR injected (test)\nserial: 0x00c0ffee\nfailure: 1\n"),
+		  std::string::npos)
+		<< "the AMSS failure's dump, recorded once";
+	const auto &log = dump_files["sbl.log"];
+	EXPECT_EQ(std::string(log.begin(), log.end()).find("restarted after a firmware failure"), std::string::npos)
+		<< "the boot log of the boot that started AMSS";
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
 }
 
 TEST_F(BootTest, SocResetRebootsIntoPblAndReportsSysErr)

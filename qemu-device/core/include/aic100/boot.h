@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,17 @@ public:
 	void poll();
 	uint64_t next_deadline() const;
 
-	// The running firmware fails: SYS_ERR. It restarts in the same
-	// execution environment when the host resets MHI.
+	// The running firmware fails: SYS_ERR. When the host resets MHI, a
+	// failed AMSS comes back through the SBL, which offers a RAM dump of the
+	// failure and loads the images again (a card started straight in AMSS
+	// has no SBL and restarts AMSS); a failed SBL restarts.
 	void inject_sys_err();
 	// After SYS_ERR, before the host sees it: the firmware has failed, so
-	// no activation goes on touching host memory.
+	// no activation goes on touching host memory. Records the RAM dump.
 	void halt_after_sys_err();
+	// The RAM dump waiting for the host: recorded at the failure, handed
+	// to the SBL at the host's reset, dropped once the host took it.
+	bool dump_pending() const { return crash_ != nullptr || sbl_.dump_pending(); }
 
 	// "pbl", "sbl", "sbl-halted", "amss".
 	const char *stage() const;
@@ -49,6 +55,7 @@ public:
 private:
 	void sbl_handover(std::vector<LoadedImage> images) override;
 	void bhi_fail(fw::Error e, uint32_t dbg1, uint32_t dbg2);
+	std::shared_ptr<const RamDump> record_crash(const std::string &why);
 
 	HostInterface &host_;
 	Mhi &mhi_;
@@ -56,6 +63,10 @@ private:
 	Qsm qsm_;
 	// What the last SBL loaded; AMSS restarts from it after SYS_ERR.
 	std::vector<LoadedImage> images_;
+	// The RAM dump's mhi_regs.bin: the MHI block and the BHI block.
+	static constexpr uint32_t kDumpedRegisterBytes = 0x200;
+	std::shared_ptr<const RamDump> crash_; // until the host resets MHI
+	unsigned failures_ = 0;               // AMSS failures since power-on
 };
 
 } // namespace aic100

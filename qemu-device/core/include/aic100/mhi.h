@@ -109,8 +109,10 @@ public:
 	void become_ready(regs::ExecEnv ee);
 	// Switches the execution environment while in M0 and tells the host.
 	void enter_exec_env(regs::ExecEnv ee);
-	// The firmware failed: SYS_ERR in MHISTATUS, event and interrupt.
-	void sys_err();
+	// The firmware failed: SYS_ERR in MHISTATUS, event and interrupt. `why`
+	// is kept for the crash record (sys_err_reason()).
+	void sys_err(const char *why = "the card's MHI failed");
+	const std::string &sys_err_reason() const { return sys_err_reason_; }
 	// True once after sys_err(): the owner must stop the firmware's DMA
 	// before the host can look (it frees the DBCs' memory on SYS_ERR,
 	// before it resets MHI).
@@ -253,6 +255,7 @@ private:
 	// thread, and the host must not see them done before they are.
 	bool pending_host_reset_ = false;
 	bool pending_soc_reset_ = false;
+	std::string sys_err_reason_;
 	bool halt_requested_ = false;
 	std::bitset<regs::kMaxEventRings> pending_erdb_;
 	std::bitset<regs::kNumChannels> pending_chdb_;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The card's (target's) side of the Sahara image-transfer protocol, as the
-// SBL speaks it on QAIC_SAHARA: HELLO, then for each image of the SBL's
-// manifest READ_DATA requests (header first, then the payload in chunks),
-// END_OF_IMAGE, DONE/DONE_RESP. Each image is checked (fw::check_header,
-// SHA-256) before the next one is asked for.
+// The card's (target's) side of the Sahara protocol, as the SBL speaks it on
+// QAIC_SAHARA. Image transfer (mode 0): HELLO, then for each image of the
+// SBL's manifest READ_DATA requests (header first, then the payload in
+// chunks), END_OF_IMAGE, DONE/DONE_RESP. Each image is checked
+// (fw::check_header, SHA-256) before the next one is asked for. Memory
+// debug (mode 2), after a firmware failure: HELLO, MEM_DEBUG64 with the RAM
+// dump's table, MEM_READ64 requests served until the host's RESET; then the
+// image transfer as above.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "aic100/firmware.h"
+#include "aic100/ramdump.h"
 #include "aic100/sha256.h"
 
 namespace aic100 {
@@ -26,6 +30,13 @@ enum Command : uint32_t {
 	kDone = 0x05,
 	kDoneResp = 0x06,
 	kReset = 0x07,
+	kResetResp = 0x08,
+	kMemDebug64 = 0x10,
+	kMemRead64 = 0x11,
+};
+enum Mode : uint32_t {
+	kModeImageTxPending = 0,
+	kModeMemoryDebug = 2,
 };
 // Status codes of END_OF_IMAGE (the Sahara protocol's NAK values).
 enum Status : uint32_t {
@@ -37,11 +48,16 @@ enum Status : uint32_t {
 	kInvalidDataSize = 0x08,
 	kInvalidImageType = 0x09,
 	kInvalidRxLength = 0x0B,
+	kInvalidMemoryRead = 0x19,
+	kInvalidDataSizeRequest = 0x1A,
 	kHashVerificationFailure = 0x22,
 };
 inline constexpr uint32_t kVersion = 2;
 inline constexpr uint32_t kMaxReadLength = 0x80000; // what the host serves per READ_DATA
 inline constexpr uint32_t kHelloLength = 0x30;
+inline constexpr uint32_t kMemDebug64Length = 0x18;
+inline constexpr uint32_t kMemRead64Length = 0x18;
+inline constexpr uint32_t kEndOfImageLength = 0x10;
 } // namespace sahara
 
 struct LoadedImage {
@@ -58,22 +74,37 @@ public:
 		virtual void sahara_log(const std::string &line) = 0;
 		// All images are in (ok), or the transfer failed for good.
 		virtual void sahara_finished(bool ok) = 0;
+		// The RAM dump offered is over: the host ended it with RESET
+		// (`taken`), or it was withdrawn. The image transfer follows.
+		virtual void sahara_dump_ended(bool taken) = 0;
 	};
 
-	SaharaTarget(Io &io, std::vector<uint32_t> image_ids);
+	// With `dump`, the session starts in memory-debug mode and offers it;
+	// `dump` must outlive the session or sahara_dump_ended().
+	SaharaTarget(Io &io, std::vector<uint32_t> image_ids, const RamDump *dump = nullptr);
 
 	// Sends HELLO. Call once both Sahara channels run.
 	void start();
+	// A host that has not answered the memory-debug HELLO gets no dump:
+	// HELLO again, for the image transfer.
+	void withdraw_dump();
+	// HELLO in mode 2 sent, not answered yet.
+	bool offering_dump() const { return state_ == State::WaitHelloResp && mode_ == sahara::kModeMemoryDebug; }
+	bool serving_dump() const { return state_ == State::ServingDump; }
 	// One TD from the host on the UL channel: a packet or image data.
 	void receive(std::span<const uint8_t> data);
 
-	enum class State { Idle, WaitHelloResp, WaitData, WaitDone, Done, Failed };
+	enum class State { Idle, WaitHelloResp, ServingDump, WaitData, WaitDone, Done, Failed };
 	State state() const { return state_; }
 	const std::vector<LoadedImage> &images() const { return images_; }
 	// Human-readable reason of a failure.
 	const std::string &failure() const { return failure_; }
 
 private:
+	void hello(uint32_t mode);
+	void hello_resp(std::span<const uint8_t> p);
+	void dump_packet(std::span<const uint8_t> p);
+	void end_dump(bool taken, const std::string &why);
 	void request_next();
 	void request(uint32_t offset, uint32_t len);
 	void on_packet(std::span<const uint8_t> p);
@@ -87,6 +118,9 @@ private:
 	std::vector<uint32_t> ids_;
 	size_t index_ = 0;
 	State state_ = State::Idle;
+	const RamDump *dump_;
+	uint32_t mode_ = sahara::kModeImageTxPending;
+	uint64_t dump_reads_ = 0, dump_bytes_ = 0, dump_refused_ = 0;
 
 	// The image being fetched.
 	std::optional<fw::Header> header_;

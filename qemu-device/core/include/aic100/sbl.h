@@ -38,8 +38,15 @@ public:
 
 	Sbl(HostInterface &host, Mhi &mhi, Owner &owner);
 
-	// PBL started the SBL with this manifest (fresh boot).
-	void boot(const fw::Header &sbl, std::vector<uint32_t> manifest);
+	// PBL started the SBL with this manifest (fresh boot). With `dump`, the
+	// SBL runs again after a firmware failure: it offers the RAM dump over
+	// Sahara before it fetches the images (docs/health.md).
+	void boot(const fw::Header &sbl, std::vector<uint32_t> manifest, std::shared_ptr<const RamDump> dump = nullptr);
+	// What the SBL was last started with, for a restart after a failure.
+	const fw::Header &header() const { return sbl_; }
+	const std::vector<uint32_t> &manifest() const { return manifest_; }
+	// A RAM dump is waiting for the host (offered or not yet).
+	bool dump_pending() const { return dump_ != nullptr; }
 	void stop();
 
 	// MHI events while the card runs the SBL.
@@ -98,11 +105,19 @@ public:
 	// not gone, and its boot log must not be lost to it; only a host that
 	// stopped reading altogether waits this long.
 	static constexpr uint64_t kHandoverGraceNs = 60'000'000'000;
+	// How long the SBL waits for the host to answer its memory-debug
+	// HELLO before it withdraws the dump and asks for the images: a host
+	// whose Sahara client knows only image transfer (upstream 6.12) never
+	// answers it. Virtual time; a host that does take dumps answers in
+	// milliseconds.
+	static constexpr uint64_t kDumpOfferTimeoutNs = 5'000'000'000;
 
 private:
 	void sahara_send(std::vector<uint8_t> packet) override;
 	void sahara_log(const std::string &line) override;
 	void sahara_finished(bool ok) override;
+	void sahara_dump_ended(bool taken) override;
+	void new_sahara_session();
 
 	void log(const std::string &line);
 	void flush_log();
@@ -118,6 +133,8 @@ private:
 	fw::Header sbl_{};
 	std::vector<uint32_t> manifest_;
 	std::unique_ptr<SaharaTarget> sahara_;
+	std::shared_ptr<const RamDump> dump_; // offered until taken or withdrawn
+	uint64_t dump_offer_deadline_ = HostInterface::kNoDeadline;
 	bool images_done_ = false;
 	bool timesync_done_ = false;
 	uint64_t handover_deadline_ = HostInterface::kNoDeadline;
