@@ -114,9 +114,7 @@ int main(int argc, char **argv)
 	std::printf("GEMM %ux%ux%u, one thread, best of %.1f s of CPU each (GOP/s = 2*M*N*K / time)\n", m, n, k, budget);
 	auto report = [&](const char *what, double s) { std::printf("  %-34s %8.2f GOP/s  %9.3f ms\n", what, ops / s / 1e9, s * 1e3); };
 	kernels::Scratch scratch;
-	std::vector<kernels::Isa> isas = {kernels::Isa::Baseline};
-	if (kernels::best_isa() == kernels::Isa::Avx2)
-		isas.push_back(kernels::Isa::Avx2);
+	const std::vector<kernels::Isa> isas = kernels::usable_isas();
 
 	std::printf("int8 x int8 -> int32\n");
 	report("naive i,j,k loop", best_seconds([&] { naive_ijk_i8(ci.data(), ai.data(), bi.data(), m, n, k); }, budget));
