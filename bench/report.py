@@ -156,6 +156,8 @@ def network_figures(host):
                         "openblas_threads": r["openblas_threads"], "openblas_inf_per_s": r["openblas_inf_per_s"],
                         "openblas_scaling": ratio(r["openblas_inf_per_s"], blas_one),
                         "ratio_to_openblas": ratio(r["inf_per_s"], r["openblas_inf_per_s"]),
+                        "cpu_ms_per_inf": r.get("cpu_ms_per_inf"),
+                        "openblas_cpu_ms_per_inf": r.get("openblas_cpu_ms_per_inf"),
                         "barriers": r.get("barriers"), "outputs_ok": r.get("outputs_ok")})
     return {"name": net.get("name"), "macs": net.get("macs"), "host_threads": net.get("host_threads"),
             "runs": figures}
