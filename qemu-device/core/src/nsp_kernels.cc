@@ -592,6 +592,105 @@ struct I8Avx512 {
 	}
 };
 
+// int8 with few rows of A (the row split of a network over several NSPs
+// leaves an NSP a few output pixels of a late layer): B is read where it
+// is, two rows (two k) at a time, interleaved in registers into int16
+// pairs and multiplied with vpdpwssd (two products summed into 32 bits,
+// exact, then added wrapping). No packing: with few rows, packing B cost
+// more than the products. Rows of A go by H (1..4), columns by 64 (four
+// zmm per row); lane e of the four accumulators of a row holds the
+// columns given by narrow_column().
+constexpr unsigned kNarrowRows = 4, kNarrowCols = 64;
+// Up to this many rows of A, the narrow kernel beats packing (measured).
+constexpr uint32_t kI8NarrowMaxRows = 8;
+
+// Column (0..63) of element e (0..15) of accumulator v (0..3): the byte
+// unpacks work within 128-bit lanes and each sign extension takes half a
+// register.
+constexpr unsigned narrow_column(unsigned v, unsigned e)
+{
+	constexpr unsigned base[4] = {0, 8, 32, 40};
+	return base[v] + (e < 8 ? e : 16 + e - 8);
+}
+
+// GCC 12's headers build 512-bit shuffles with an "undefined" operand that
+// -Wmaybe-uninitialized then reports inside the intrinsic.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+template <unsigned H>
+AIC100_AVX512 void narrow_block(uint8_t *c, uint64_t ldc, const uint8_t *a, uint32_t k, const uint8_t *b, uint32_t n,
+				unsigned w)
+{
+	const __mmask64 cols = w >= 64 ? ~__mmask64(0) : (__mmask64(1) << w) - 1;
+	__m512i acc[H][4];
+#pragma GCC unroll 4
+	for (unsigned r = 0; r < H; r++)
+		for (unsigned v = 0; v < 4; v++)
+			acc[r][v] = _mm512_setzero_si512();
+	for (uint32_t p = 0; p < k; p += 2) {
+		const bool pair = p + 1 < k;
+		const __m512i x = _mm512_maskz_loadu_epi8(cols, b + uint64_t(p) * n);
+		const __m512i y = pair ? _mm512_maskz_loadu_epi8(cols, b + uint64_t(p + 1) * n) : _mm512_setzero_si512();
+		const __m512i lo = _mm512_unpacklo_epi8(x, y), hi = _mm512_unpackhi_epi8(x, y);
+		const __m512i lo_up = _mm512_shuffle_i64x2(lo, lo, 0xEE), hi_up = _mm512_shuffle_i64x2(hi, hi, 0xEE);
+		const __m512i bv[4] = {_mm512_cvtepi8_epi16(_mm512_castsi512_si256(lo)),
+				       _mm512_cvtepi8_epi16(_mm512_castsi512_si256(hi)),
+				       _mm512_cvtepi8_epi16(_mm512_castsi512_si256(lo_up)),
+				       _mm512_cvtepi8_epi16(_mm512_castsi512_si256(hi_up))};
+#pragma GCC unroll 4
+		for (unsigned r = 0; r < H; r++) {
+			const auto *ar = reinterpret_cast<const int8_t *>(a + uint64_t(r) * k + p);
+			const uint32_t av = uint16_t(int16_t(ar[0])) | uint32_t(uint16_t(int16_t(pair ? ar[1] : 0))) << 16;
+			const __m512i ap = _mm512_set1_epi32(int32_t(av));
+#pragma GCC unroll 4
+			for (unsigned v = 0; v < 4; v++)
+				acc[r][v] = _mm512_dpwssd_epi32(acc[r][v], bv[v], ap);
+		}
+	}
+	for (unsigned r = 0; r < H; r++) {
+		alignas(64) int32_t t[4][16];
+		for (unsigned v = 0; v < 4; v++)
+			_mm512_store_si512(t[v], acc[r][v]);
+		int32_t row[kNarrowCols];
+		for (unsigned v = 0; v < 4; v++)
+			for (unsigned e = 0; e < 16; e++)
+				row[narrow_column(v, e)] = t[v][e];
+		std::memcpy(c + uint64_t(r) * ldc, row, size_t(w) * 4);
+	}
+}
+#pragma GCC diagnostic pop
+
+bool gemm_i8_narrow(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,
+		    const std::function<bool()> *stop)
+{
+	const uint64_t ldc = uint64_t(n) * 4;
+	for (uint32_t i = 0; i < m; i += kNarrowRows) {
+		const unsigned h = std::min(kNarrowRows, m - i);
+		for (uint32_t j = 0; j < n; j += kNarrowCols) {
+			if (j % (16 * kNarrowCols) == 0 && stop && (*stop)())
+				return false;
+			const unsigned w = std::min(kNarrowCols, n - j);
+			uint8_t *cp = c + uint64_t(i) * ldc + uint64_t(j) * 4;
+			const uint8_t *ap = a + uint64_t(i) * k, *bp = b + j;
+			switch (h) {
+			case 1:
+				narrow_block<1>(cp, ldc, ap, k, bp, n, w);
+				break;
+			case 2:
+				narrow_block<2>(cp, ldc, ap, k, bp, n, w);
+				break;
+			case 3:
+				narrow_block<3>(cp, ldc, ap, k, bp, n, w);
+				break;
+			default:
+				narrow_block<4>(cp, ldc, ap, k, bp, n, w);
+				break;
+			}
+		}
+	}
+	return true;
+}
+
 #endif // AIC100_X86_DISPATCH
 
 // Blocking per path: the A block (MC×KC) stays in L2, a B strip (KC×NR)
@@ -841,6 +940,8 @@ bool gemm_i8(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_
 	b = unaliased(b, uint64_t(k) * n, c, c_bytes, s.alias_b);
 	isa = std::min(isa, best_isa());
 #ifdef AIC100_X86_DISPATCH
+	if (isa == Isa::Avx512 && m <= kI8NarrowMaxRows)
+		return gemm_i8_narrow(c, a, b, m, n, k, stop);
 	if (isa == Isa::Avx512)
 		return gemm_blocked<I8Avx512>(c, a, b, m, n, k, kI8Avx512, s.a, s.b, stop);
 	if (isa == Isa::Avx2)

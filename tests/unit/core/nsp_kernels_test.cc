@@ -94,7 +94,10 @@ struct Dims {
 // K slices of 256..1024, column panels of 256..1024).
 const Dims kDims[] = {{1, 1, 1},     {1, 300, 70},  {300, 1, 70},  {40, 40, 1},   {1, 1, 2100},
 		      {7, 13, 29},   {3, 5, 600},   {97, 33, 17},  {130, 270, 530}, {5, 517, 3},
-		      {121, 9, 1030}, {145, 1030, 5}, {13, 33, 1025}, {290, 65, 257}};
+		      {121, 9, 1030}, {145, 1030, 5}, {13, 33, 1025}, {290, 65, 257},
+		      // A's few rows (the narrow int8 kernel: up to 8 rows, 4 at a
+		      // time, 64 columns, k in pairs): odd k, a column tail.
+		      {8, 130, 4609},  {4, 64, 2},     {2, 1000, 1},  {6, 127, 333}};
 
 std::string name(Isa isa, const Dims &d)
 {
