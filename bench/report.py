@@ -171,10 +171,12 @@ def network_rows(host):
     out = [f"Network {f['name']} ({fmt(f['macs'] / 1e9 if f['macs'] else None, '', 2)} G MACs) on N NSPs, "
            f"the card's NSPs being host threads ({f['host_threads']} on this host); the baseline is the same "
            "network with OpenBLAS on N threads (dgemm on the int8 values); inferences/s of wall time:\n",
-           "| NSPs | card (interpreter) | × 1 NSP | OpenBLAS, N threads | × 1 thread | card / OpenBLAS | outputs |",
-           "|---|---|---|---|---|---|---|"]
+           "| NSPs | card (interpreter) | × 1 NSP | CPU per inference | OpenBLAS, N threads | × 1 thread | "
+           "card / OpenBLAS | outputs |",
+           "|---|---|---|---|---|---|---|---|"]
     for r in f["runs"]:
         out.append(f"| {r['nsps']} | {fmt(r['inf_per_s'], ' inf/s', 2)} | {fmt_ratio(r['scaling_to_1_nsp'])} | "
+                   f"{fmt(r['cpu_ms_per_inf'], ' ms')} | "
                    f"{fmt(r['openblas_inf_per_s'], ' inf/s', 2)} | {fmt_ratio(r['openblas_scaling'])} | "
                    f"{fmt_ratio(r['ratio_to_openblas'])} | {'right' if r['outputs_ok'] else 'WRONG'} |")
     return "\n".join(out)
@@ -257,7 +259,8 @@ def main():
           "ratios are from this one run.\n")
     g = host.get("gemm", {})
     if g:
-        print(f"NSP GEMM {g['m']}×{g['n']}×{g['k']} on the host, one thread (best of several, CPU time):\n")
+        print(f"NSP GEMM {g['m']}×{g['n']}×{g['k']} on the host, one thread (thread CPU time, the best of at least "
+              "five windows of ~20 ms, OpenBLAS and NSP alike):\n")
         rows = [
             ("MMF32 instruction (interpreter)", g["nsp_mmf32_GOPs"], "OpenBLAS sgemm", g["openblas_sgemm_GOPs"]),
             ("gemm_f32 kernel", g["nsp_gemm_f32_GOPs"], "OpenBLAS sgemm", g["openblas_sgemm_GOPs"]),

@@ -33,7 +33,7 @@ def run_dir(tmp_path):
 
 def test_gemm_table_has_each_figure_its_baseline_and_ratio(run_dir):
     md = run_report(run_dir)
-    assert "NSP GEMM 256×256×256 on the host, one thread" in md
+    assert "NSP GEMM 256×256×256 on the host, one thread (thread CPU time, the best of at least five windows" in md
     assert "| MMF32 instruction (interpreter) | 170.0 GOP/s | OpenBLAS sgemm 200.0 GOP/s | 0.85 |" in md
     assert "| gemm_f32 kernel | 180.0 GOP/s | OpenBLAS sgemm 200.0 GOP/s | 0.9 |" in md
     assert ("| MMI8 instruction (interpreter) | 380.0 GOP/s | OpenBLAS sgemm on the int8 values "
@@ -45,9 +45,10 @@ def test_network_table_scales_against_one_nsp_and_openblas(run_dir):
     md = run_report(run_dir)
     assert "Network resnet50-r64 (0.34 G MACs) on N NSPs" in md
     assert "(2 on this host)" in md
-    assert "| 1 | 10.00 inf/s | 1 | 4.00 inf/s | 1 | 2.5 | right |" in md
-    assert "| 2 | 18.00 inf/s | 1.8 | 7.00 inf/s | 1.75 | 2.57 | right |" in md
-    assert "| 4 | 17.00 inf/s | 1.7 | 6.00 inf/s | 1.5 | 2.83 | right |" in md
+    assert "| 1 | 10.00 inf/s | 1 | 95.0 ms | 4.00 inf/s | 1 | 2.5 | right |" in md
+    assert "| 2 | 18.00 inf/s | 1.8 | 100.0 ms | 7.00 inf/s | 1.75 | 2.57 | right |" in md
+    # A run without the CPU time (an older aic100-host-bench) shows "–".
+    assert "| 4 | 17.00 inf/s | 1.7 | – | 6.00 inf/s | 1.5 | 2.83 | right |" in md
 
 
 def test_one_table_per_configuration_named_by_what_the_guest_saw(run_dir):
