@@ -616,7 +616,9 @@ constexpr unsigned narrow_column(unsigned v, unsigned e)
 // GCC 12's headers build 512-bit shuffles with an "undefined" operand that
 // -Wmaybe-uninitialized then reports inside the intrinsic.
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 template <unsigned H>
 AIC100_AVX512 void narrow_block(uint8_t *c, uint64_t ldc, const uint8_t *a, uint32_t k, const uint8_t *b, uint32_t n,
 				unsigned w)
