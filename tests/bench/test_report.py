@@ -59,8 +59,9 @@ def test_one_table_per_configuration_named_by_what_the_guest_saw(run_dir):
             "host memcpy 20000.0 MB/s | 0.1 |") in md
     assert ("| … the card's own copy (104.9 µs per DMA request on the card) | 10000.0 MB/s | "
             "host memcpy 20000.0 MB/s | 0.5 |") in md
-    # 200 µs in all: 60 + 20 + 1 named, 119 for the rest.
-    assert "the rest (MSI to WAIT_BO's return) 119.0 µs | 5000 req/s | NVMe (null-co) 20000 req/s, 50.0 µs | 0.25 |" in md
+    assert "| 4 KiB requests, 1 DBC, one at a time; " in md
+    assert "EXECUTE_BO 60.0 µs" in md
+    assert "| 5000 req/s | NVMe (null-co) 20000 req/s, 50.0 µs | 0.25 |" in md
     assert "| crashed workload back to a correct inference | SSR 10.0 ms | card reset + reload 140.0 ms | 14 (reset / SSR) |" in md
     # Side by side: a column per configuration, "–" where one has no figure.
     assert "| figure | ours-iommu | ours-noiommu |" in md
@@ -95,7 +96,7 @@ def test_bench_json_has_every_figure_with_its_ratio(run_dir):
     assert bulk["device_ratio_to_memcpy"] == pytest.approx(0.5)
     small = [f for f in figs if f["what"] == "4 KiB requests"]
     assert [(f["dbcs"], f["ratio_to_nvme"]) for f in small] == [(1, pytest.approx(0.25)), (4, pytest.approx(0.1))]
-    assert small[0]["completion_us"] == pytest.approx(119)
+    assert (small[0]["submit_us"], small[0]["doorbell_us"], small[0]["device_us"]) == (60, 20, 1)
     wl = [f for f in figs if f["what"] == "example workload"]
     assert [(f["name"], f["ratio_to_openblas"]) for f in wl] == [("matmul_i8", pytest.approx(0.2)),
                                                                   ("matmul_f32", pytest.approx(0.002))]
