@@ -57,6 +57,7 @@ guest-test: build
 
 test: build
 	scripts/unit
+	$(PYTEST) -v tests/bench
 	$(PYTEST) -v tests/scripts/umd
 	$(PYTEST) -v tests/harness
 

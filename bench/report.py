@@ -150,6 +150,46 @@ def side_by_side(guests, host):
     return "\n".join(out)
 
 
+def network_figures(host):
+    """The network on 1..N NSPs: rates, scaling against one NSP, ratio to OpenBLAS on as many threads."""
+    net = host.get("network")
+    if not net or not net.get("runs"):
+        return None
+    runs = net["runs"]
+    one = next((r["inf_per_s"] for r in runs if r["nsps"] == 1), None)
+    blas_one = next((r["openblas_inf_per_s"] for r in runs if r["openblas_threads"] == 1), None)
+    figures = []
+    for r in runs:
+        figures.append({"nsps": r["nsps"], "inf_per_s": r["inf_per_s"], "scaling_to_1_nsp": ratio(r["inf_per_s"], one),
+                        "openblas_threads": r["openblas_threads"], "openblas_inf_per_s": r["openblas_inf_per_s"],
+                        "openblas_scaling": ratio(r["openblas_inf_per_s"], blas_one),
+                        "ratio_to_openblas": ratio(r["inf_per_s"], r["openblas_inf_per_s"]),
+                        "cpu_ms_per_inf": r.get("cpu_ms_per_inf"),
+                        "openblas_cpu_ms_per_inf": r.get("openblas_cpu_ms_per_inf"),
+                        "barriers": r.get("barriers"), "outputs_ok": r.get("outputs_ok")})
+    return {"name": net.get("name"), "macs": net.get("macs"), "host_threads": net.get("host_threads"),
+            "runs": figures}
+
+
+def network_rows(host):
+    """Markdown for the network on NSPs, or an empty string."""
+    f = network_figures(host)
+    if not f:
+        return ""
+    out = [f"Network {f['name']} ({fmt(f['macs'] / 1e9 if f['macs'] else None, '', 2)} G MACs) on N NSPs, "
+           f"the card's NSPs being host threads ({f['host_threads']} on this host); the baseline is the same "
+           "network with OpenBLAS on N threads (dgemm on the int8 values); inferences/s of wall time:\n",
+           "| NSPs | card (interpreter) | × 1 NSP | CPU per inference | OpenBLAS, N threads | × 1 thread | "
+           "card / OpenBLAS | outputs |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in f["runs"]:
+        out.append(f"| {r['nsps']} | {fmt(r['inf_per_s'], ' inf/s', 2)} | {fmt_ratio(r['scaling_to_1_nsp'])} | "
+                   f"{fmt(r['cpu_ms_per_inf'], ' ms')} | "
+                   f"{fmt(r['openblas_inf_per_s'], ' inf/s', 2)} | {fmt_ratio(r['openblas_scaling'])} | "
+                   f"{fmt_ratio(r['ratio_to_openblas'])} | {'right' if r['outputs_ok'] else 'WRONG'} |")
+    return "\n".join(out)
+
+
 def table(rows, measured="card"):
     out = [f"| benchmark | {measured} | baseline (same run) | ratio |", "|---|---|---|---|"]
     out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
@@ -227,7 +267,8 @@ def main():
           "ratios are from this one run.\n")
     g = host.get("gemm", {})
     if g:
-        print(f"NSP GEMM {g['m']}×{g['n']}×{g['k']} on the host, one thread (best of several, CPU time):\n")
+        print(f"NSP GEMM {g['m']}×{g['n']}×{g['k']} on the host, one thread (thread CPU time, the best of at least "
+              "five windows of ~20 ms, OpenBLAS and NSP alike):\n")
         rows = [
             ("MMF32 instruction (interpreter)", g["nsp_mmf32_GOPs"], "OpenBLAS sgemm", g["openblas_sgemm_GOPs"]),
             ("gemm_f32 kernel", g["nsp_gemm_f32_GOPs"], "OpenBLAS sgemm", g["openblas_sgemm_GOPs"]),
@@ -238,11 +279,15 @@ def main():
         ]
         print(table([(a, f"{b:.1f} GOP/s", f"{c} {e:.1f} GOP/s", fmt_ratio(ratio(b, e))) for a, b, c, e in rows], "NSP interpreter"))
         print()
+    net = network_rows(host)
+    if net:
+        print(net)
+        print()
     if guests:
         print("Side by side (configurations named below):\n")
         print(side_by_side(guests, host))
         print()
-    report = {"machine": machine, "host": host, "configurations": {}}
+    report = {"machine": machine, "host": host, "network": network_figures(host), "configurations": {}}
     ok = host.get("outputs_ok", False)
     for name, gj in guests.items():
         rows, figures = guest_rows(gj, host)

@@ -335,13 +335,14 @@ Example matmul_f32_example()
 	e.make_input = [](uint64_t seed) { return bytes_of(random_f32(M * K, seed)); };
 	e.reference = [w](std::span<const uint8_t> in) {
 		const auto a = values_of<float>(in, 0, M * K);
+		// MMF32's definition (docs/nsp.md): fused multiply-adds, k ascending.
 		std::vector<float> c(M * N);
 		for (uint64_t i = 0; i < M; i++)
 			for (uint64_t j = 0; j < N; j++) {
-				double s = 0;
+				float s = 0.0f;
 				for (uint64_t p = 0; p < K; p++)
-					s += double(a[i * K + p]) * w[p * N + j];
-				c[i * N + j] = float(s);
+					s = std::fma(a[i * K + p], w[p * N + j], s);
+				c[i * N + j] = s;
 			}
 		return bytes_of(c);
 	};
@@ -399,20 +400,23 @@ Example mlp_example()
 	e.make_input = [](uint64_t seed) { return bytes_of(random_f32(B * DI, seed)); };
 	e.reference = [w1, b1, w2, b2](std::span<const uint8_t> in) {
 		const auto x = values_of<float>(in, 0, B * DI);
-		std::vector<double> h(B * H);
+		// The program's own arithmetic (docs/nsp.md): MMF32's fused
+		// chains, then BIASF's f32 add, ACTF's ReLU.
+		std::vector<float> h(B * H);
 		std::vector<float> y(B * DO);
 		for (uint64_t i = 0; i < B; i++) {
 			for (uint64_t j = 0; j < H; j++) {
-				double s = b1[j];
+				float s = 0.0f;
 				for (uint64_t p = 0; p < DI; p++)
-					s += double(x[i * DI + p]) * w1[p * H + j];
-				h[i * H + j] = std::max(s, 0.0);
+					s = std::fma(x[i * DI + p], w1[p * H + j], s);
+				s += b1[j];
+				h[i * H + j] = s > 0.0f ? s : 0.0f;
 			}
 			for (uint64_t j = 0; j < DO; j++) {
-				double s = b2[j];
+				float s = 0.0f;
 				for (uint64_t p = 0; p < H; p++)
-					s += h[i * H + p] * w2[p * DO + j];
-				y[i * DO + j] = float(s);
+					s = std::fma(h[i * H + p], w2[p * DO + j], s);
+				y[i * DO + j] = s + b2[j];
 			}
 		}
 		return bytes_of(y);

@@ -2,11 +2,14 @@
 // Compute kernels of the NSP interpreter. Written as plain loops over
 // fixed-size blocks so that GCC vectorises them at -O2 (its "very cheap"
 // cost model only takes loops whose trip count is a known multiple of the
-// vector width), with no -march flag: the GEMMs are compiled twice, for
-// baseline x86-64 and for AVX2+FMA, and picked at run time.
+// vector width), with no -march flag. The GEMMs have three code paths, for
+// baseline x86-64, AVX2+FMA and AVX-512 with VNNI (micro-kernels written
+// with intrinsics in functions compiled for those targets), picked at run
+// time by what the CPU has; all three give the same bits (docs/nsp.md).
 #include "aic100/nsp_kernels.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -14,6 +17,8 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AIC100_X86_DISPATCH 1
 #define AIC100_AVX2 __attribute__((target("avx2,fma")))
+#define AIC100_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
+#include <immintrin.h>
 #endif
 
 #define AIC100_INLINE inline __attribute__((always_inline))
@@ -93,95 +98,75 @@ float gelu(float x)
 	return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
 }
 
-// ---- fp32 GEMM -------------------------------------------------------------
+// ---- GEMMs: the common blocking ----------------------------------------------
 //
-// Goto-style: a KC×NC panel of B and an MC×KC block of A are packed into
-// contiguous strips (B by NR columns, A by MR rows, both k-major, zero
-// padded), and an MR×NR register tile of C is accumulated over kc.
+// Goto/BLIS-style: for each NC-column panel of B and each KC-deep slice of
+// it, the slice is packed into strips of NR columns; for each MC-row block
+// of A, the block is packed into strips of MR rows; an MR×NR tile of C is
+// then computed from one strip of each by a micro-kernel that keeps the
+// tile in registers. The packed layouts and the micro-kernels are those of
+// a code path (a "Path" below: MR, NR, the packers and the tile).
+//
+// The tile starts from C's values when the K slice is not the first
+// (`accumulate`): the fp32 sums then go on from where the previous slice
+// left them, so the result is the same fused chain over k = 0..K-1
+// whatever the blocking (docs/nsp.md, MMF32). Tiles across C's edge run
+// on a copy of the part of C inside it.
 
-constexpr unsigned kFKc = 256, kFNc = 512, kFMc = 120;
+struct Blocking {
+	unsigned kc, mc, nc;
+};
 
-template <unsigned MR, unsigned NR, bool Fma>
-AIC100_INLINE void tile_f32(unsigned kc, const float *__restrict a, const float *__restrict b,
-			    float (&out)[MR][NR])
+template <class Path>
+bool gemm_blocked(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,
+		  const Blocking &bl, std::vector<uint8_t> &abuf, std::vector<uint8_t> &bbuf,
+		  const std::function<bool()> *stop)
 {
-	float acc[MR][NR] = {};
-	for (unsigned k = 0; k < kc; k++) {
-#pragma GCC unroll 8
-		for (unsigned i = 0; i < MR; i++) {
-			const float av = a[k * MR + i];
-#pragma GCC unroll 16
-			for (unsigned j = 0; j < NR; j++) {
-				// -std=c++20 does not contract a*b+c; ask for the FMA.
-				if constexpr (Fma)
-					acc[i][j] = __builtin_fmaf(av, b[k * NR + j], acc[i][j]);
-				else
-					acc[i][j] += av * b[k * NR + j];
-			}
-		}
-	}
-	std::memcpy(out, acc, sizeof(acc));
-}
-
-template <unsigned MR, unsigned NR, bool Fma>
-AIC100_INLINE bool gemm_f32_impl(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n,
-				 uint32_t k, Scratch &s, const std::function<bool()> *stop)
-{
-	constexpr unsigned MC = kFMc / MR * MR;
-	constexpr unsigned NCP = (kFNc + NR - 1) / NR * NR;
-	if (s.fa.size() < size_t(MC) * kFKc)
-		s.fa.resize(size_t(MC) * kFKc);
-	if (s.fb.size() < size_t(NCP) * kFKc)
-		s.fb.resize(size_t(NCP) * kFKc);
-	float *pa = s.fa.data(), *pb = s.fb.data();
+	constexpr unsigned MR = Path::MR, NR = Path::NR;
+	using Packed = typename Path::Packed;
+	const unsigned mcp = (bl.mc + MR - 1) / MR * MR, ncp = (bl.nc + NR - 1) / NR * NR;
+	const unsigned kcp = Path::padded_k(bl.kc);
+	// Strips start on 64-byte boundaries.
+	const size_t a_strip = Path::a_strip_bytes(kcp), b_strip = size_t(NR) * kcp * sizeof(Packed);
+	if (abuf.size() < a_strip * (mcp / MR) + 64)
+		abuf.resize(a_strip * (mcp / MR) + 64);
+	if (bbuf.size() < b_strip * (ncp / NR) + 64)
+		bbuf.resize(b_strip * (ncp / NR) + 64);
+	auto align = [](uint8_t *p) { return p + (-reinterpret_cast<uintptr_t>(p) & 63); };
+	uint8_t *pa = align(abuf.data()), *pb = align(bbuf.data());
 	const uint64_t ldc = uint64_t(n) * 4;
 
-	for (uint32_t jc = 0; jc < n; jc += kFNc) {
-		const unsigned nc = std::min<uint32_t>(kFNc, n - jc);
-		for (uint32_t pc = 0; pc < k; pc += kFKc) {
-			const unsigned kc = std::min<uint32_t>(kFKc, k - pc);
-			for (unsigned jr = 0; jr < nc; jr += NR) {
-				float *dst = pb + size_t(jr) * kc;
-				const unsigned w = std::min(NR, nc - jr);
-				for (unsigned kk = 0; kk < kc; kk++) {
-					float row[NR] = {};
-					std::memcpy(row, b + ((uint64_t(pc) + kk) * n + jc + jr) * 4, w * 4);
-					std::memcpy(dst + kk * NR, row, sizeof(row));
-				}
-			}
-			for (uint32_t ic = 0; ic < m; ic += MC) {
+	for (uint32_t jc = 0; jc < n; jc += bl.nc) {
+		const unsigned nc = std::min<uint32_t>(bl.nc, n - jc);
+		for (uint32_t pc = 0; pc < k; pc += bl.kc) {
+			const unsigned kc = std::min<uint32_t>(bl.kc, k - pc);
+			const unsigned kp = Path::padded_k(kc);
+			for (unsigned jr = 0; jr < nc; jr += NR)
+				Path::pack_b(pb + (jr / NR) * b_strip, b, n, pc, kc, jc + jr, std::min(NR, nc - jr));
+			for (uint32_t ic = 0; ic < m; ic += bl.mc) {
 				if (stop && (*stop)())
 					return false;
-				const unsigned mc = std::min<uint32_t>(MC, m - ic);
-				for (unsigned ir = 0; ir < mc; ir += MR) {
-					float *dst = pa + size_t(ir) * kc;
-					for (unsigned i = 0; i < MR; i++) {
-						float row[kFKc];
-						if (ir + i < mc)
-							std::memcpy(row, a + ((uint64_t(ic) + ir + i) * k + pc) * 4,
-								    kc * 4);
-						else
-							std::memset(row, 0, kc * 4);
-						for (unsigned kk = 0; kk < kc; kk++)
-							dst[kk * MR + i] = row[kk];
-					}
-				}
+				const unsigned mc = std::min<uint32_t>(bl.mc, m - ic);
+				for (unsigned ir = 0; ir < mc; ir += MR)
+					Path::pack_a(pa + (ir / MR) * a_strip, a, k, ic + ir, std::min(MR, mc - ir), pc, kc);
 				for (unsigned jr = 0; jr < nc; jr += NR) {
 					const unsigned w = std::min(NR, nc - jr);
+					const uint8_t *sb = pb + (jr / NR) * b_strip;
 					for (unsigned ir = 0; ir < mc; ir += MR) {
-						float t[MR][NR];
-						tile_f32<MR, NR, Fma>(kc, pa + size_t(ir) * kc, pb + size_t(jr) * kc, t);
 						const unsigned h = std::min(MR, mc - ir);
-						for (unsigned i = 0; i < h; i++) {
-							uint8_t *cp = c + (uint64_t(ic) + ir + i) * ldc + uint64_t(jc + jr) * 4;
-							if (pc) {
-								float old[NR] = {};
-								std::memcpy(old, cp, w * 4);
-								for (unsigned j = 0; j < NR; j++)
-									t[i][j] += old[j];
-							}
-							std::memcpy(cp, t[i], w * 4);
+						const uint8_t *sa = pa + (ir / MR) * a_strip;
+						uint8_t *cp = c + (uint64_t(ic) + ir) * ldc + uint64_t(jc + jr) * 4;
+						if (h == MR && w == NR) {
+							Path::tile(kp, sa, sb, cp, ldc, pc != 0);
+							continue;
 						}
+						alignas(64) uint8_t t[MR * NR * 4] = {};
+						if (pc)
+							for (unsigned i = 0; i < h; i++)
+								std::memcpy(t + i * NR * 4, cp + i * ldc, w * 4);
+						Path::tile(kp, sa, sb, t, NR * 4, pc != 0);
+						for (unsigned i = 0; i < h; i++)
+							std::memcpy(cp + i * ldc, t + i * NR * 4, w * 4);
 					}
 				}
 			}
@@ -190,182 +175,582 @@ AIC100_INLINE bool gemm_f32_impl(uint8_t *c, const uint8_t *a, const uint8_t *b,
 	return true;
 }
 
-// ---- int8 GEMM --------------------------------------------------------------
+// ---- fp32 --------------------------------------------------------------------
 //
-// A's rows and B's columns are packed as int16, k-contiguous and zero padded
-// to a multiple of 16; a tile is MR×NR dot products over k, which GCC turns
-// into pmaddwd (16-bit products summed in pairs into 32 bits). The sums are
-// unsigned so that wrapping is defined.
+// Packed A: per strip, k-major, MR values per k (rows past the edge 0).
+// Packed B: per strip, k-major, NR values per k (columns past the edge 0).
 
-constexpr unsigned kIKc = 512, kINc = 256, kIMc = 96;
+template <unsigned MR_, unsigned NR_>
+struct F32Packing {
+	static constexpr unsigned MR = MR_, NR = NR_;
+	using Packed = float;
+	static unsigned padded_k(unsigned kc) { return kc; }
+	static size_t a_strip_bytes(unsigned kcp) { return (size_t(MR) * kcp * 4 + 63) & ~size_t(63); }
+	static void pack_a(uint8_t *dst, const uint8_t *a, uint32_t k, uint64_t row, unsigned h, uint32_t pc,
+			   unsigned kc)
+	{
+		auto *d = reinterpret_cast<float *>(dst);
+		float line[256];
+		for (unsigned i = 0; i < MR; i++)
+			for (unsigned k0 = 0; k0 < kc; k0 += 256) {
+				const unsigned cnt = std::min(256u, kc - k0);
+				if (i < h)
+					std::memcpy(line, a + ((row + i) * k + pc + k0) * 4, cnt * 4);
+				else
+					std::memset(line, 0, cnt * 4);
+				for (unsigned kk = 0; kk < cnt; kk++)
+					d[(k0 + kk) * MR + i] = line[kk];
+			}
+	}
+	static void pack_b(uint8_t *dst, const uint8_t *b, uint32_t n, uint32_t pc, unsigned kc, uint64_t col,
+			   unsigned w)
+	{
+		for (unsigned kk = 0; kk < kc; kk++) {
+			uint8_t *d = dst + size_t(kk) * NR * 4;
+			std::memcpy(d, b + ((uint64_t(pc) + kk) * n + col) * 4, w * 4);
+			if (w < NR)
+				std::memset(d + w * 4, 0, (NR - w) * 4);
+		}
+	}
+};
+
+// fma(x, y, z) rounded once, from double arithmetic only (for the plain
+// path on x86-64, whose baseline has no FMA instruction): x·y is exact in a
+// double; the sum is rounded to odd (the double nearest, moved one unit
+// towards the exact value when that is inexact and the nearest is even),
+// and a double rounded to odd then to nearest float is the float nearest
+// the exact value (53 bits >= 2·24 + 2).
+AIC100_INLINE float fma_by_double(float x, float y, float z)
+{
+	const double p = double(x) * double(y), q = double(z);
+	const double s = p + q;
+	const double bv = s - p; // TwoSum: s + err == p + q exactly
+	const double err = (p - (s - bv)) + (q - bv);
+	uint64_t bits = std::bit_cast<uint64_t>(s);
+	if ((err > 0 || err < 0) && !(bits & 1)) // a NaN or infinite s has err NaN: left alone
+		bits += (err > 0) == (s > 0) ? 1 : uint64_t(-1);
+	return float(std::bit_cast<double>(bits));
+}
+
+AIC100_INLINE float fused(float x, float y, float z)
+{
+#if defined(__x86_64__) && !defined(__FMA__)
+	return fma_by_double(x, y, z);
+#else
+	return __builtin_fmaf(x, y, z);
+#endif
+}
+
+struct F32Plain : F32Packing<4, 8> {
+	static void tile(unsigned kc, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc, bool acc_in)
+	{
+		const auto *pa = reinterpret_cast<const float *>(sa);
+		const auto *pb = reinterpret_cast<const float *>(sb);
+		float acc[MR][NR] = {};
+		if (acc_in)
+			for (unsigned i = 0; i < MR; i++)
+				std::memcpy(acc[i], c + i * ldc, NR * 4);
+		for (unsigned kk = 0; kk < kc; kk++)
+			for (unsigned i = 0; i < MR; i++)
+				for (unsigned j = 0; j < NR; j++)
+					acc[i][j] = fused(pa[kk * MR + i], pb[kk * NR + j], acc[i][j]);
+		for (unsigned i = 0; i < MR; i++)
+			std::memcpy(c + i * ldc, acc[i], NR * 4);
+	}
+};
+
+// ---- int8, the plain path ------------------------------------------------------
+//
+// Packed A: per strip, row after row, kp int16 each (k zero padded to a
+// multiple of 16); packed B: per strip, column after column, likewise. A
+// tile is MR×NR dot products over k, which GCC turns into pmaddwd (16-bit
+// products summed in pairs into 32 bits). The sums are unsigned so that
+// wrapping is defined.
 
 // Each accumulator is a separate variable: GCC vectorises several
 // reductions in one loop, but not an array of them.
-template <unsigned MR, unsigned NR>
-struct TileI8;
-
-template <>
-struct TileI8<3, 4> {
-	static AIC100_INLINE void run(unsigned kp, const int16_t *__restrict a, const int16_t *__restrict b,
-				      uint32_t (&o)[3][4])
-	{
-		const int16_t *a0 = a, *a1 = a + kp, *a2 = a + 2 * kp;
-		const int16_t *b0 = b, *b1 = b + kp, *b2 = b + 2 * kp, *b3 = b + 3 * kp;
-		uint32_t s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
-		uint32_t s20 = 0, s21 = 0, s22 = 0, s23 = 0;
-		kp &= ~15u; // already true; tells the vectoriser there is no tail
-		for (unsigned k = 0; k < kp; k++) {
-			s00 += uint32_t(a0[k] * b0[k]);
-			s01 += uint32_t(a0[k] * b1[k]);
-			s02 += uint32_t(a0[k] * b2[k]);
-			s03 += uint32_t(a0[k] * b3[k]);
-			s10 += uint32_t(a1[k] * b0[k]);
-			s11 += uint32_t(a1[k] * b1[k]);
-			s12 += uint32_t(a1[k] * b2[k]);
-			s13 += uint32_t(a1[k] * b3[k]);
-			s20 += uint32_t(a2[k] * b0[k]);
-			s21 += uint32_t(a2[k] * b1[k]);
-			s22 += uint32_t(a2[k] * b2[k]);
-			s23 += uint32_t(a2[k] * b3[k]);
-		}
-		o[0][0] = s00, o[0][1] = s01, o[0][2] = s02, o[0][3] = s03;
-		o[1][0] = s10, o[1][1] = s11, o[1][2] = s12, o[1][3] = s13;
-		o[2][0] = s20, o[2][1] = s21, o[2][2] = s22, o[2][3] = s23;
-	}
-};
-
-template <>
-struct TileI8<2, 4> {
-	static AIC100_INLINE void run(unsigned kp, const int16_t *__restrict a, const int16_t *__restrict b,
-				      uint32_t (&o)[2][4])
-	{
-		const int16_t *a0 = a, *a1 = a + kp;
-		const int16_t *b0 = b, *b1 = b + kp, *b2 = b + 2 * kp, *b3 = b + 3 * kp;
-		uint32_t s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
-		kp &= ~15u;
-		for (unsigned k = 0; k < kp; k++) {
-			s00 += uint32_t(a0[k] * b0[k]);
-			s01 += uint32_t(a0[k] * b1[k]);
-			s02 += uint32_t(a0[k] * b2[k]);
-			s03 += uint32_t(a0[k] * b3[k]);
-			s10 += uint32_t(a1[k] * b0[k]);
-			s11 += uint32_t(a1[k] * b1[k]);
-			s12 += uint32_t(a1[k] * b2[k]);
-			s13 += uint32_t(a1[k] * b3[k]);
-		}
-		o[0][0] = s00, o[0][1] = s01, o[0][2] = s02, o[0][3] = s03;
-		o[1][0] = s10, o[1][1] = s11, o[1][2] = s12, o[1][3] = s13;
-	}
-};
-
-template <unsigned MR, unsigned NR>
-AIC100_INLINE bool gemm_i8_impl(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n,
-				uint32_t k, Scratch &s, const std::function<bool()> *stop)
+AIC100_INLINE void dots_3x4(unsigned kp, const int16_t *__restrict a, const int16_t *__restrict b,
+			    uint32_t (&o)[3][4])
 {
-	constexpr unsigned MCP = (kIMc + MR - 1) / MR * MR;
-	constexpr unsigned NCP = (kINc + NR - 1) / NR * NR;
-	if (s.ia.size() < size_t(MCP) * kIKc)
-		s.ia.resize(size_t(MCP) * kIKc);
-	if (s.ib.size() < size_t(NCP) * kIKc)
-		s.ib.resize(size_t(NCP) * kIKc);
-	int16_t *pa = s.ia.data(), *pb = s.ib.data();
-	const uint64_t ldc = uint64_t(n) * 4;
+	const int16_t *a0 = a, *a1 = a + kp, *a2 = a + 2 * kp;
+	const int16_t *b0 = b, *b1 = b + kp, *b2 = b + 2 * kp, *b3 = b + 3 * kp;
+	uint32_t s00 = 0, s01 = 0, s02 = 0, s03 = 0, s10 = 0, s11 = 0, s12 = 0, s13 = 0;
+	uint32_t s20 = 0, s21 = 0, s22 = 0, s23 = 0;
+	kp &= ~15u; // already true; tells the vectoriser there is no tail
+	for (unsigned k = 0; k < kp; k++) {
+		s00 += uint32_t(a0[k] * b0[k]);
+		s01 += uint32_t(a0[k] * b1[k]);
+		s02 += uint32_t(a0[k] * b2[k]);
+		s03 += uint32_t(a0[k] * b3[k]);
+		s10 += uint32_t(a1[k] * b0[k]);
+		s11 += uint32_t(a1[k] * b1[k]);
+		s12 += uint32_t(a1[k] * b2[k]);
+		s13 += uint32_t(a1[k] * b3[k]);
+		s20 += uint32_t(a2[k] * b0[k]);
+		s21 += uint32_t(a2[k] * b1[k]);
+		s22 += uint32_t(a2[k] * b2[k]);
+		s23 += uint32_t(a2[k] * b3[k]);
+	}
+	o[0][0] = s00, o[0][1] = s01, o[0][2] = s02, o[0][3] = s03;
+	o[1][0] = s10, o[1][1] = s11, o[1][2] = s12, o[1][3] = s13;
+	o[2][0] = s20, o[2][1] = s21, o[2][2] = s22, o[2][3] = s23;
+}
 
-	for (uint32_t jc = 0; jc < n; jc += kINc) {
-		const unsigned nc = std::min<uint32_t>(kINc, n - jc);
-		const unsigned ncp = (nc + NR - 1) / NR * NR;
-		for (uint32_t pc = 0; pc < k; pc += kIKc) {
-			const unsigned kc = std::min<uint32_t>(kIKc, k - pc);
-			const unsigned kp = (kc + 15) & ~15u;
-			std::memset(pb, 0, size_t(ncp) * kp * 2);
-			for (unsigned kk = 0; kk < kc; kk++) {
-				int8_t row[kINc];
-				std::memcpy(row, b + (uint64_t(pc) + kk) * n + jc, nc);
-				for (unsigned j = 0; j < nc; j++)
-					pb[size_t(j) * kp + kk] = row[j];
+struct I8Plain {
+	static constexpr unsigned MR = 3, NR = 4;
+	using Packed = int16_t;
+	static unsigned padded_k(unsigned kc) { return (kc + 15) & ~15u; }
+	static size_t a_strip_bytes(unsigned kcp) { return (size_t(MR) * kcp * 2 + 63) & ~size_t(63); }
+	static void pack_a(uint8_t *dst, const uint8_t *a, uint32_t k, uint64_t row, unsigned h, uint32_t pc,
+			   unsigned kc)
+	{
+		const unsigned kp = padded_k(kc);
+		auto *d = reinterpret_cast<int16_t *>(dst);
+		for (unsigned i = 0; i < MR; i++) {
+			int16_t *out = d + size_t(i) * kp;
+			if (i >= h) {
+				std::memset(out, 0, size_t(kp) * 2);
+				continue;
 			}
-			for (uint32_t ic = 0; ic < m; ic += kIMc) {
-				if (stop && (*stop)())
-					return false;
-				const unsigned mc = std::min<uint32_t>(kIMc, m - ic);
-				const unsigned mcp = (mc + MR - 1) / MR * MR;
-				for (unsigned i = 0; i < mcp; i++) {
-					int16_t *dst = pa + size_t(i) * kp;
-					int8_t row[kIKc] = {};
-					if (i < mc)
-						std::memcpy(row, a + (uint64_t(ic) + i) * k + pc, kc);
-					for (unsigned kk = 0; kk < kp; kk++)
-						dst[kk] = row[kk];
-				}
-				for (unsigned jr = 0; jr < nc; jr += NR) {
-					const unsigned w = std::min(NR, nc - jr);
-					for (unsigned ir = 0; ir < mc; ir += MR) {
-						uint32_t t[MR][NR];
-						TileI8<MR, NR>::run(kp, pa + size_t(ir) * kp, pb + size_t(jr) * kp, t);
-						const unsigned h = std::min(MR, mc - ir);
-						for (unsigned i = 0; i < h; i++) {
-							uint8_t *cp = c + (uint64_t(ic) + ir + i) * ldc + uint64_t(jc + jr) * 4;
-							if (pc) {
-								uint32_t old[NR] = {};
-								std::memcpy(old, cp, w * 4);
-								for (unsigned j = 0; j < NR; j++)
-									t[i][j] += old[j];
-							}
-							std::memcpy(cp, t[i], w * 4);
-						}
+			const auto *src = reinterpret_cast<const int8_t *>(a + (row + i) * k + pc);
+			for (unsigned kk = 0; kk < kc; kk++)
+				out[kk] = src[kk];
+			for (unsigned kk = kc; kk < kp; kk++)
+				out[kk] = 0;
+		}
+	}
+	static void pack_b(uint8_t *dst, const uint8_t *b, uint32_t n, uint32_t pc, unsigned kc, uint64_t col,
+			   unsigned w)
+	{
+		const unsigned kp = padded_k(kc);
+		auto *d = reinterpret_cast<int16_t *>(dst);
+		std::memset(d, 0, size_t(NR) * kp * 2);
+		for (unsigned kk = 0; kk < kc; kk++) {
+			const auto *row = reinterpret_cast<const int8_t *>(b + (uint64_t(pc) + kk) * n + col);
+			for (unsigned j = 0; j < w; j++)
+				d[size_t(j) * kp + kk] = row[j];
+		}
+	}
+	static void tile(unsigned kp, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc, bool acc_in)
+	{
+		uint32_t t[MR][NR];
+		dots_3x4(kp, reinterpret_cast<const int16_t *>(sa), reinterpret_cast<const int16_t *>(sb), t);
+		for (unsigned i = 0; i < MR; i++) {
+			if (acc_in) {
+				uint32_t old[NR];
+				std::memcpy(old, c + i * ldc, sizeof(old));
+				for (unsigned j = 0; j < NR; j++)
+					t[i][j] += old[j];
+			}
+			std::memcpy(c + i * ldc, t[i], sizeof(t[i]));
+		}
+	}
+};
+
+#ifdef AIC100_X86_DISPATCH
+
+// ---- AVX2 + FMA ----------------------------------------------------------------
+
+// fp32: a 6×16 tile in 12 ymm accumulators.
+struct F32Avx2 : F32Packing<6, 16> {
+	AIC100_AVX2 static void tile(unsigned kc, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc,
+				     bool acc_in)
+	{
+		const auto *pa = reinterpret_cast<const float *>(sa);
+		const auto *pb = reinterpret_cast<const float *>(sb);
+		__m256 acc[MR][2];
+#pragma GCC unroll 6
+		for (unsigned i = 0; i < MR; i++) {
+			auto *row = reinterpret_cast<float *>(c + i * ldc);
+			acc[i][0] = acc_in ? _mm256_loadu_ps(row) : _mm256_setzero_ps();
+			acc[i][1] = acc_in ? _mm256_loadu_ps(row + 8) : _mm256_setzero_ps();
+		}
+		for (unsigned kk = 0; kk < kc; kk++, pa += MR, pb += NR) {
+			const __m256 b0 = _mm256_load_ps(pb), b1 = _mm256_load_ps(pb + 8);
+#pragma GCC unroll 6
+			for (unsigned i = 0; i < MR; i++) {
+				const __m256 av = _mm256_broadcast_ss(pa + i);
+				acc[i][0] = _mm256_fmadd_ps(av, b0, acc[i][0]);
+				acc[i][1] = _mm256_fmadd_ps(av, b1, acc[i][1]);
+			}
+		}
+#pragma GCC unroll 6
+		for (unsigned i = 0; i < MR; i++) {
+			auto *row = reinterpret_cast<float *>(c + i * ldc);
+			_mm256_storeu_ps(row, acc[i][0]);
+			_mm256_storeu_ps(row + 8, acc[i][1]);
+		}
+	}
+};
+
+// int8: pairs of k as int16 (vpmaddwd: two products summed into 32 bits,
+// exact), a 6×16 tile. Packed A: per pair of k, MR pairs (one 32-bit word
+// per row); packed B: per pair of k, NR pairs.
+struct I8Avx2 {
+	static constexpr unsigned MR = 6, NR = 16;
+	using Packed = int16_t;
+	static unsigned padded_k(unsigned kc) { return (kc + 1) & ~1u; }
+	static size_t a_strip_bytes(unsigned kcp) { return (size_t(MR) * kcp * 2 + 63) & ~size_t(63); }
+	static void pack_a(uint8_t *dst, const uint8_t *a, uint32_t k, uint64_t row, unsigned h, uint32_t pc,
+			   unsigned kc)
+	{
+		const unsigned kp = padded_k(kc);
+		auto *d = reinterpret_cast<int16_t *>(dst);
+		for (unsigned i = 0; i < MR; i++) {
+			const auto *src = reinterpret_cast<const int8_t *>(a + (row + i) * k + pc);
+			for (unsigned kk = 0; kk < kp; kk++)
+				d[(kk / 2) * MR * 2 + i * 2 + kk % 2] = i < h && kk < kc ? src[kk] : 0;
+		}
+	}
+	static void pack_b(uint8_t *dst, const uint8_t *b, uint32_t n, uint32_t pc, unsigned kc, uint64_t col,
+			   unsigned w)
+	{
+		const unsigned kp = padded_k(kc);
+		auto *d = reinterpret_cast<int16_t *>(dst);
+		for (unsigned kk = 0; kk < kp; kk++) {
+			int16_t *out = d + (kk / 2) * NR * 2 + kk % 2;
+			if (kk >= kc) {
+				for (unsigned j = 0; j < NR; j++)
+					out[j * 2] = 0;
+				continue;
+			}
+			const auto *row = reinterpret_cast<const int8_t *>(b + (uint64_t(pc) + kk) * n + col);
+			for (unsigned j = 0; j < NR; j++)
+				out[j * 2] = j < w ? row[j] : 0;
+		}
+	}
+	AIC100_AVX2 static void tile(unsigned kp, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc,
+				     bool acc_in)
+	{
+		__m256i acc[MR][2];
+#pragma GCC unroll 6
+		for (unsigned i = 0; i < MR; i++) {
+			uint8_t *row = c + i * ldc;
+			acc[i][0] = acc_in ? _mm256_loadu_si256(reinterpret_cast<const __m256i *>(row))
+					   : _mm256_setzero_si256();
+			acc[i][1] = acc_in ? _mm256_loadu_si256(reinterpret_cast<const __m256i *>(row + 32))
+					   : _mm256_setzero_si256();
+		}
+		for (unsigned q = 0; q < kp / 2; q++, sa += MR * 4, sb += NR * 4) {
+			const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i *>(sb));
+			const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i *>(sb + 32));
+#pragma GCC unroll 6
+			for (unsigned i = 0; i < MR; i++) {
+				int32_t pair;
+				std::memcpy(&pair, sa + i * 4, 4);
+				const __m256i av = _mm256_set1_epi32(pair);
+				acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(av, b0));
+				acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(av, b1));
+			}
+		}
+#pragma GCC unroll 6
+		for (unsigned i = 0; i < MR; i++) {
+			uint8_t *row = c + i * ldc;
+			_mm256_storeu_si256(reinterpret_cast<__m256i *>(row), acc[i][0]);
+			_mm256_storeu_si256(reinterpret_cast<__m256i *>(row + 32), acc[i][1]);
+		}
+	}
+};
+
+// ---- AVX-512 (F, BW, VL, VNNI) ---------------------------------------------------
+
+// fp32: a 12×32 tile in 24 zmm accumulators.
+struct F32Avx512 : F32Packing<12, 32> {
+	AIC100_AVX512 static void tile(unsigned kc, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc,
+				       bool acc_in)
+	{
+		const auto *pa = reinterpret_cast<const float *>(sa);
+		const auto *pb = reinterpret_cast<const float *>(sb);
+		__m512 acc[MR][2];
+#pragma GCC unroll 12
+		for (unsigned i = 0; i < MR; i++) {
+			uint8_t *row = c + i * ldc;
+			acc[i][0] = acc_in ? _mm512_loadu_ps(row) : _mm512_setzero_ps();
+			acc[i][1] = acc_in ? _mm512_loadu_ps(row + 64) : _mm512_setzero_ps();
+		}
+		for (unsigned kk = 0; kk < kc; kk++, pa += MR, pb += NR) {
+			const __m512 b0 = _mm512_load_ps(pb), b1 = _mm512_load_ps(pb + 16);
+#pragma GCC unroll 12
+			for (unsigned i = 0; i < MR; i++) {
+				const __m512 av = _mm512_set1_ps(pa[i]);
+				acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);
+				acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);
+			}
+		}
+#pragma GCC unroll 12
+		for (unsigned i = 0; i < MR; i++) {
+			uint8_t *row = c + i * ldc;
+			_mm512_storeu_ps(row, acc[i][0]);
+			_mm512_storeu_ps(row + 64, acc[i][1]);
+		}
+	}
+};
+
+// int8 with VNNI: vpdpbusd adds four u8×s8 products into each 32-bit lane.
+// B is packed biased by 128 (b + 128 as u8), A as it is (s8), so a lane
+// gets Σ a·(b + 128) = Σ a·b + 128·Σ a; the tile subtracts 128 times each
+// row's sum of A over the slice (all modulo 2^32, where the sums wrap as
+// MMI8's do). Packed A: per quad of k, MR words of 4 s8 (one per row), then
+// the MR row sums; packed B: per quad of k, NR words of 4 u8.
+struct I8Avx512 {
+	static constexpr unsigned MR = 12, NR = 32;
+	using Packed = uint8_t;
+	static unsigned padded_k(unsigned kc) { return (kc + 3) & ~3u; }
+	static size_t a_strip_bytes(unsigned kcp) { return (size_t(MR) * kcp + MR * 4 + 63) & ~size_t(63); }
+	static void pack_a(uint8_t *dst, const uint8_t *a, uint32_t k, uint64_t row, unsigned h, uint32_t pc,
+			   unsigned kc)
+	{
+		const unsigned kp = padded_k(kc);
+		int32_t sums[MR] = {};
+		for (unsigned i = 0; i < MR; i++) {
+			if (i >= h) {
+				for (unsigned q = 0; q < kp / 4; q++)
+					std::memset(dst + (size_t(q) * MR + i) * 4, 0, 4);
+				continue;
+			}
+			const auto *src = reinterpret_cast<const int8_t *>(a + (row + i) * k + pc);
+			int32_t s = 0;
+			for (unsigned kk = 0; kk < kc; kk++)
+				s += src[kk];
+			sums[i] = s;
+			for (unsigned q = 0; q < kc / 4; q++)
+				std::memcpy(dst + (size_t(q) * MR + i) * 4, src + q * 4, 4);
+			if (kc % 4) {
+				uint8_t last[4] = {};
+				std::memcpy(last, src + kc / 4 * 4, kc % 4);
+				std::memcpy(dst + (size_t(kc / 4) * MR + i) * 4, last, 4);
+			}
+		}
+		std::memcpy(dst + size_t(kp) * MR, sums, sizeof(sums));
+	}
+	// Four rows of B (one quad of k) interleaved byte by byte, 16 columns
+	// at a time (SSE2, part of x86-64's baseline): with few rows of A this
+	// is most of an MMI8's time.
+	static void pack_b(uint8_t *dst, const uint8_t *b, uint32_t n, uint32_t pc, unsigned kc, uint64_t col,
+			   unsigned w)
+	{
+		const unsigned kp = padded_k(kc);
+		const __m128i bias = _mm_set1_epi8(char(0x80));
+		for (unsigned q = 0; q < kp / 4; q++) {
+			uint8_t *out = dst + size_t(q) * NR * 4;
+			for (unsigned j0 = 0; j0 < NR; j0 += 16) {
+				__m128i r[4];
+				for (unsigned t = 0; t < 4; t++) {
+					const unsigned kk = q * 4 + t;
+					const uint8_t *src = b + (uint64_t(pc) + kk) * n + col + j0;
+					if (kk < kc && j0 + 16 <= w) {
+						r[t] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(src));
+					} else {
+						uint8_t part[16] = {}; // zeros: 0x80 once biased
+						if (kk < kc && j0 < w)
+							std::memcpy(part, src, std::min(16u, w - j0));
+						r[t] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(part));
 					}
+					r[t] = _mm_xor_si128(r[t], bias);
 				}
+				const __m128i lo01 = _mm_unpacklo_epi8(r[0], r[1]), hi01 = _mm_unpackhi_epi8(r[0], r[1]);
+				const __m128i lo23 = _mm_unpacklo_epi8(r[2], r[3]), hi23 = _mm_unpackhi_epi8(r[2], r[3]);
+				auto *o = reinterpret_cast<__m128i *>(out + j0 * 4);
+				_mm_storeu_si128(o, _mm_unpacklo_epi16(lo01, lo23));     // columns 0-3
+				_mm_storeu_si128(o + 1, _mm_unpackhi_epi16(lo01, lo23)); // 4-7
+				_mm_storeu_si128(o + 2, _mm_unpacklo_epi16(hi01, hi23)); // 8-11
+				_mm_storeu_si128(o + 3, _mm_unpackhi_epi16(hi01, hi23)); // 12-15
+			}
+		}
+	}
+	AIC100_AVX512 static void tile(unsigned kp, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc,
+				       bool acc_in)
+	{
+		__m512i acc[MR][2];
+#pragma GCC unroll 12
+		for (unsigned i = 0; i < MR; i++) {
+			uint8_t *row = c + i * ldc;
+			acc[i][0] = acc_in ? _mm512_loadu_si512(row) : _mm512_setzero_si512();
+			acc[i][1] = acc_in ? _mm512_loadu_si512(row + 64) : _mm512_setzero_si512();
+		}
+		const uint8_t *sums = sa + size_t(kp) * MR;
+		for (unsigned q = 0; q < kp / 4; q++, sa += MR * 4, sb += NR * 4) {
+			const __m512i b0 = _mm512_load_si512(sb), b1 = _mm512_load_si512(sb + 64);
+#pragma GCC unroll 12
+			for (unsigned i = 0; i < MR; i++) {
+				int32_t quad;
+				std::memcpy(&quad, sa + i * 4, 4);
+				const __m512i av = _mm512_set1_epi32(quad);
+				acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], b0, av);
+				acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], b1, av);
+			}
+		}
+#pragma GCC unroll 12
+		for (unsigned i = 0; i < MR; i++) {
+			int32_t s;
+			std::memcpy(&s, sums + i * 4, 4);
+			const __m512i bias = _mm512_set1_epi32(int32_t(uint32_t(s) << 7));
+			uint8_t *row = c + i * ldc;
+			_mm512_storeu_si512(row, _mm512_sub_epi32(acc[i][0], bias));
+			_mm512_storeu_si512(row + 64, _mm512_sub_epi32(acc[i][1], bias));
+		}
+	}
+};
+
+// int8 with few rows of A (the row split of a network over several NSPs
+// leaves an NSP a few output pixels of a late layer): B is read where it
+// is, two rows (two k) at a time, interleaved in registers into int16
+// pairs and multiplied with vpdpwssd (two products summed into 32 bits,
+// exact, then added wrapping). No packing: with few rows, packing B cost
+// more than the products. Rows of A go by H (1..4), columns by 64 (four
+// zmm per row); lane e of the four accumulators of a row holds the
+// columns given by narrow_column().
+constexpr unsigned kNarrowRows = 4, kNarrowCols = 64;
+// Up to this many rows of A, the narrow kernel beats packing (measured).
+constexpr uint32_t kI8NarrowMaxRows = 8;
+
+// Column (0..63) of element e (0..15) of accumulator v (0..3): the byte
+// unpacks work within 128-bit lanes and each sign extension takes half a
+// register.
+constexpr unsigned narrow_column(unsigned v, unsigned e)
+{
+	constexpr unsigned base[4] = {0, 8, 32, 40};
+	return base[v] + (e < 8 ? e : 16 + e - 8);
+}
+
+// GCC 12's headers build 512-bit shuffles with an "undefined" operand that
+// -Wmaybe-uninitialized then reports inside the intrinsic.
+#pragma GCC diagnostic push
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+template <unsigned H>
+AIC100_AVX512 void narrow_block(uint8_t *c, uint64_t ldc, const uint8_t *a, uint32_t k, const uint8_t *b, uint32_t n,
+				unsigned w)
+{
+	const __mmask64 cols = w >= 64 ? ~__mmask64(0) : (__mmask64(1) << w) - 1;
+	__m512i acc[H][4];
+#pragma GCC unroll 4
+	for (unsigned r = 0; r < H; r++)
+		for (unsigned v = 0; v < 4; v++)
+			acc[r][v] = _mm512_setzero_si512();
+	for (uint32_t p = 0; p < k; p += 2) {
+		const bool pair = p + 1 < k;
+		const __m512i x = _mm512_maskz_loadu_epi8(cols, b + uint64_t(p) * n);
+		const __m512i y = pair ? _mm512_maskz_loadu_epi8(cols, b + uint64_t(p + 1) * n) : _mm512_setzero_si512();
+		const __m512i lo = _mm512_unpacklo_epi8(x, y), hi = _mm512_unpackhi_epi8(x, y);
+		const __m512i lo_up = _mm512_shuffle_i64x2(lo, lo, 0xEE), hi_up = _mm512_shuffle_i64x2(hi, hi, 0xEE);
+		const __m512i bv[4] = {_mm512_cvtepi8_epi16(_mm512_castsi512_si256(lo)),
+				       _mm512_cvtepi8_epi16(_mm512_castsi512_si256(hi)),
+				       _mm512_cvtepi8_epi16(_mm512_castsi512_si256(lo_up)),
+				       _mm512_cvtepi8_epi16(_mm512_castsi512_si256(hi_up))};
+#pragma GCC unroll 4
+		for (unsigned r = 0; r < H; r++) {
+			const auto *ar = reinterpret_cast<const int8_t *>(a + uint64_t(r) * k + p);
+			const uint32_t av = uint16_t(int16_t(ar[0])) | uint32_t(uint16_t(int16_t(pair ? ar[1] : 0))) << 16;
+			const __m512i ap = _mm512_set1_epi32(int32_t(av));
+#pragma GCC unroll 4
+			for (unsigned v = 0; v < 4; v++)
+				acc[r][v] = _mm512_dpwssd_epi32(acc[r][v], bv[v], ap);
+		}
+	}
+	for (unsigned r = 0; r < H; r++) {
+		alignas(64) int32_t t[4][16];
+		for (unsigned v = 0; v < 4; v++)
+			_mm512_store_si512(t[v], acc[r][v]);
+		int32_t row[kNarrowCols];
+		for (unsigned v = 0; v < 4; v++)
+			for (unsigned e = 0; e < 16; e++)
+				row[narrow_column(v, e)] = t[v][e];
+		std::memcpy(c + uint64_t(r) * ldc, row, size_t(w) * 4);
+	}
+}
+#pragma GCC diagnostic pop
+
+bool gemm_i8_narrow(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,
+		    const std::function<bool()> *stop)
+{
+	const uint64_t ldc = uint64_t(n) * 4;
+	for (uint32_t i = 0; i < m; i += kNarrowRows) {
+		const unsigned h = std::min(kNarrowRows, m - i);
+		for (uint32_t j = 0; j < n; j += kNarrowCols) {
+			if (j % (16 * kNarrowCols) == 0 && stop && (*stop)())
+				return false;
+			const unsigned w = std::min(kNarrowCols, n - j);
+			uint8_t *cp = c + uint64_t(i) * ldc + uint64_t(j) * 4;
+			const uint8_t *ap = a + uint64_t(i) * k, *bp = b + j;
+			switch (h) {
+			case 1:
+				narrow_block<1>(cp, ldc, ap, k, bp, n, w);
+				break;
+			case 2:
+				narrow_block<2>(cp, ldc, ap, k, bp, n, w);
+				break;
+			case 3:
+				narrow_block<3>(cp, ldc, ap, k, bp, n, w);
+				break;
+			default:
+				narrow_block<4>(cp, ldc, ap, k, bp, n, w);
+				break;
 			}
 		}
 	}
 	return true;
 }
 
-// Tile shapes: what fits the 16 vector registers of each path (measured).
-bool gemm_f32_baseline(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n,
-		       uint32_t k, Scratch &s, const std::function<bool()> *stop)
-{
-	return gemm_f32_impl<3, 8, false>(c, a, b, m, n, k, s, stop);
-}
+#endif // AIC100_X86_DISPATCH
 
-bool gemm_i8_baseline(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n,
-		      uint32_t k, Scratch &s, const std::function<bool()> *stop)
-{
-	return gemm_i8_impl<3, 4>(c, a, b, m, n, k, s, stop);
-}
+// Blocking per path: the A block (MC×KC) stays in L2, a B strip (KC×NR)
+// in L1 (measured at 256³ and 1024³ on a Sapphire Rapids host).
+constexpr Blocking kF32Plain{256, 128, 1024}, kF32Avx2{256, 120, 1024}, kF32Avx512{256, 144, 1024};
+constexpr Blocking kI8Plain{512, 96, 256}, kI8Avx2{512, 120, 1024}, kI8Avx512{1024, 144, 1024};
 
-#ifdef AIC100_X86_DISPATCH
-AIC100_AVX2 bool gemm_f32_avx2(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n,
-			       uint32_t k, Scratch &s, const std::function<bool()> *stop)
+// MMF32 and MMI8 read A and B as they were before C is written: an operand
+// that overlaps C is copied first.
+const uint8_t *unaliased(const uint8_t *op, uint64_t bytes, const uint8_t *c, uint64_t c_bytes,
+			 std::vector<uint8_t> &copy)
 {
-	return gemm_f32_impl<5, 16, true>(c, a, b, m, n, k, s, stop);
+	const auto o = reinterpret_cast<uintptr_t>(op), cc = reinterpret_cast<uintptr_t>(c);
+	if (o + bytes <= cc || cc + c_bytes <= o)
+		return op;
+	copy.assign(op, op + bytes);
+	return copy.data();
 }
-
-AIC100_AVX2 bool gemm_i8_avx2(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n,
-			      uint32_t k, Scratch &s, const std::function<bool()> *stop)
-{
-	return gemm_i8_impl<3, 4>(c, a, b, m, n, k, s, stop);
-}
-#endif
-
 } // namespace
 
 Isa best_isa()
 {
 #ifdef AIC100_X86_DISPATCH
-	static const bool avx2 = [] {
+	static const Isa best = [] {
 		__builtin_cpu_init();
-		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-	}();
-	if (avx2)
+		if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+			return Isa::Baseline;
+		if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+		    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
+			return Isa::Avx512;
 		return Isa::Avx2;
-#endif
+	}();
+	return best;
+#else
 	return Isa::Baseline;
+#endif
+}
+
+std::vector<Isa> usable_isas()
+{
+	std::vector<Isa> v = {Isa::Baseline};
+	if (best_isa() >= Isa::Avx2)
+		v.push_back(Isa::Avx2);
+	if (best_isa() >= Isa::Avx512)
+		v.push_back(Isa::Avx512);
+	return v;
 }
 
 const char *isa_name(Isa isa)
 {
-	return isa == Isa::Avx2 ? "avx2+fma" : "baseline";
+	switch (isa) {
+	case Isa::Avx2:
+		return "avx2+fma";
+	case Isa::Avx512:
+		return "avx512+vnni";
+	default:
+		return "baseline";
+	}
 }
 
 void copy(uint8_t *dst, const uint8_t *src, uint64_t n)
@@ -552,25 +937,35 @@ void vaddq_i8(uint8_t *dst, const uint8_t *x, const uint8_t *y, uint64_t n, uint
 bool gemm_i8(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,
 	     Scratch &s, const std::function<bool()> *stop, Isa isa)
 {
+	const uint64_t c_bytes = uint64_t(m) * n * 4;
+	a = unaliased(a, uint64_t(m) * k, c, c_bytes, s.alias_a);
+	b = unaliased(b, uint64_t(k) * n, c, c_bytes, s.alias_b);
+	isa = std::min(isa, best_isa());
 #ifdef AIC100_X86_DISPATCH
-	if (isa == Isa::Avx2 && best_isa() == Isa::Avx2)
-		return gemm_i8_avx2(c, a, b, m, n, k, s, stop);
-#else
-	(void)isa;
+	if (isa == Isa::Avx512 && m <= kI8NarrowMaxRows)
+		return gemm_i8_narrow(c, a, b, m, n, k, stop);
+	if (isa == Isa::Avx512)
+		return gemm_blocked<I8Avx512>(c, a, b, m, n, k, kI8Avx512, s.a, s.b, stop);
+	if (isa == Isa::Avx2)
+		return gemm_blocked<I8Avx2>(c, a, b, m, n, k, kI8Avx2, s.a, s.b, stop);
 #endif
-	return gemm_i8_baseline(c, a, b, m, n, k, s, stop);
+	return gemm_blocked<I8Plain>(c, a, b, m, n, k, kI8Plain, s.a, s.b, stop);
 }
 
 bool gemm_f32(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,
 	      Scratch &s, const std::function<bool()> *stop, Isa isa)
 {
+	const uint64_t c_bytes = uint64_t(m) * n * 4;
+	a = unaliased(a, uint64_t(m) * k * 4, c, c_bytes, s.alias_a);
+	b = unaliased(b, uint64_t(k) * n * 4, c, c_bytes, s.alias_b);
+	isa = std::min(isa, best_isa());
 #ifdef AIC100_X86_DISPATCH
-	if (isa == Isa::Avx2 && best_isa() == Isa::Avx2)
-		return gemm_f32_avx2(c, a, b, m, n, k, s, stop);
-#else
-	(void)isa;
+	if (isa == Isa::Avx512)
+		return gemm_blocked<F32Avx512>(c, a, b, m, n, k, kF32Avx512, s.a, s.b, stop);
+	if (isa == Isa::Avx2)
+		return gemm_blocked<F32Avx2>(c, a, b, m, n, k, kF32Avx2, s.a, s.b, stop);
 #endif
-	return gemm_f32_baseline(c, a, b, m, n, k, s, stop);
+	return gemm_blocked<F32Plain>(c, a, b, m, n, k, kF32Plain, s.a, s.b, stop);
 }
 
 } // namespace aic100::nsp::kernels

@@ -11,18 +11,19 @@
 
 namespace aic100::nsp::kernels {
 
-// Packing buffers of the GEMMs, kept by each core so that a GEMM in a loop
-// does not allocate.
+// Buffers of the GEMMs (packed panels; copies of an operand that overlaps
+// C), kept by each core so that a GEMM in a loop does not allocate.
 struct Scratch {
-	std::vector<float> fa, fb;
-	std::vector<int16_t> ia, ib;
+	std::vector<uint8_t> a, b, alias_a, alias_b;
 };
 
-// The code path of the GEMMs. Baseline is plain x86-64 (SSE2) or whatever
-// the compiler targets; Avx2 is compiled for AVX2+FMA and only used on a
-// CPU that has them.
-enum class Isa { Baseline, Avx2 };
+// The code paths of the GEMMs, in order: Baseline is plain x86-64 (SSE2)
+// or whatever the compiler targets; Avx2 is compiled for AVX2+FMA, Avx512
+// for AVX-512 F/BW/VL/VNNI, each only used on a CPU that has them. Every
+// path gives the same results, bit for bit (docs/nsp.md).
+enum class Isa { Baseline, Avx2, Avx512 };
 Isa best_isa();
+std::vector<Isa> usable_isas(); // Baseline .. best_isa()
 const char *isa_name(Isa isa);
 
 void copy(uint8_t *dst, const uint8_t *src, uint64_t n);
@@ -60,8 +61,11 @@ void vaddq_i8(uint8_t *dst, const uint8_t *x, const uint8_t *y, uint64_t n, uint
 	      uint32_t shift, bool relu);
 
 // C[m×n] = A[m×k] × B[k×n], row-major; int8 inputs with int32 accumulation
-// (wrapping), or fp32. `stop` (may be null) is polled between blocks of
-// rows: false when it returned true (C is then partly written).
+// (wrapping), or fp32 with MMF32's fused chain (docs/nsp.md). A and B are
+// read as they were before C is written (an operand overlapping C is
+// copied first). `stop` (may be null) is polled between blocks of rows:
+// false when it returned true (C is then partly written). An `isa` the CPU
+// lacks falls back to the best it has.
 bool gemm_i8(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,
 	     Scratch &s, const std::function<bool()> *stop, Isa isa = best_isa());
 bool gemm_f32(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The GEMM kernels behind MMF32 and MMI8 (nsp_kernels.cc), on every code
+// path this CPU can run: results bit for bit those of docs/nsp.md's
+// definitions (int8: exact int32 sums, wrapping; fp32: one fused
+// multiply-add per k, k ascending), whatever the blocking.
+#include "aic100/nsp_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+namespace aic100::nsp::kernels {
+namespace {
+
+std::vector<float> random_f32(size_t n, uint32_t seed)
+{
+	std::mt19937 rng(seed);
+	std::uniform_real_distribution<float> d(-1, 1);
+	std::vector<float> v(n);
+	for (float &x : v)
+		x = d(rng);
+	return v;
+}
+
+std::vector<int8_t> random_i8(size_t n, uint32_t seed)
+{
+	std::mt19937 rng(seed);
+	std::vector<int8_t> v(n);
+	for (int8_t &x : v)
+		x = int8_t(rng());
+	return v;
+}
+
+// The definitions, written the plain way.
+std::vector<int32_t> reference_i8(const std::vector<int8_t> &a, const std::vector<int8_t> &b, size_t m, size_t n,
+				  size_t k)
+{
+	std::vector<int32_t> c(m * n);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++) {
+			uint32_t s = 0;
+			for (size_t p = 0; p < k; p++)
+				s += uint32_t(int32_t(a[i * k + p]) * b[p * n + j]);
+			c[i * n + j] = int32_t(s);
+		}
+	return c;
+}
+
+std::vector<float> reference_f32(const std::vector<float> &a, const std::vector<float> &b, size_t m, size_t n,
+				 size_t k)
+{
+	std::vector<float> c(m * n);
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = 0; j < n; j++) {
+			float s = 0.0f;
+			for (size_t p = 0; p < k; p++)
+				s = std::fma(a[i * k + p], b[p * n + j], s);
+			c[i * n + j] = s;
+		}
+	return c;
+}
+
+const uint8_t *bytes(const void *p)
+{
+	return static_cast<const uint8_t *>(p);
+}
+
+// Equal bit for bit, except that any NaN equals any NaN (the payload of a
+// NaN result is not defined).
+::testing::AssertionResult same_f32(const std::vector<float> &got, const std::vector<float> &want)
+{
+	if (got.size() != want.size())
+		return ::testing::AssertionFailure() << "size " << got.size() << ", expected " << want.size();
+	for (size_t i = 0; i < got.size(); i++) {
+		if (std::isnan(got[i]) && std::isnan(want[i]))
+			continue;
+		if (std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(want[i]))
+			return ::testing::AssertionFailure() << "element " << i << " is " << got[i] << " (0x" << std::hex
+							     << std::bit_cast<uint32_t>(got[i]) << "), expected "
+							     << want[i] << " (0x" << std::bit_cast<uint32_t>(want[i]) << ")";
+	}
+	return ::testing::AssertionSuccess();
+}
+
+struct Dims {
+	uint32_t m, n, k;
+};
+// 1×N, M×1, K of 1, odd sizes, and sizes across every block boundary of
+// every path (tiles of 3..12 rows and 4..32 columns, row blocks of 96..144,
+// K slices of 256..1024, column panels of 256..1024).
+const Dims kDims[] = {{1, 1, 1},     {1, 300, 70},  {300, 1, 70},  {40, 40, 1},   {1, 1, 2100},
+		      {7, 13, 29},   {3, 5, 600},   {97, 33, 17},  {130, 270, 530}, {5, 517, 3},
+		      {121, 9, 1030}, {145, 1030, 5}, {13, 33, 1025}, {290, 65, 257},
+		      // A's few rows (the narrow int8 kernel: up to 8 rows, 4 at a
+		      // time, 64 columns, k in pairs): odd k, a column tail.
+		      {8, 130, 4609},  {4, 64, 2},     {2, 1000, 1},  {6, 127, 333}};
+
+std::string name(Isa isa, const Dims &d)
+{
+	return std::string(isa_name(isa)) + " " + std::to_string(d.m) + "x" + std::to_string(d.n) + "x" +
+	       std::to_string(d.k);
+}
+
+TEST(NspGemm, PathsListedUpToTheBest)
+{
+	const auto isas = usable_isas();
+	ASSERT_FALSE(isas.empty());
+	EXPECT_EQ(isas.front(), Isa::Baseline);
+	EXPECT_EQ(isas.back(), best_isa());
+}
+
+TEST(NspGemm, Int8EqualsTheDefinition)
+{
+	for (Isa isa : usable_isas())
+		for (const Dims &d : kDims) {
+			const auto a = random_i8(size_t(d.m) * d.k, d.m), b = random_i8(size_t(d.k) * d.n, d.n);
+			// C at an odd address, with a guard byte before and after.
+			std::vector<uint8_t> c(size_t(d.m) * d.n * 4 + 2, 0xAA);
+			Scratch s;
+			ASSERT_TRUE(gemm_i8(c.data() + 1, bytes(a.data()), bytes(b.data()), d.m, d.n, d.k, s, nullptr, isa));
+			std::vector<int32_t> got(size_t(d.m) * d.n);
+			std::memcpy(got.data(), c.data() + 1, got.size() * 4);
+			ASSERT_EQ(got, reference_i8(a, b, d.m, d.n, d.k)) << name(isa, d);
+			EXPECT_EQ(c.front(), 0xAA) << name(isa, d);
+			EXPECT_EQ(c.back(), 0xAA) << name(isa, d);
+		}
+}
+
+TEST(NspGemm, Int8Extremes)
+{
+	// -128·-128 summed 1030 times: 16.9M, well inside int32; -128·127 too.
+	for (Isa isa : usable_isas()) {
+		const uint32_t k = 1030;
+		std::vector<int8_t> a(k, -128), b(k * 2, -128);
+		for (uint32_t p = 0; p < k; p++)
+			b[p * 2 + 1] = 127;
+		std::vector<int32_t> c(2);
+		Scratch s;
+		gemm_i8(reinterpret_cast<uint8_t *>(c.data()), bytes(a.data()), bytes(b.data()), 1, 2, k, s, nullptr, isa);
+		EXPECT_EQ(c[0], 16384 * int32_t(k)) << isa_name(isa);
+		EXPECT_EQ(c[1], -16256 * int32_t(k)) << isa_name(isa);
+	}
+	// A sum that does not fit wraps around, also across K slices.
+	for (Isa isa : usable_isas()) {
+		const uint32_t k = 140000; // 140000 * 16384 > 2^31
+		std::vector<int8_t> a(k, -128), b(k, -128);
+		int32_t c;
+		Scratch s;
+		gemm_i8(reinterpret_cast<uint8_t *>(&c), bytes(a.data()), bytes(b.data()), 1, 1, k, s, nullptr, isa);
+		EXPECT_EQ(c, int32_t(uint32_t(uint64_t(k) * 16384))) << isa_name(isa);
+	}
+}
+
+TEST(NspGemm, F32EqualsTheFusedChainBitForBit)
+{
+	for (Isa isa : usable_isas())
+		for (const Dims &d : kDims) {
+			const auto a = random_f32(size_t(d.m) * d.k, d.m), b = random_f32(size_t(d.k) * d.n, d.n);
+			std::vector<uint8_t> c(size_t(d.m) * d.n * 4 + 6, 0xAA);
+			Scratch s;
+			ASSERT_TRUE(gemm_f32(c.data() + 3, bytes(a.data()), bytes(b.data()), d.m, d.n, d.k, s, nullptr, isa));
+			std::vector<float> got(size_t(d.m) * d.n);
+			std::memcpy(got.data(), c.data() + 3, got.size() * 4);
+			ASSERT_TRUE(same_f32(got, reference_f32(a, b, d.m, d.n, d.k))) << name(isa, d);
+			EXPECT_EQ(c[2], 0xAA) << name(isa, d);
+			EXPECT_EQ(c[c.size() - 3], 0xAA) << name(isa, d);
+		}
+}
+
+// Values from every binade, subnormals, signed zeros, infinities, NaNs,
+// and products that overflow: the plain path's fused multiply-add (double
+// arithmetic rounded to odd) must give what an FMA instruction gives.
+TEST(NspGemm, F32SpecialValuesOnEveryPath)
+{
+	std::mt19937 rng(11);
+	auto any_float = [&rng] {
+		switch (rng() % 16) {
+		case 0:
+			return std::numeric_limits<float>::infinity();
+		case 1:
+			return -std::numeric_limits<float>::infinity();
+		case 2:
+			return std::numeric_limits<float>::quiet_NaN();
+		case 3:
+			return rng() % 2 ? 0.0f : -0.0f;
+		case 4:
+			return std::bit_cast<float>(uint32_t(rng() % 0x800000 | (rng() % 2) << 31)); // subnormal
+		case 5:
+			return std::numeric_limits<float>::max() * (rng() % 2 ? 1 : -1);
+		default: {
+			const uint32_t bits = uint32_t(rng() & 0x807FFFFF), exp = uint32_t(1 + rng() % 254);
+			return std::bit_cast<float>(uint32_t(bits | exp << 23));
+		}
+		}
+	};
+	const Dims d{37, 41, 67};
+	std::vector<float> a(d.m * d.k), b(d.k * d.n);
+	for (float &x : a)
+		x = any_float();
+	for (float &x : b)
+		x = any_float();
+	const auto want = reference_f32(a, b, d.m, d.n, d.k);
+	for (Isa isa : usable_isas()) {
+		std::vector<float> c(d.m * d.n);
+		Scratch s;
+		gemm_f32(reinterpret_cast<uint8_t *>(c.data()), bytes(a.data()), bytes(b.data()), d.m, d.n, d.k, s,
+			 nullptr, isa);
+		EXPECT_TRUE(same_f32(c, want)) << isa_name(isa);
+	}
+	// The last step is fused: -1, then -(1 + 2^-11), then + (1 + 2^-12)^2
+	// = 2^-24 exactly, where a rounded product (1 + 2^-11, a tie to even)
+	// would give 0.
+	const float x = 1.0f + 0x1p-12f;
+	const std::vector<float> ra = {-1.0f, -0x1p-11f, x}, rb = {1.0f, 1.0f, x};
+	for (Isa isa : usable_isas()) {
+		float c = 0;
+		Scratch s;
+		gemm_f32(reinterpret_cast<uint8_t *>(&c), bytes(ra.data()), bytes(rb.data()), 1, 1, 3, s, nullptr, isa);
+		EXPECT_EQ(c, 0x1p-24f) << isa_name(isa);
+	}
+}
+
+// C may overlap A or B: the result is that of the operands as they were
+// before the instruction.
+TEST(NspGemm, OperandsOverlappingCAreReadFirst)
+{
+	const uint32_t n = 45; // square: C can sit exactly on A or on B
+	for (Isa isa : usable_isas()) {
+		const auto a = random_f32(n * n, 1), b = random_f32(n * n, 2);
+		const auto want = reference_f32(a, b, n, n, n);
+		Scratch s;
+		std::vector<float> ca = a; // C on A
+		gemm_f32(reinterpret_cast<uint8_t *>(ca.data()), bytes(ca.data()), bytes(b.data()), n, n, n, s, nullptr,
+			 isa);
+		EXPECT_TRUE(same_f32(ca, want)) << isa_name(isa) << " C on A";
+		std::vector<float> cb = b; // C on B
+		gemm_f32(reinterpret_cast<uint8_t *>(cb.data()), bytes(a.data()), bytes(cb.data()), n, n, n, s, nullptr,
+			 isa);
+		EXPECT_TRUE(same_f32(cb, want)) << isa_name(isa) << " C on B";
+		// C starting in the middle of A and running past its end.
+		std::vector<float> buf(n * n * 2);
+		std::copy(a.begin(), a.end(), buf.begin());
+		gemm_f32(reinterpret_cast<uint8_t *>(buf.data() + n * n / 2), bytes(buf.data()), bytes(b.data()), n, n, n,
+			 s, nullptr, isa);
+		EXPECT_TRUE(same_f32(std::vector<float>(buf.begin() + n * n / 2, buf.begin() + n * n / 2 + n * n), want))
+			<< isa_name(isa) << " C across A";
+		// A on B, C apart: no copy needed, nothing written to them.
+		std::vector<float> ab = a, c(n * n);
+		gemm_f32(reinterpret_cast<uint8_t *>(c.data()), bytes(ab.data()), bytes(ab.data()), n, n, n, s, nullptr,
+			 isa);
+		EXPECT_TRUE(same_f32(c, reference_f32(a, a, n, n, n))) << isa_name(isa) << " A on B";
+		EXPECT_EQ(ab, a);
+
+		// int8: C (4 bytes per element) over A, and over B.
+		const auto ai = random_i8(n * n, 3), bi = random_i8(n * n, 4);
+		const auto wi = reference_i8(ai, bi, n, n, n);
+		std::vector<int32_t> ci(n * n);
+		std::memcpy(ci.data(), ai.data(), ai.size());
+		gemm_i8(reinterpret_cast<uint8_t *>(ci.data()), bytes(ci.data()), bytes(bi.data()), n, n, n, s, nullptr,
+			isa);
+		EXPECT_EQ(ci, wi) << isa_name(isa) << " C on A";
+		std::memcpy(ci.data(), bi.data(), bi.size());
+		gemm_i8(reinterpret_cast<uint8_t *>(ci.data()), bytes(ai.data()), bytes(ci.data()), n, n, n, s, nullptr,
+			isa);
+		EXPECT_EQ(ci, wi) << isa_name(isa) << " C on B";
+	}
+}
+
+// A stop between row blocks ends the GEMM early and says so; the next one
+// with the same scratch is whole again.
+TEST(NspGemm, StopsBetweenBlocks)
+{
+	const uint32_t m = 600, n = 40, k = 40;
+	const auto a = random_f32(m * k, 5), b = random_f32(k * n, 6);
+	for (Isa isa : usable_isas()) {
+		std::vector<float> c(m * n);
+		Scratch s;
+		unsigned polls = 0;
+		const std::function<bool()> stop = [&polls] { return ++polls == 2; };
+		EXPECT_FALSE(gemm_f32(reinterpret_cast<uint8_t *>(c.data()), bytes(a.data()), bytes(b.data()), m, n, k, s,
+				      &stop, isa))
+			<< isa_name(isa);
+		EXPECT_TRUE(gemm_f32(reinterpret_cast<uint8_t *>(c.data()), bytes(a.data()), bytes(b.data()), m, n, k, s,
+				     &stop, isa));
+		EXPECT_TRUE(same_f32(c, reference_f32(a, b, m, n, k))) << isa_name(isa);
+	}
+}
+
+// Asking for a path the CPU lacks runs the best one it has.
+TEST(NspGemm, PathAboveTheCpusFallsBack)
+{
+	const auto a = random_f32(9 * 7, 7), b = random_f32(7 * 5, 8);
+	std::vector<float> c(9 * 5);
+	Scratch s;
+	ASSERT_TRUE(gemm_f32(reinterpret_cast<uint8_t *>(c.data()), bytes(a.data()), bytes(b.data()), 9, 5, 7, s,
+			     nullptr, Isa::Avx512));
+	EXPECT_TRUE(same_f32(c, reference_f32(a, b, 9, 5, 7)));
+}
+
+} // namespace
+} // namespace aic100::nsp::kernels
