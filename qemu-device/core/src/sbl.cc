@@ -70,9 +70,9 @@ void Sbl::stop()
 	sahara_.reset();
 	dump_.reset();
 	dump_offer_deadline_ = HostInterface::kNoDeadline;
-	images_done_ = timesync_done_ = false;
+	images_done_ = timesync_done_ = ts_client_seen_ = awaiting_ts_client_ = false;
 	ts_request_held_ = false;
-	handover_deadline_ = HostInterface::kNoDeadline;
+	handover_deadline_ = ts_start_deadline_ = HostInterface::kNoDeadline;
 	log_queue_.clear();
 	held_.clear();
 }
@@ -89,8 +89,8 @@ void Sbl::mhi_reset()
 		return;
 	// A new host session starts the image transfer over; what was already
 	// logged but not delivered is still owed to the host.
-	images_done_ = timesync_done_ = false;
-	handover_deadline_ = HostInterface::kNoDeadline;
+	images_done_ = timesync_done_ = ts_client_seen_ = awaiting_ts_client_ = false;
+	handover_deadline_ = ts_start_deadline_ = HostInterface::kNoDeadline;
 	new_sahara_session();
 	log(dump_ ? "SBL: MHI reset by host; the RAM dump is offered again" :
 		    "SBL: MHI reset by host; image transfer restarts");
@@ -109,6 +109,8 @@ void Sbl::channel_started(unsigned ch)
 		flush_log();
 		break;
 	case chan::kTimesyncDl:
+		ts_client_seen_ = true;
+		awaiting_ts_client_ = false;
 		send_timesync_request();
 		break;
 	default:
@@ -298,6 +300,8 @@ void Sbl::sahara_finished(bool ok)
 	handover_wait_noted_ = false;
 	log("SBL: all images loaded; starting AMSS");
 	handover_deadline_ = host_.now_ns() + kHandoverGraceNs;
+	awaiting_ts_client_ = !ts_client_seen_ && !ts_hold_armed_ && !timesync_done_;
+	ts_start_deadline_ = host_.now_ns() + kTimesyncStartGraceNs;
 	maybe_hand_over();
 }
 
@@ -319,15 +323,18 @@ void Sbl::maybe_hand_over()
 	const bool time_owed = mhi_.channel_running(chan::kTimesyncDl) && !ts_hold_armed_ &&
 			       (!timesync_done_ || mhi_.dl_backlog(chan::kTimesyncDl) ||
 				mhi_.dl_unreturned(chan::kTimesyncDl));
+	// Nor has the host started QAIC_TIMESYNC yet, for a while.
+	const bool time_unstarted = awaiting_ts_client_;
 	const bool release_held = hold_armed_ && hold_release_ == Release::AtHandover;
-	const bool owed = (log_owed && !release_held) || time_owed;
+	const bool owed = (log_owed && !release_held) || time_owed || time_unstarted;
 	if (owed && host_.now_ns() < handover_deadline_) {
 		if (!handover_wait_noted_) {
 			// Rare, and the first thing to look at when a host never sees AMSS.
 			char line[160];
-			std::snprintf(line, sizeof(line), "SBL: AMSS waits for the host:%s%s",
+			std::snprintf(line, sizeof(line), "SBL: AMSS waits for the host:%s%s%s",
 				      log_owed && !release_held ? " its boot-log buffers back" : "",
-				      time_owed ? " its time sync" : "");
+				      time_owed ? " its time sync" : "",
+				      time_unstarted ? " its time-sync client to start" : "");
 			host_.trace(line);
 			handover_wait_noted_ = true;
 		}
@@ -348,7 +355,7 @@ void Sbl::maybe_hand_over()
 		if (log_owed)
 			host_.trace(("SBL: boot log " + mhi_.describe_dl(chan::kLoggingDl)).c_str());
 	}
-	if (release_held && mhi_.channel_running(chan::kLoggingDl))
+		if (release_held && mhi_.channel_running(chan::kLoggingDl))
 		send_held_lines("as the SBL hands over to AMSS");
 	if (ts_hold_armed_ && mhi_.channel_running(chan::kTimesyncDl)) {
 		ts_hold_armed_ = false;
@@ -358,7 +365,8 @@ void Sbl::maybe_hand_over()
 	}
 	std::vector<LoadedImage> images = sahara_->images();
 	running_ = false;
-	handover_deadline_ = HostInterface::kNoDeadline;
+	handover_deadline_ = ts_start_deadline_ = HostInterface::kNoDeadline;
+	awaiting_ts_client_ = false;
 	for (unsigned ch : {chan::kSaharaUl, chan::kSaharaDl, chan::kLoggingUl, chan::kLoggingDl, chan::kTimesyncUl,
 			    chan::kTimesyncDl}) {
 		// Held log lines wait for the host's reset of the channel.
@@ -375,7 +383,14 @@ void Sbl::poll()
 		dump_offer_deadline_ = HostInterface::kNoDeadline;
 		sahara_->withdraw_dump();
 	}
-	if (running_ && images_done_ && host_.now_ns() >= handover_deadline_)
+	bool wait_over = running_ && images_done_ && host_.now_ns() >= handover_deadline_;
+	if (running_ && awaiting_ts_client_ && host_.now_ns() >= ts_start_deadline_) {
+		awaiting_ts_client_ = false;
+		log("SBL: no time sync: the host did not start QAIC_TIMESYNC within " +
+		    std::to_string(kTimesyncStartGraceNs / 1'000'000'000) + " s of the images");
+		wait_over = true;
+	}
+	if (wait_over)
 		maybe_hand_over();
 }
 
@@ -383,7 +398,9 @@ uint64_t Sbl::next_deadline() const
 {
 	if (!running_)
 		return HostInterface::kNoDeadline;
-	return std::min(images_done_ ? handover_deadline_ : HostInterface::kNoDeadline, dump_offer_deadline_);
+	const uint64_t ts_start = awaiting_ts_client_ ? ts_start_deadline_ : HostInterface::kNoDeadline;
+	const uint64_t handover = images_done_ ? std::min(handover_deadline_, ts_start) : HostInterface::kNoDeadline;
+	return std::min(handover, dump_offer_deadline_);
 }
 
 } // namespace aic100

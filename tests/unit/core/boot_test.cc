@@ -370,6 +370,9 @@ TEST_F(BootTest, AmssStartsWithoutTheHostsLoggingAndTimesyncClients)
 	mhi->queue_dl(3, 0xFFFF);
 	for (int i = 0; i < 20; i++)
 		serve_sahara();
+	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
+		<< "a time-sync client gets its while to start";
+	mhi->fire_timer();
 	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
 }
 
@@ -898,6 +901,9 @@ TEST_F(BootTest, MhiResetInSblRestartsTheImageTransfer)
 	mhi->ees.clear();
 	mhi->ready_handshake();
 	ASSERT_EQ(mhi->ees, std::vector<uint8_t>{kEeSbl});
+	ASSERT_TRUE(mhi->start(20));
+	ASSERT_TRUE(mhi->start(21));
+	mhi->queue_dl(21, 8);
 	ASSERT_TRUE(mhi->start(2));
 	ASSERT_TRUE(mhi->start(3));
 	mhi->queue_dl(3, 0xFFFF);
@@ -1370,7 +1376,9 @@ TEST_F(BootTest, SblReportsBothSidesOfTheBootLogChannelWhenItsGracePeriodEnds)
 	while (!mhi->pop(chan::kLoggingDl).empty()) {
 	}
 	mhi->queue_dl_unrung(chan::kLoggingDl, 4096, 3);
-	mhi->fire_timer();
+	mhi->fire_timer(); // the wait for a time-sync client ends
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+	mhi->fire_timer(); // and then the grace period
 	mhi->settle();
 	ASSERT_EQ(host.errors.size(), 1u);
 	EXPECT_NE(host.errors[0].find("boot log"), std::string::npos) << host.errors[0];
@@ -1524,6 +1532,55 @@ TEST_F(BootTest, SblStartsAmssOnlyOnceTheHostPostedItsTimesyncBufferAgain)
 	mhi->queue_dl(21, 8);
 	mhi->settle();
 	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+// The host's SBL-side clients start their channels one after another: the
+// time-sync one starting after the images are in.
+void start_sbl_without_timesync(HostMhi &mhi)
+{
+	mhi.ready_handshake();
+	ASSERT_TRUE(mhi.start(12));
+	ASSERT_TRUE(mhi.start(13));
+	mhi.queue_dl(13, 512, 16);
+	ASSERT_TRUE(mhi.start(2));
+	ASSERT_TRUE(mhi.start(3));
+	mhi.queue_dl(3, 0xFFFF);
+}
+
+TEST_F(BootTest, SblWaitsForATimesyncClientThatStartsAfterTheImagesAreIn)
+{
+	make(false);
+	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
+	start_sbl_without_timesync(*mhi);
+	run_sbl();
+	ASSERT_TRUE(has(all_log, "all images loaded"));
+	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
+		<< "AMSS before the host's time-sync client was up";
+	EXPECT_EQ(host.deadline, Sbl::kTimesyncStartGraceNs) << "woken when the wait for the client ends";
+	host.clock_ns += 3'000'000'000; // three seconds later the client starts
+	ASSERT_TRUE(mhi->start(20));
+	ASSERT_TRUE(mhi->start(21));
+	mhi->queue_dl(21, 8);
+	run_sbl();
+	EXPECT_TRUE(has(all_log, "time synchronised with the host"));
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+TEST_F(BootTest, SblStartsAmssWithoutTimeSyncWhenNoClientStarts)
+{
+	make(false);
+	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
+	start_sbl_without_timesync(*mhi);
+	run_sbl();
+	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	mhi->fire_timer();
+	const auto last = bootlog(); // what the SBL said before it left
+	all_log.insert(all_log.end(), last.begin(), last.end());
+	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(has(all_log, "no time sync: the host did not start QAIC_TIMESYNC within 10 s"));
+	EXPECT_FALSE(has(all_log, "time synchronised with the host"));
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 

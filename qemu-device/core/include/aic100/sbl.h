@@ -105,6 +105,13 @@ public:
 	// not gone, and its boot log must not be lost to it; only a host that
 	// stopped reading altogether waits this long.
 	static constexpr uint64_t kHandoverGraceNs = 60'000'000'000;
+	// After the images are in, how long the SBL waits for the host to
+	// start QAIC_TIMESYNC if it has not yet: the host's clients probe one
+	// after another, and under load the images can be in before its
+	// time-sync client is up. A host with no such client boots this much
+	// later. Also an upper bound on the wait, so only a stalled host's
+	// boot lacks time sync.
+	static constexpr uint64_t kTimesyncStartGraceNs = 10'000'000'000;
 	// How long the SBL waits for the host to answer its memory-debug
 	// HELLO before it withdraws the dump and asks for the images: a host
 	// whose Sahara client knows only image transfer (upstream 6.12) never
@@ -138,6 +145,9 @@ private:
 	bool images_done_ = false;
 	bool timesync_done_ = false;
 	uint64_t handover_deadline_ = HostInterface::kNoDeadline;
+	uint64_t ts_start_deadline_ = HostInterface::kNoDeadline; // for the host to start QAIC_TIMESYNC
+	bool ts_client_seen_ = false;     // the host started QAIC_TIMESYNC in this boot
+	bool awaiting_ts_client_ = false; // the images are in; the SBL waits for it to
 	bool handover_wait_noted_ = false; // the trace says once why AMSS waits
 	std::deque<std::string> log_queue_; // not yet sent
 	bool hold_armed_ = false;           // survives reboots until released
