@@ -15,6 +15,7 @@
 #include "aic100/qsm.h"
 #include "aic100/sahara.h"
 #include "host_mhi.h"
+#include "packet_bytes.h"
 
 namespace aic100::test {
 namespace {
@@ -42,33 +43,6 @@ std::vector<uint8_t> manifest(std::initializer_list<uint32_t> ids)
 		off += 4;
 	}
 	return m;
-}
-
-std::vector<uint8_t> words(std::initializer_list<uint32_t> w, size_t len)
-{
-	std::vector<uint8_t> v(len, 0);
-	size_t off = 0;
-	for (uint32_t x : w) {
-		std::memcpy(v.data() + off, &x, 4);
-		off += 4;
-	}
-	return v;
-}
-
-uint32_t word(const std::vector<uint8_t> &v, size_t off)
-{
-	uint32_t x = 0;
-	if (off + 4 <= v.size())
-		std::memcpy(&x, v.data() + off, 4);
-	return x;
-}
-
-uint64_t dword(const std::vector<uint8_t> &v, size_t off)
-{
-	uint64_t x = 0;
-	if (off + 8 <= v.size())
-		std::memcpy(&x, v.data() + off, 8);
-	return x;
 }
 
 class BootTest : public ::testing::Test {
@@ -238,6 +212,25 @@ protected:
 		ASSERT_EQ(mhi->bhi_load(sbl), 2u) << "BHI status success";
 		EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
 		sbl_handshake(log_buffers);
+	}
+	// The host resets MHI (as after SYS_ERR) and forgets the states and
+	// execution environments the card reported so far.
+	void host_resets_mhi()
+	{
+		mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+		mhi->settle();
+		mhi->states.clear();
+		mhi->ees.clear();
+	}
+	// AMSS up, then failing: the host resets MHI and finds the SBL READY.
+	void boot_then_fail_amss()
+	{
+		boot_to_sbl();
+		run_sbl();
+		ASSERT_EQ(dev->inject("syserr"), "");
+		mhi->settle();
+		host_resets_mhi();
+		sbl_handshake();
 	}
 	// The host's side once the card shows READY in the SBL.
 	void sbl_handshake(unsigned log_buffers = 16)
@@ -588,15 +581,7 @@ TEST_F(BootTest, AHostThatIgnoresTheDumpOfferGetsItsImagesAfterTheTimeout)
 {
 	make(false);
 	takes_dumps = false;
-	boot_to_sbl();
-	run_sbl();
-	ASSERT_EQ(dev->inject("syserr"), "");
-	mhi->settle();
-	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-	mhi->settle();
-	mhi->states.clear();
-	mhi->ees.clear();
-	sbl_handshake();
+	ASSERT_NO_FATAL_FAILURE(boot_then_fail_amss());
 	for (int i = 0; i < 10; i++) {
 		serve_sahara();
 		mhi->settle();
@@ -619,15 +604,7 @@ TEST_F(BootTest, RamDumpIsOfferedAgainAfterAnMhiResetAndDroppedByASocReset)
 {
 	make(false);
 	takes_dumps = false;
-	boot_to_sbl();
-	run_sbl();
-	ASSERT_EQ(dev->inject("syserr"), "");
-	mhi->settle();
-	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-	mhi->settle();
-	mhi->states.clear();
-	mhi->ees.clear();
-	sbl_handshake();
+	ASSERT_NO_FATAL_FAILURE(boot_then_fail_amss());
 	serve_sahara();
 	EXPECT_EQ(dump_hellos_ignored, 1u);
 	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
@@ -642,10 +619,7 @@ TEST_F(BootTest, RamDumpIsOfferedAgainAfterAnMhiResetAndDroppedByASocReset)
 	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
 	mhi->settle();
 	EXPECT_FALSE(dev->boot().dump_pending());
-	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-	mhi->settle();
-	mhi->states.clear();
-	mhi->ees.clear();
+	host_resets_mhi();
 	boot_to_sbl();
 	run_sbl();
 	EXPECT_EQ(dump_hellos_ignored, 2u) << "a fresh boot offers no dump";
@@ -658,15 +632,7 @@ TEST_F(BootTest, SysErrInTheSblKeepsTheDumpOfTheAmssFailure)
 {
 	make(false);
 	takes_dumps = false;
-	boot_to_sbl();
-	run_sbl();
-	ASSERT_EQ(dev->inject("syserr"), "");
-	mhi->settle();
-	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-	mhi->settle();
-	mhi->states.clear();
-	mhi->ees.clear();
-	sbl_handshake();
+	ASSERT_NO_FATAL_FAILURE(boot_then_fail_amss());
 	serve_sahara();
 	ASSERT_EQ(dump_hellos_ignored, 1u);
 	ASSERT_EQ(dev->inject("syserr"), "");

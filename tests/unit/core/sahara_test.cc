@@ -12,38 +12,12 @@
 
 #include "aic100/ramdump.h"
 #include "aic100/sahara.h"
+#include "packet_bytes.h"
 
 namespace aic100::test {
 namespace {
 
 using namespace sahara;
-
-std::vector<uint8_t> words(std::initializer_list<uint32_t> w, size_t len)
-{
-	std::vector<uint8_t> v(len, 0);
-	size_t off = 0;
-	for (uint32_t x : w) {
-		std::memcpy(v.data() + off, &x, 4);
-		off += 4;
-	}
-	return v;
-}
-
-uint32_t word(const std::vector<uint8_t> &v, size_t off)
-{
-	uint32_t x = 0;
-	if (off + 4 <= v.size())
-		std::memcpy(&x, v.data() + off, 4);
-	return x;
-}
-
-uint64_t dword(const std::vector<uint8_t> &v, size_t off)
-{
-	uint64_t x = 0;
-	if (off + 8 <= v.size())
-		std::memcpy(&x, v.data() + off, 8);
-	return x;
-}
 
 std::vector<uint8_t> mem_read64(uint64_t addr, uint64_t len)
 {
