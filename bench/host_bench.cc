@@ -225,20 +225,9 @@ std::string gemm(unsigned m, unsigned n, unsigned k, double budget)
 			    f32 ? af.size() * 4 : ai.size());
 		std::memcpy(&window[b_off], f32 ? static_cast<const void *>(bf.data()) : bi.data(),
 			    f32 ? bf.size() * 4 : bi.size());
-		// A program that runs the instruction `reps` times, as a
-		// workload's loop does (the core's packing buffers are made by
-		// the first one); its time per instruction.
+		// The instruction `reps` times in a program; its time per instruction.
 		const uint64_t reps = std::max<uint64_t>(1, uint64_t(kGemmWindow / (f32 ? kern_f : kern_i)));
-		const std::vector<nsp::Instr> prog = {
-			{uint8_t(nsp::Op::Li), 3, 0, 0, 0, c_off},
-			{uint8_t(nsp::Op::Li), 4, 0, 0, 0, a_off},
-			{uint8_t(nsp::Op::Li), 5, 0, 0, 0, b_off},
-			{uint8_t(nsp::Op::Li), 6, 0, 0, 0, reps},
-			{uint8_t(op), 3, 4, 5, 0, nsp::pack_mnk(m, n, k)},
-			{uint8_t(nsp::Op::Addi), 7, 7, 0, 0, 1},
-			{uint8_t(nsp::Op::Bne), 7, 6, 0, 4, 0},
-			{uint8_t(nsp::Op::Halt), 0, 0, 0, 0, 0},
-		};
+		const std::vector<nsp::Instr> prog = gemm_loop_program(op, a_off, b_off, c_off, m, n, k, reps);
 		double s = 1e30;
 		const double start = cpu_seconds();
 		for (int w = 0; w < 5 || cpu_seconds() - start < budget; w++) {

@@ -4,6 +4,8 @@
 // (bench/host_bench.cc), so that both compute the same product.
 #pragma once
 
+#include <aic100/nsp.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -27,3 +29,23 @@ struct GemmOperands {
 			x = int8_t(rng());
 	}
 };
+
+// A program that runs one GEMM instruction `reps` times, as a workload's
+// loop does (the core makes its packing buffers in the first one): C at
+// c_off, A at a_off, B at b_off of the window.
+inline std::vector<aic100::nsp::Instr> gemm_loop_program(aic100::nsp::Op op, uint64_t a_off, uint64_t b_off,
+							 uint64_t c_off, unsigned m, unsigned n, unsigned k,
+							 uint64_t reps)
+{
+	namespace nsp = aic100::nsp;
+	return {
+		{uint8_t(nsp::Op::Li), 3, 0, 0, 0, c_off},
+		{uint8_t(nsp::Op::Li), 4, 0, 0, 0, a_off},
+		{uint8_t(nsp::Op::Li), 5, 0, 0, 0, b_off},
+		{uint8_t(nsp::Op::Li), 6, 0, 0, 0, reps},
+		{uint8_t(op), 3, 4, 5, 0, nsp::pack_mnk(m, n, k)},
+		{uint8_t(nsp::Op::Addi), 7, 7, 0, 0, 1},
+		{uint8_t(nsp::Op::Bne), 7, 6, 0, 4, 0},
+		{uint8_t(nsp::Op::Halt), 0, 0, 0, 0, 0},
+	};
+}

@@ -151,20 +151,9 @@ int main(int argc, char **argv)
 	aic100::Semaphores sems;
 	nsp::Counters ctr;
 	for (nsp::Op op : {nsp::Op::MmI8, nsp::Op::MmF32}) {
-		// In a loop, as a workload runs it (the core makes its packing
-		// buffers once): `reps` GEMMs of ~20 ms together per run.
-		auto program = [&](uint64_t reps) {
-			return std::vector<nsp::Instr>{
-				{uint8_t(nsp::Op::Li), 3, 0, 0, 0, c_off},
-				{uint8_t(nsp::Op::Li), 4, 0, 0, 0, a_off},
-				{uint8_t(nsp::Op::Li), 5, 0, 0, 0, b_off},
-				{uint8_t(nsp::Op::Li), 6, 0, 0, 0, reps},
-				{uint8_t(op), 3, 4, 5, 0, nsp::pack_mnk(m, n, k)},
-				{uint8_t(nsp::Op::Addi), 7, 7, 0, 0, 1},
-				{uint8_t(nsp::Op::Bne), 7, 6, 0, 4, 0},
-				{uint8_t(nsp::Op::Halt), 0, 0, 0, 0, 0},
-			};
-		};
+		// In a loop, as a workload runs it: `reps` GEMMs of ~20 ms
+		// together per run.
+		auto program = [&](uint64_t reps) { return gemm_loop_program(op, a_off, b_off, c_off, m, n, k, reps); };
 		auto run = [&](const std::vector<nsp::Instr> &prog) {
 			nsp::Core core(prog, 0, window, sems, ctr);
 			core.run([] { return false; });
