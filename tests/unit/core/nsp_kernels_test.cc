@@ -13,8 +13,13 @@
 #include <limits>
 #include <random>
 
+#include "gemm_reference.h"
+
 namespace aic100::nsp::kernels {
 namespace {
+
+using aic100::test::reference_f32;
+using aic100::test::reference_i8;
 
 std::vector<float> random_f32(size_t n, uint32_t seed)
 {
@@ -33,35 +38,6 @@ std::vector<int8_t> random_i8(size_t n, uint32_t seed)
 	for (int8_t &x : v)
 		x = int8_t(rng());
 	return v;
-}
-
-// The definitions, written the plain way.
-std::vector<int32_t> reference_i8(const std::vector<int8_t> &a, const std::vector<int8_t> &b, size_t m, size_t n,
-				  size_t k)
-{
-	std::vector<int32_t> c(m * n);
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++) {
-			uint32_t s = 0;
-			for (size_t p = 0; p < k; p++)
-				s += uint32_t(int32_t(a[i * k + p]) * b[p * n + j]);
-			c[i * n + j] = int32_t(s);
-		}
-	return c;
-}
-
-std::vector<float> reference_f32(const std::vector<float> &a, const std::vector<float> &b, size_t m, size_t n,
-				 size_t k)
-{
-	std::vector<float> c(m * n);
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++) {
-			float s = 0.0f;
-			for (size_t p = 0; p < k; p++)
-				s = std::fma(a[i * k + p], b[p * n + j], s);
-			c[i * n + j] = s;
-		}
-	return c;
 }
 
 const uint8_t *bytes(const void *p)

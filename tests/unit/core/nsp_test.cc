@@ -12,9 +12,13 @@
 #include <thread>
 
 #include "aic100/nsp_kernels.h"
+#include "gemm_reference.h"
 
 namespace aic100::nsp {
 namespace {
+
+using aic100::test::reference_f32;
+using aic100::test::reference_i8;
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
@@ -425,36 +429,6 @@ TEST(NspVector, Bias)
 
 // ---- GEMMs ---------------------------------------------------------------------
 
-std::vector<int32_t> naive_i8(const std::vector<int8_t> &a, const std::vector<int8_t> &b, size_t m,
-			      size_t n, size_t k)
-{
-	std::vector<int32_t> c(m * n);
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++) {
-			int64_t s = 0;
-			for (size_t p = 0; p < k; p++)
-				s += a[i * k + p] * b[p * n + j];
-			c[i * n + j] = int32_t(uint32_t(uint64_t(s)));
-		}
-	return c;
-}
-
-// MMF32's definition (docs/nsp.md): one fused multiply-add per k, k
-// ascending, from +0.
-std::vector<float> fused_chain_f32(const std::vector<float> &a, const std::vector<float> &b, size_t m, size_t n,
-				   size_t k)
-{
-	std::vector<float> c(m * n);
-	for (size_t i = 0; i < m; i++)
-		for (size_t j = 0; j < n; j++) {
-			float s = 0.0f;
-			for (size_t p = 0; p < k; p++)
-				s = std::fma(a[i * k + p], b[p * n + j], s);
-			c[i * n + j] = s;
-		}
-	return c;
-}
-
 // The kernels themselves, on every code path: nsp_kernels_test.cc.
 TEST(NspGemm, InstructionsUseWindowOffsets)
 {
@@ -470,8 +444,8 @@ TEST(NspGemm, InstructionsUseWindowOffsets)
 		Li(3, 0x30007), Li(4, 0x10001), Li(5, 0x20003), I(Op::MmF32, 3, 4, 5, 0, pack_mnk(M, N, K)),
 		I(Op::Halt)});
 	m.halts();
-	EXPECT_EQ(m.get_all<int32_t>(0x5005, M * N), naive_i8(ai, bi, M, N, K));
-	EXPECT_EQ(m.get_all<float>(0x30007, M * N), fused_chain_f32(af, bf, M, N, K));
+	EXPECT_EQ(m.get_all<int32_t>(0x5005, M * N), reference_i8(ai, bi, M, N, K));
+	EXPECT_EQ(m.get_all<float>(0x30007, M * N), reference_f32(af, bf, M, N, K));
 }
 
 // ---- faults --------------------------------------------------------------------
