@@ -20,7 +20,8 @@
 //    and CPU time is what a free core would do).
 // Every result is checked: copies compared, GEMMs against a reference loop,
 // the examples against their own reference. Exit status 1 if one is wrong.
-//   aic100-host-bench [--quick] [--gemm M N K] [--json FILE]
+//   aic100-host-bench [--quick] [--gemm M N K] [--only SECTION]... [--json FILE]
+// SECTION is memcpy, gemm, examples or network; without --only, all four.
 #include <aic100/nsp.h>
 #include <aic100/nsp_kernels.h>
 #include <cblas.h>
@@ -37,6 +38,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <sys/resource.h>
 #include <time.h>
 #include <vector>
 
@@ -390,11 +392,21 @@ double process_cpu_seconds()
 	return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
 }
 
+// The process's context switches so far (every thread): a thread that
+// blocks and is woken costs one voluntary switch.
+double process_switches()
+{
+	rusage u;
+	getrusage(RUSAGE_SELF, &u);
+	return double(u.ru_nvcsw) + double(u.ru_nivcsw);
+}
+
 // Windows of `per_window` inferences until `budget` seconds passed (at
-// least three); the best window's rate (wall time) and the CPU time of the
-// whole process (every thread) per inference in it. Counts the wrong ones.
+// least three); the best window's rate (wall time), and the CPU time and
+// context switches of the whole process (every thread) per inference in
+// it. Counts the wrong ones.
 struct Rate {
-	double inf_per_s = 0, cpu_ms = 0;
+	double inf_per_s = 0, cpu_ms = 0, switches = 0;
 };
 template <class Infer>
 Rate best_rate(unsigned per_window, double budget, unsigned &done, unsigned &wrong, Infer infer)
@@ -403,14 +415,15 @@ Rate best_rate(unsigned per_window, double budget, unsigned &done, unsigned &wro
 	const auto t = Clock::now();
 	for (int w = 0; w < 3 || since(t) < budget; w++) {
 		const auto t0 = Clock::now();
-		const double c0 = process_cpu_seconds();
+		const double c0 = process_cpu_seconds(), s0 = process_switches();
 		for (unsigned i = 0; i < per_window; i++) {
 			wrong += !infer(done);
 			done++;
 		}
 		const double rate = per_window / since(t0);
 		if (rate > best.inf_per_s)
-			best = {rate, (process_cpu_seconds() - c0) * 1e3 / per_window};
+			best = {rate, (process_cpu_seconds() - c0) * 1e3 / per_window,
+				(process_switches() - s0) / per_window};
 	}
 	return best;
 }
@@ -560,12 +573,15 @@ std::string network(bool quick)
 		if (wrong)
 			fail(net.name + " with OpenBLAS on " + std::to_string(nsps) + " threads: " + std::to_string(wrong) +
 			     " of " + std::to_string(done) + " outputs differ from the reference");
-		std::printf("%u NSP(s): %7.2f inf/s, %6.1f ms CPU each (%u barriers per inference; %u of %u outputs "
-			    "right)   OpenBLAS, %u thread(s): %7.2f inf/s, %6.1f ms CPU each (%u of %u right)\n",
-			    nsps, card.inf_per_s, card.cpu_ms, c->barriers, card_done - card_wrong, card_done, nsps,
+		std::printf("%u NSP(s): %7.2f inf/s, %6.1f ms CPU and %5.0f context switches each (%u barriers per "
+			    "inference; %u of %u outputs right)   OpenBLAS, %u thread(s): %7.2f inf/s, %6.1f ms CPU each "
+			    "(%u of %u right)\n",
+			    nsps, card.inf_per_s, card.cpu_ms, card.switches, c->barriers, card_done - card_wrong,
+			    card_done, nsps,
 			    blas.inf_per_s, blas.cpu_ms, done - wrong, done);
 		rows += std::string(rows.empty() ? "" : ", ") + "{\"nsps\": " + std::to_string(nsps) +
 			", \"inf_per_s\": " + num(card.inf_per_s) + ", \"cpu_ms_per_inf\": " + num(card.cpu_ms) +
+			", \"switches_per_inf\": " + num(card.switches) +
 			", \"openblas_threads\": " + std::to_string(nsps) + ", \"openblas_inf_per_s\": " +
 			num(blas.inf_per_s) + ", \"openblas_cpu_ms_per_inf\": " + num(blas.cpu_ms) +
 			", \"barriers\": " + std::to_string(c->barriers) +
@@ -582,6 +598,8 @@ int main(int argc, char **argv)
 	bool quick = false;
 	unsigned m = 256, n = 256, k = 256;
 	std::string json_path;
+	const std::vector<std::string> sections = {"memcpy", "gemm", "examples", "network"};
+	std::vector<std::string> only;
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		if (a == "--quick") {
@@ -592,8 +610,16 @@ int main(int argc, char **argv)
 			m = unsigned(std::atoi(argv[++i]));
 			n = unsigned(std::atoi(argv[++i]));
 			k = unsigned(std::atoi(argv[++i]));
+		} else if (a == "--only" && i + 1 < argc) {
+			only.emplace_back(argv[++i]);
+			if (std::find(sections.begin(), sections.end(), only.back()) == sections.end()) {
+				std::fprintf(stderr, "aic100-host-bench: --only %s: no such section (memcpy, gemm, "
+					     "examples, network)\n", only.back().c_str());
+				return 2;
+			}
 		} else {
-			std::fprintf(stderr, "usage: aic100-host-bench [--quick] [--gemm M N K] [--json FILE]\n");
+			std::fprintf(stderr, "usage: aic100-host-bench [--quick] [--gemm M N K] [--only SECTION]... "
+				     "[--json FILE]\n");
 			return 2;
 		}
 	}
@@ -603,14 +629,21 @@ int main(int argc, char **argv)
 	}
 	// One thread, whatever OPENBLAS_NUM_THREADS says.
 	openblas_set_num_threads(1);
-	const std::string mc = memcpy_rates(quick);
-	const std::string g = gemm(m, n, k, quick ? 0.3 : 1.0);
-	const std::string ex = examples(quick);
-	const std::string net = network(quick);
+	const auto wanted = [&](const std::string &name) {
+		return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+	};
+	std::string json = "{";
+	const auto section = [&](const std::string &name, const std::function<std::string()> &run) {
+		if (wanted(name))
+			json += "\"" + name + "\": " + run() + ", ";
+	};
+	section("memcpy", [&] { return memcpy_rates(quick); });
+	section("gemm", [&] { return gemm(m, n, k, quick ? 0.3 : 1.0); });
+	section("examples", [&] { return examples(quick); });
+	section("network", [&] { return network(quick); });
 	if (!json_path.empty()) {
 		std::ofstream f(json_path);
-		f << "{\"memcpy\": " << mc << ", \"gemm\": " << g << ", \"examples\": " << ex << ", \"network\": " << net
-		  << ", \"outputs_ok\": " << (failed ? "false" : "true") << "}\n";
+		f << json << "\"outputs_ok\": " << (failed ? "false" : "true") << "}\n";
 		if (!f) {
 			std::fprintf(stderr, "aic100-host-bench: cannot write %s\n", json_path.c_str());
 			return 1;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "aic100/semaphores.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace aic100 {
@@ -50,12 +51,35 @@ bool Semaphores::apply(unsigned index, Op op, uint16_t value)
 		default:
 			return false;
 		}
+		wake_satisfied(index);
 		notify = on_change_;
 	}
-	cv_.notify_all();
 	if (notify)
 		notify();
 	return true;
+}
+
+void Semaphores::wake_satisfied(unsigned index)
+{
+	// Under the lock: a waiter cannot return, and take its condition
+	// variable with it, before this is done.
+	for (Waiter *w : waiters_)
+		if (w->index == index && test(index, w->op, w->value)) {
+			w->cv.notify_one();
+			wakeups_++;
+		}
+}
+
+size_t Semaphores::waiting() const
+{
+	std::lock_guard<std::mutex> g(mu_);
+	return waiters_.size();
+}
+
+uint64_t Semaphores::wakeups() const
+{
+	std::lock_guard<std::mutex> g(mu_);
+	return wakeups_;
 }
 
 bool Semaphores::satisfied(unsigned index, Op op, uint16_t value) const
@@ -70,13 +94,22 @@ bool Semaphores::wait(unsigned index, Op op, uint16_t value, const std::function
 {
 	if (index >= kCount)
 		return false;
+	value &= kMax;
 	std::unique_lock<std::mutex> l(mu_);
-	while (!test(index, op, value & kMax)) {
-		if (stop())
-			return false;
-		cv_.wait_for(l, std::chrono::milliseconds(10));
+	if (test(index, op, value))
+		return true;
+	Waiter me{index, op, value, {}};
+	waiters_.push_back(&me);
+	bool ok = true;
+	while (!test(index, op, value)) {
+		if (stop()) {
+			ok = false;
+			break;
+		}
+		me.cv.wait_for(l, std::chrono::milliseconds(10));
 	}
-	return true;
+	waiters_.erase(std::find(waiters_.begin(), waiters_.end(), &me));
+	return ok;
 }
 
 uint16_t Semaphores::value(unsigned index) const
@@ -90,13 +123,16 @@ void Semaphores::reset()
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		v_.fill(0);
+		for (unsigned i = 0; i < kCount; i++)
+			wake_satisfied(i);
 	}
-	cv_.notify_all();
 }
 
 void Semaphores::wake_all()
 {
-	cv_.notify_all();
+	std::lock_guard<std::mutex> g(mu_);
+	for (Waiter *w : waiters_)
+		w->cv.notify_one();
 }
 
 } // namespace aic100

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <vector>
 
 namespace aic100 {
 
@@ -27,18 +28,35 @@ public:
 	bool apply(unsigned index, Op op, uint16_t value);
 	// Whether a wait op is satisfied now (non-wait ops: true).
 	bool satisfied(unsigned index, Op op, uint16_t value) const;
-	// Blocks until satisfied or `stop` returns true (checked on every change
-	// and at least every 10 ms). True when satisfied.
+	// Blocks until satisfied or `stop` returns true (checked when woken by
+	// wake_all() and at least every 10 ms). True when satisfied. A change
+	// wakes only the waiters it satisfies: the NSPs of a barrier are woken
+	// once, by the last one to arrive, not at every arrival.
 	bool wait(unsigned index, Op op, uint16_t value, const std::function<bool()> &stop);
 	uint16_t value(unsigned index) const;
 	void reset();
 	// Wakes every waiter so it can re-check its stop condition.
 	void wake_all();
+	// How many times a change woke a blocked waiter (not counting
+	// wake_all()): what the NSPs' synchronization costs in sleeps.
+	uint64_t wakeups() const;
+	// How many threads are blocked in wait() now.
+	size_t waiting() const;
 
 private:
+	// A thread blocked in wait(), on its own stack; listed while it waits.
+	struct Waiter {
+		unsigned index;
+		Op op;
+		uint16_t value;
+		std::condition_variable cv;
+	};
+
 	bool test(unsigned index, Op op, uint16_t value) const; // lock held
+	void wake_satisfied(unsigned index);                    // lock held
 	mutable std::mutex mu_;
-	std::condition_variable cv_;
+	std::vector<Waiter *> waiters_;
+	uint64_t wakeups_ = 0;
 	std::array<uint16_t, kCount> v_{};
 	std::function<void()> on_change_;
 };
