@@ -21,7 +21,9 @@
 // Every result is checked: copies compared, GEMMs against a reference loop,
 // the examples against their own reference. Exit status 1 if one is wrong.
 //   aic100-host-bench [--quick] [--gemm M N K] [--only SECTION]... [--json FILE]
+//                     [--nsps N[,N]...]
 // SECTION is memcpy, gemm, examples or network; without --only, all four.
+// --nsps: the NSP counts of the network section (default 1,2,4).
 #include <aic100/nsp.h>
 #include <aic100/nsp_kernels.h>
 #include <cblas.h>
@@ -502,7 +504,7 @@ private:
 	std::vector<double> ad_, acc_;
 };
 
-std::string network(bool quick)
+std::string network(bool quick, const std::vector<unsigned> &nsp_counts)
 {
 	constexpr uint32_t kResolution = 64;
 	const unsigned host_threads = std::thread::hardware_concurrency();
@@ -520,7 +522,7 @@ std::string network(bool quick)
 	const double budget = quick ? 1.0 : 3.0;
 	const unsigned per_window = quick ? 2 : 4;
 	std::string rows;
-	for (unsigned nsps : {1u, 2u, 4u}) {
+	for (unsigned nsps : nsp_counts) {
 		cc::Options o;
 		o.nsps = nsps;
 		std::string err;
@@ -600,6 +602,7 @@ int main(int argc, char **argv)
 	std::string json_path;
 	const std::vector<std::string> sections = {"memcpy", "gemm", "examples", "network"};
 	std::vector<std::string> only;
+	std::vector<unsigned> nsp_counts = {1, 2, 4};
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		if (a == "--quick") {
@@ -610,6 +613,20 @@ int main(int argc, char **argv)
 			m = unsigned(std::atoi(argv[++i]));
 			n = unsigned(std::atoi(argv[++i]));
 			k = unsigned(std::atoi(argv[++i]));
+		} else if (a == "--nsps" && i + 1 < argc) {
+			nsp_counts.clear();
+			std::string list = argv[++i];
+			for (size_t at = 0; at <= list.size();) {
+				const size_t end = std::min(list.find(',', at), list.size());
+				const unsigned n = unsigned(std::atoi(list.substr(at, end - at).c_str()));
+				if (n < 1 || n > nsp::kMaxNsps) {
+					std::fprintf(stderr, "aic100-host-bench: --nsps %s: each count in 1..%u\n",
+						     list.c_str(), unsigned(nsp::kMaxNsps));
+					return 2;
+				}
+				nsp_counts.push_back(n);
+				at = end + 1;
+			}
 		} else if (a == "--only" && i + 1 < argc) {
 			only.emplace_back(argv[++i]);
 			if (std::find(sections.begin(), sections.end(), only.back()) == sections.end()) {
@@ -619,7 +636,7 @@ int main(int argc, char **argv)
 			}
 		} else {
 			std::fprintf(stderr, "usage: aic100-host-bench [--quick] [--gemm M N K] [--only SECTION]... "
-				     "[--json FILE]\n");
+				     "[--nsps N[,N]...] [--json FILE]\n");
 			return 2;
 		}
 	}
@@ -640,7 +657,7 @@ int main(int argc, char **argv)
 	section("memcpy", [&] { return memcpy_rates(quick); });
 	section("gemm", [&] { return gemm(m, n, k, quick ? 0.3 : 1.0); });
 	section("examples", [&] { return examples(quick); });
-	section("network", [&] { return network(quick); });
+	section("network", [&] { return network(quick, nsp_counts); });
 	if (!json_path.empty()) {
 		std::ofstream f(json_path);
 		f << json << "\"outputs_ok\": " << (failed ? "false" : "true") << "}\n";

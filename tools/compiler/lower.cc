@@ -59,12 +59,19 @@ public:
 	std::vector<std::pair<size_t, std::string>> fixups;
 };
 
+// How a layer's output is divided between the NSPs.
+enum class Split : uint8_t {
+	Whole,    // not divided (each NSP its own copy, or one slice per NSP of an FC)
+	Rows,     // NSP k writes output rows split(h, n)[k]
+	Channels, // NSP k writes output channels split(c, n)[k] of every pixel
+};
+
 // Where a tensor lives and who wrote it since the last barrier.
 struct Place {
 	uint64_t offset = 0;
 	uint64_t per_nsp = 0; // non-zero: each NSP has its own copy, this far apart
-	bool rows_split = false; // written by output rows (split(h, n))
-	bool dirty = false;      // written since the last barrier
+	Split split = Split::Whole;
+	bool dirty = false; // written since the last barrier
 };
 
 class Lowering {
@@ -157,6 +164,12 @@ private:
 				rows = std::max<uint64_t>(rows, s.count);
 			switch (l.kind) {
 			case LayerKind::Conv:
+				if (by_channels(l)) { // every pixel, a slice of the channels
+					if (!row_local(l))
+						col = std::max(col, uint64_t(o.h) * o.w * l.k * l.k * i.c);
+					acc = std::max(acc, uint64_t(o.h) * o.w * split(o.c, nsps_)[0].count * 4);
+					break;
+				}
 				if (!row_local(l))
 					col = std::max(col, rows * o.w * l.k * l.k * i.c);
 				acc = std::max(acc, rows * o.w * o.c * 4);
@@ -210,9 +223,15 @@ private:
 			switch (l.kind) {
 			case LayerKind::Conv: {
 				// [k][k][cin][cout] is already B = [k·k·cin × cout].
-				weights_[li].push_back(add_const(l.weights.data(), l.weights.size()));
-				const auto b = requant_block(l.rq, 0, o.c);
-				blocks_[li].push_back(add_const(b.data(), b.size()));
+				if (!by_channels(l)) {
+					weights_[li].push_back(add_const(l.weights.data(), l.weights.size()));
+					const auto b = requant_block(l.rq, 0, o.c);
+					blocks_[li].push_back(add_const(b.data(), b.size()));
+					break;
+				}
+				const uint64_t kdim = uint64_t(l.k) * l.k * i.c;
+				for (const Slice &s : split(o.c, nsps_))
+					add_slice(li, l, kdim, o.c, s);
 				break;
 			}
 			case LayerKind::GlobalAvgPool: {
@@ -223,26 +242,63 @@ private:
 				break;
 			}
 			case LayerKind::FullyConnected:
-				for (const Slice &s : split(o.c, nsps_)) {
-					if (!s.count) { // more NSPs than channels: this one idles
-						weights_[li].push_back(0);
-						blocks_[li].push_back(0);
-						continue;
-					}
-					std::vector<int8_t> w(uint64_t(i.c) * s.count);
-					for (uint32_t ci = 0; ci < i.c; ci++)
-						std::memcpy(&w[uint64_t(ci) * s.count], &l.weights[uint64_t(ci) * o.c + s.first],
-							    s.count);
-					weights_[li].push_back(add_const(w.data(), w.size()));
-					const auto b = requant_block(l.rq, s.first, s.count);
-					blocks_[li].push_back(add_const(b.data(), b.size()));
-				}
+				for (const Slice &s : split(o.c, nsps_))
+					add_slice(li, l, i.c, o.c, s);
 				break;
 			default:
 				break;
 			}
 		}
 		io_size_ = align_up(const_offset_ + out_.constants.size(), kPage);
+	}
+
+	// One NSP's columns s of a layer's weights B = [kdim × cols], stored
+	// contiguously, and their requantization block.
+	void add_slice(size_t li, const Layer &l, uint64_t kdim, uint32_t cols, const Slice &s)
+	{
+		if (!s.count) { // more NSPs than channels: this one idles
+			weights_[li].push_back(0);
+			blocks_[li].push_back(0);
+			return;
+		}
+		std::vector<int8_t> w(kdim * s.count);
+		for (uint64_t r = 0; r < kdim; r++)
+			std::memcpy(&w[r * s.count], &l.weights[r * cols + s.first], s.count);
+		weights_[li].push_back(add_const(w.data(), w.size()));
+		const auto b = requant_block(l.rq, s.first, s.count);
+		blocks_[li].push_back(add_const(b.data(), b.size()));
+	}
+
+	// Whether a convolution splits its output channels rather than its
+	// rows. Split by rows, every NSP reads all of B (k·k·cin × cout) for
+	// its share of the M = h·w pixels; split by channels, all of A (M ×
+	// k·k·cin) for its share of B: per NSP M/n·K + K·N against M·K + K·N/n
+	// bytes, so channels read less once N > M. But a layer split by
+	// channels needs every pixel of its input, so every convolution in a
+	// run of them waits at a barrier, where rows need one per bottleneck.
+	// Channels pay only where B dwarfs A: N > kChannelSplitRatio · M, the
+	// last stage of ResNet-50 (docs/compiler.md has the A/B runs).
+	static constexpr uint64_t kChannelSplitRatio = 64;
+	bool by_channels(const Layer &l) const
+	{
+		const Shape &o = shape(l.out);
+		return nsps_ > 1 && l.kind == LayerKind::Conv && o.c > kChannelSplitRatio * o.h * o.w;
+	}
+
+	// An add follows the split of its first input's producer, so that it
+	// reads only what the same NSP wrote.
+	Split split_of(const Layer &l) const
+	{
+		switch (l.kind) {
+		case LayerKind::Conv:
+			return by_channels(l) ? Split::Channels : Split::Rows;
+		case LayerKind::MaxPool:
+			return Split::Rows;
+		case LayerKind::Add:
+			return place_[size_t(l.in0)].split == Split::Channels ? Split::Channels : Split::Rows;
+		default:
+			return Split::Whole;
+		}
 	}
 
 	// A layer whose output rows need only the same rows of its inputs.
@@ -253,14 +309,18 @@ private:
 
 	bool needs_barrier(const Layer &l) const
 	{
+		const Split mine = split_of(l);
 		for (int t : {l.in0, l.in1}) {
 			if (t < 0)
 				continue;
 			const Place &p = place_[size_t(t)];
 			if (!p.dirty || p.per_nsp)
 				continue; // unchanged, or written by this NSP only
-			if (row_local(l) && p.rows_split && shape(t).h == shape(l.out).h)
+			if (mine == Split::Rows && row_local(l) && p.split == Split::Rows && shape(t).h == shape(l.out).h)
 				continue; // the same rows, by the same NSP
+			if (l.kind == LayerKind::Add && mine == Split::Channels && p.split == Split::Channels &&
+			    shape(t).c == shape(l.out).c)
+				continue; // the same channels, by the same NSP
 			return true;
 		}
 		return false;
@@ -286,6 +346,8 @@ private:
 		const Slice rows = split(o.h, nsps_)[k];
 		const uint64_t row_pixels = uint64_t(rows.count) * o.w;
 		const uint64_t out_at = po.offset + uint64_t(rows.first) * o.w * o.c;
+		if (split_of(l) == Split::Channels)
+			return lower_by_channels(li, k, e);
 		switch (l.kind) {
 		case LayerKind::Conv: {
 			if (!rows.count)
@@ -364,6 +426,58 @@ private:
 		return "?";
 	}
 
+	// NSP k's channels of every pixel of a convolution or an add. The
+	// output's pixels are c channels apart, so REQI8/VADDQI8 run once per
+	// pixel on that NSP's channels.
+	std::string lower_by_channels(size_t li, unsigned k, Emitter &e)
+	{
+		const Layer &l = n_.layers[li];
+		const Shape &i = shape(l.in0), &o = shape(l.out);
+		const Place &pi = place_[size_t(l.in0)], &po = place_[size_t(l.out)];
+		const Slice ch = split(o.c, nsps_)[k];
+		if (!ch.count)
+			return "-";
+		const uint64_t pixels = uint64_t(o.h) * o.w;
+		const std::string what = "channels " + std::to_string(ch.first) + "+" + std::to_string(ch.count);
+		if (l.kind == LayerKind::Add) {
+			const uint64_t y = place_[size_t(l.in1)].offset;
+			e.li(rD, ch.count);
+			for (uint64_t p = 0; p < pixels; p++) {
+				const uint64_t at = p * o.c + ch.first;
+				e.li(rA, po.offset + at);
+				e.li(rB, pi.offset + at);
+				e.li(rC, y + at);
+				e.emit(Op::VAddQI8, rA, rB, rC, rD,
+				       nsp::pack_addq({l.add.mx, l.add.my, l.add.shift, l.add.relu}));
+			}
+			return what + " of " + std::to_string(pixels) + " pixels";
+		}
+		const uint64_t kdim = uint64_t(l.k) * l.k * i.c;
+		std::string how;
+		if (row_local(l)) {
+			e.li(rA, pi.offset);
+			how = "mmi8";
+		} else {
+			e.li(rA, col_buf(k));
+			e.li(rB, pi.offset);
+			e.li(rC, uint64_t(o.h) << 32);
+			e.emit(Op::Im2Col, rA, rB, rC, 0, nsp::pack_geom({i.h, i.w, i.c, l.k, l.stride, l.pad}));
+			how = "im2col+mmi8";
+		}
+		e.li(rD, weights_[li][k]);
+		e.li(rE, acc_buf(k));
+		e.emit(Op::MmI8, rE, rA, rD, 0, nsp::pack_mnk(pixels, ch.count, kdim));
+		e.li(rF, blocks_[li][k]);
+		e.li(rG, ch.count);
+		for (uint64_t p = 0; p < pixels; p++) {
+			e.li(rB, po.offset + p * o.c + ch.first);
+			e.li(rE, acc_buf(k) + p * ch.count * 4);
+			e.emit(Op::ReqI8, rB, rE, rF, rG);
+		}
+		return how + " " + what + " (M=" + std::to_string(pixels) + " N=" + std::to_string(ch.count) +
+		       " K=" + std::to_string(kdim) + ")";
+	}
+
 	void code(std::string &err)
 	{
 		std::vector<Emitter> body(nsps_);
@@ -372,6 +486,7 @@ private:
 			const bool b = needs_barrier(l);
 			if (b)
 				barrier(body);
+			const Split how = split_of(l); // before this layer's output is marked
 			std::string line = l.name + " (" + kind_name(l.kind) + (b ? ", after a barrier" : "") + "):";
 			for (unsigned k = 0; k < nsps_; k++)
 				line += " nsp" + std::to_string(k) + " " + lower_layer(li, k, body[k]) + ";";
@@ -379,7 +494,7 @@ private:
 			out_.plan.push_back(line);
 			Place &po = place_[size_t(l.out)];
 			po.dirty = true;
-			po.rows_split = l.kind == LayerKind::Conv || l.kind == LayerKind::MaxPool || l.kind == LayerKind::Add;
+			po.split = how;
 		}
 		out_.barriers = barriers_;
 		if (barriers_ * nsps_ > Semaphores::kMax) {

@@ -7,12 +7,16 @@
 // output rows between the NSPs (NSP k takes rows row0_k .. +rows_k, the
 // first OH % N NSPs one more); each convolution is IM2COL (skipped for
 // 1×1/1 convolutions, whose input rows are already the matrix) + MMI8 on
-// the matrix unit + REQI8. The global average pool is an MMI8 of a row of
-// ones by the activation, done by every NSP into its own copy; the FC layer
-// splits its output channels, each NSP's slice of the weights stored
-// contiguously. Between layers a barrier on one counting semaphore (each
-// NSP adds 1, then waits for N times the barrier's number) is placed only
-// where a layer reads rows another NSP wrote since the last one.
+// the matrix unit + REQI8. A convolution whose weights dwarf its input
+// (output channels > 64 × pixels: small, wide late layers) splits its
+// output channels instead: every NSP takes all pixels and its own slice of
+// the weights, stored contiguously, and writes its channels pixel by pixel;
+// an add after it splits the same channels. The global average pool is an
+// MMI8 of a row of ones by the activation, done by every NSP into its own
+// copy; the FC layer splits its output channels. Between layers a barrier
+// on one counting semaphore (each NSP adds 1, then waits for N times the
+// barrier's number) is placed only where a layer reads what another NSP
+// wrote since the last one.
 #pragma once
 
 #include <aic100/nsp.h>

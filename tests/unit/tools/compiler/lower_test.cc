@@ -200,11 +200,88 @@ TEST(CompilerBarriers, OnlyWhereALayerReadsAnotherNspsRows)
 	const auto c = compile(n, {}, err);
 	ASSERT_TRUE(c) << err;
 	// conv1 → maxpool; per bottleneck one before its 3×3 conv; one before
-	// each stride-2 projection (stages 2-4); one before the pool.
-	EXPECT_EQ(c->barriers, 1u + 16u + 3u + 1u);
+	// each stride-2 projection (stages 2-4); one before the pool. Stage 4
+	// (2×2) splits channels from its 3×3 convs on: one more before each
+	// of its three 1×1 expansions and before its last two blocks' first
+	// conv, which read every channel of the block before.
+	EXPECT_EQ(c->barriers, 1u + 16u + 3u + 1u + 3u + 2u);
 	ASSERT_EQ(c->plan.size(), n.layers.size());
 	EXPECT_NE(c->plan[1].find("after a barrier"), std::string::npos) << c->plan[1];
 	EXPECT_EQ(c->plan[2].find("after a barrier"), std::string::npos) << c->plan[2];
+}
+
+// Output channels > 64 × pixels: each NSP computes its slice of the
+// channels for every pixel (slices of uneven size too), and an add that
+// follows reads only its own channels, with no barrier between them.
+TEST(CompilerSplit, WideConvolutionsSplitTheirChannels)
+{
+	// 2×2 output, 300 channels: 300 > 64·4.
+	Network n = one_conv({4, 4, 16}, 300, 3, 2, 1, false);
+	for (unsigned nsps : {2u, 3u, 4u, 7u})
+		expect_matches_reference(n, nsps);
+	// One pixel, 65 channels on 16 NSPs: slices of 5 and 4 channels.
+	expect_matches_reference(one_conv({1, 1, 8}, 65, 1, 1, 0, true), 16);
+
+	// conv (channels) → conv 1×1 (channels) → add of the two.
+	Layer c2;
+	c2.kind = LayerKind::Conv;
+	c2.name = "conv2";
+	c2.in0 = 1;
+	c2.k = 1, c2.stride = 1, c2.pad = 0;
+	c2.weights.resize(300 * 300);
+	for (size_t i = 0; i < c2.weights.size(); i++)
+		c2.weights[i] = noise(11, i);
+	c2.rq = requant(300, 1 << 30, 40, false, 100);
+	n.tensors.push_back({2, 2, 300});
+	c2.out = 2;
+	n.layers.push_back(c2);
+	Layer a;
+	a.kind = LayerKind::Add;
+	a.name = "add";
+	a.in0 = 2, a.in1 = 1;
+	a.add = {12000, 9000, 14, true};
+	n.tensors.push_back({2, 2, 300});
+	a.out = 3;
+	n.layers.push_back(a);
+	n.output = 3;
+	ASSERT_EQ(check(n), "");
+	std::string err;
+	Options o;
+	o.nsps = 4;
+	const auto c = compile(n, o, err);
+	ASSERT_TRUE(c) << err;
+	ASSERT_EQ(c->plan.size(), 3u);
+	EXPECT_NE(c->plan[0].find("nsp1 im2col+mmi8 channels 75+75 (M=4 N=75 K=144)"), std::string::npos)
+		<< c->plan[0];
+	EXPECT_NE(c->plan[1].find("after a barrier"), std::string::npos) << c->plan[1];
+	EXPECT_NE(c->plan[2].find("nsp3 channels 225+75 of 4 pixels"), std::string::npos) << c->plan[2];
+	EXPECT_EQ(c->plan[2].find("after a barrier"), std::string::npos) << c->plan[2];
+	EXPECT_EQ(c->barriers, 1u);
+	for (unsigned nsps : {1u, 3u, 4u})
+		expect_matches_reference(n, nsps, 3);
+	// On one NSP nothing is split.
+	o.nsps = 1;
+	const auto one = compile(n, o, err);
+	ASSERT_TRUE(one) << err;
+	EXPECT_EQ(one->plan[0].find("channels"), std::string::npos) << one->plan[0];
+}
+
+// Where ResNet-50's late, wide layers go by channels and the rest by rows.
+TEST(CompilerSplit, ResNet50AtSixtyFourSplitsOnlyStageFourByChannels)
+{
+	const Network n = resnet50(64);
+	std::string err;
+	Options o;
+	o.nsps = 2;
+	const auto c = compile(n, o, err);
+	ASSERT_TRUE(c) << err;
+	for (size_t i = 0; i < n.layers.size(); i++) {
+		const bool channels = c->plan[i].find(" channels ") != std::string::npos &&
+				      c->plan[i].find("all channels") == std::string::npos;
+		const std::string &name = n.layers[i].name;
+		const bool stage4_wide = name.starts_with("layer4.") && name != "layer4.0.conv1";
+		EXPECT_EQ(channels, stage4_wide || name == "fc") << c->plan[i];
+	}
 }
 
 TEST(CompilerErrors, RefusesWhatItCannotLower)
