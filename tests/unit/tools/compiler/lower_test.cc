@@ -39,6 +39,42 @@ Requant requant(uint32_t c, int32_t mult, int32_t shift, bool relu, int32_t bias
 	return q;
 }
 
+// Appends layer `l` writing a new tensor of shape `out`, which becomes the
+// network's output.
+void append(Network &n, Layer l, Shape out)
+{
+	n.tensors.push_back(out);
+	l.out = int(n.tensors.size()) - 1;
+	n.layers.push_back(std::move(l));
+	n.output = n.layers.back().out;
+}
+
+// A convolution of tensor `in0` with seeded weights.
+Layer conv_layer(const std::string &name, int in0, uint32_t cin, uint32_t cout, uint32_t k, uint32_t stride,
+		 uint32_t pad, uint64_t seed, Requant rq)
+{
+	Layer l;
+	l.kind = LayerKind::Conv;
+	l.name = name;
+	l.in0 = in0;
+	l.k = k, l.stride = stride, l.pad = pad;
+	l.weights.resize(size_t(k) * k * cin * cout);
+	for (size_t i = 0; i < l.weights.size(); i++)
+		l.weights[i] = noise(seed, i);
+	l.rq = std::move(rq);
+	return l;
+}
+
+Layer add_layer(int in0, int in1, AddParams p)
+{
+	Layer a;
+	a.kind = LayerKind::Add;
+	a.name = "add";
+	a.in0 = in0, a.in1 = in1;
+	a.add = p;
+	return a;
+}
+
 // A network of one convolution (optionally followed by more layers by the
 // caller).
 Network one_conv(Shape in, uint32_t cout, uint32_t k, uint32_t stride, uint32_t pad, bool relu)
@@ -47,19 +83,8 @@ Network one_conv(Shape in, uint32_t cout, uint32_t k, uint32_t stride, uint32_t 
 	n.name = "one-conv";
 	n.tensors.push_back(in);
 	n.input = 0;
-	Layer l;
-	l.kind = LayerKind::Conv;
-	l.name = "conv";
-	l.in0 = 0;
-	l.k = k, l.stride = stride, l.pad = pad;
-	l.weights.resize(size_t(k) * k * in.c * cout);
-	for (size_t i = 0; i < l.weights.size(); i++)
-		l.weights[i] = noise(7, i);
-	l.rq = requant(cout, 1 << 30, 38, relu, 300);
-	n.tensors.push_back({window_out(in.h, k, stride, pad), window_out(in.w, k, stride, pad), cout});
-	l.out = 1;
-	n.layers.push_back(l);
-	n.output = 1;
+	append(n, conv_layer("conv", 0, in.c, cout, k, stride, pad, 7, requant(cout, 1 << 30, 38, relu, 300)),
+	       {window_out(in.h, k, stride, pad), window_out(in.w, k, stride, pad), cout});
 	return n;
 }
 
@@ -181,15 +206,7 @@ TEST(CompilerPool, MaxPoolAndGlobalAveragePoolMatchTheReference)
 TEST(CompilerAdd, ResidualAddMatchesTheReference)
 {
 	Network n = one_conv({6, 5, 8}, 8, 3, 1, 1, false);
-	Layer a;
-	a.kind = LayerKind::Add;
-	a.name = "add";
-	a.in0 = 1, a.in1 = 0;
-	a.add = {11000, 13000, 14, true};
-	n.tensors.push_back({6, 5, 8});
-	a.out = 2;
-	n.layers.push_back(a);
-	n.output = 2;
+	append(n, add_layer(1, 0, {11000, 13000, 14, true}), {6, 5, 8});
 	expect_matches_reference(n, 4);
 }
 
@@ -223,27 +240,8 @@ TEST(CompilerSplit, WideConvolutionsSplitTheirChannels)
 	expect_matches_reference(one_conv({1, 1, 8}, 65, 1, 1, 0, true), 16);
 
 	// conv (channels) → conv 1×1 (channels) → add of the two.
-	Layer c2;
-	c2.kind = LayerKind::Conv;
-	c2.name = "conv2";
-	c2.in0 = 1;
-	c2.k = 1, c2.stride = 1, c2.pad = 0;
-	c2.weights.resize(300 * 300);
-	for (size_t i = 0; i < c2.weights.size(); i++)
-		c2.weights[i] = noise(11, i);
-	c2.rq = requant(300, 1 << 30, 40, false, 100);
-	n.tensors.push_back({2, 2, 300});
-	c2.out = 2;
-	n.layers.push_back(c2);
-	Layer a;
-	a.kind = LayerKind::Add;
-	a.name = "add";
-	a.in0 = 2, a.in1 = 1;
-	a.add = {12000, 9000, 14, true};
-	n.tensors.push_back({2, 2, 300});
-	a.out = 3;
-	n.layers.push_back(a);
-	n.output = 3;
+	append(n, conv_layer("conv2", 1, 300, 300, 1, 1, 0, 11, requant(300, 1 << 30, 40, false, 100)), {2, 2, 300});
+	append(n, add_layer(2, 1, {12000, 9000, 14, true}), {2, 2, 300});
 	ASSERT_EQ(check(n), "");
 	std::string err;
 	Options o;
