@@ -22,6 +22,10 @@ namespace {
 // Instructions between two polls of the stop predicate (also the period of
 // the busy-time accounting when no SEMWAIT or MARK comes by).
 constexpr unsigned kPollEvery = 4096;
+// How long a core runs before a host thread it shares moves on to its next
+// core (checked every kPollEvery instructions): only programs that spin on
+// memory instead of a semaphore ever use it up.
+constexpr std::chrono::milliseconds kSlice{1};
 
 int64_t now_ns()
 {
@@ -387,7 +391,7 @@ Core::Result Core::exec(const Instr &in, const std::function<bool()> *stop)
 		const uint16_t value = uint16_t(in.imm32);
 		if (sems_.satisfied(in.a, op, value))
 			return Result::Next;
-		if (!stop)
+		if (!stop || sharing_)
 			return Result::Blocked;
 		flush_busy(); // waiting is not busy time
 		const bool ok = sems_.wait(in.a, op, value, *stop);
@@ -416,7 +420,7 @@ Core::Result Core::exec(const Instr &in, const std::function<bool()> *stop)
 	}
 }
 
-Core::Exit Core::run(const std::function<bool()> &stop)
+Core::Exit Core::run(const std::function<bool()> &stop, std::chrono::nanoseconds slice)
 {
 	if (state_ == State::Halted)
 		return Exit::Halted;
@@ -424,6 +428,8 @@ Core::Exit Core::run(const std::function<bool()> &stop)
 		return Exit::Fault;
 	busy_since_ = now_ns();
 	stop_requested_ = false;
+	sharing_ = slice.count() > 0;
+	const int64_t slice_end = busy_since_ + slice.count();
 	const Instr *prog = program_.data();
 	const uint64_t size = program_.size();
 	unsigned budget = kPollEvery;
@@ -434,6 +440,10 @@ Core::Exit Core::run(const std::function<bool()> &stop)
 			flush_busy();
 			if (stop()) {
 				exit = Exit::Stopped;
+				break;
+			}
+			if (sharing_ && busy_since_ >= slice_end) {
+				exit = Exit::Yielded;
 				break;
 			}
 		}
@@ -464,15 +474,30 @@ Core::Exit Core::run(const std::function<bool()> &stop)
 			exit = Exit::Halted;
 		} else if (res == Result::Fault) {
 			exit = Exit::Fault;
+		} else if (res == Result::Blocked) {
+			exit = Exit::Blocked; // sharing_: pc stays on the SEMWAIT
 		} else {
-			exit = Exit::Stopped; // Stopped; Blocked only happens without a stop predicate
+			exit = Exit::Stopped;
 		}
 		break;
 	}
 	flush_busy();
 	busy_since_ = -1;
 	stop_requested_ = false;
+	sharing_ = false;
 	return exit;
+}
+
+std::optional<Semaphores::Cond> Core::blocked_on() const
+{
+	static constexpr Semaphores::Op ops[] = {Semaphores::Op::WaitEq, Semaphores::Op::WaitGe,
+						 Semaphores::Op::WaitGt0};
+	if (state_ != State::Running || pc_ >= program_.size())
+		return std::nullopt;
+	const Instr &in = program_[pc_];
+	if (Op(in.op) != Op::SemWait || in.b >= std::size(ops))
+		return std::nullopt;
+	return Semaphores::Cond{in.a, ops[in.b], uint16_t(in.imm32)};
 }
 
 bool Core::step()
@@ -553,23 +578,74 @@ bool Workers::start(const Workload &w, std::span<uint8_t> window, Semaphores &se
 	stop_ = false;
 	stopped_by_owner_ = false;
 	live_ = n_;
+	const unsigned cores = max_threads_ ? max_threads_ : std::max(1u, std::thread::hardware_concurrency());
+	const unsigned threads = std::min(n_, cores);
 	try {
-		for (unsigned k = 0; k < n_; k++)
-			threads_.emplace_back(&Workers::body, this, k);
+		for (unsigned t = 0; t < threads; t++)
+			threads_.emplace_back(&Workers::body, this, t, threads);
 	} catch (const std::system_error &) {
+		// The cores of the threads that did not start never run.
 		stopped_by_owner_ = true;
-		live_ -= unsigned(n_ - threads_.size());
+		for (unsigned k = 0; k < n_; k++)
+			if (k % threads >= threads_.size())
+				live_--;
 		stop();
 		return false;
 	}
 	return true;
 }
 
-void Workers::body(unsigned k)
+// Host thread t of `stride`: cores t, t + stride, ...
+void Workers::body(unsigned t, unsigned stride)
 {
-	Core core(program_, entry_, window_, *sems_, *counters_, k, n_);
 	const std::function<bool()> stop = [this] { return stop_.load(std::memory_order_relaxed); };
-	const Core::Exit exit = core.run(stop);
+	std::vector<std::unique_ptr<Core>> cores;
+	std::vector<unsigned> ks;
+	for (unsigned k = t; k < n_; k += stride) {
+		cores.push_back(std::make_unique<Core>(program_, entry_, window_, *sems_, *counters_, k, n_));
+		ks.push_back(k);
+	}
+	if (cores.size() == 1) { // a thread of its own: SEMWAIT sleeps in place
+		finish(ks[0], *cores[0], cores[0]->run(stop));
+		return;
+	}
+	std::vector<bool> ended(cores.size());
+	size_t left = cores.size();
+	std::vector<Semaphores::Cond> waits;
+	while (left) {
+		bool progressed = false;
+		waits.clear();
+		for (size_t i = 0; i < cores.size(); i++) {
+			if (ended[i])
+				continue;
+			Core &c = *cores[i];
+			Core::Exit exit = Core::Exit::Stopped;
+			if (!stop()) {
+				const uint64_t before = c.executed();
+				exit = c.run(stop, kSlice);
+				progressed = progressed || c.executed() != before || exit == Core::Exit::Yielded;
+				if (exit == Core::Exit::Yielded)
+					continue;
+				if (exit == Core::Exit::Blocked) {
+					waits.push_back(*c.blocked_on());
+					continue;
+				}
+			}
+			finish(ks[i], c, exit);
+			ended[i] = true;
+			left--;
+			progressed = true;
+		}
+		// Every core here waits and none moved: sleep until one of their
+		// conditions holds (checked under the semaphores' lock, so a
+		// change made meanwhile is not missed) or the workload stops.
+		if (left && !progressed)
+			sems_->wait_any(waits, stop);
+	}
+}
+
+void Workers::finish(unsigned k, const Core &core, Core::Exit exit)
+{
 	{
 		std::lock_guard<std::mutex> g(mu_);
 		CoreState s = core.snapshot(k);

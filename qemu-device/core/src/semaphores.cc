@@ -64,10 +64,20 @@ void Semaphores::wake_satisfied(unsigned index)
 	// Under the lock: a waiter cannot return, and take its condition
 	// variable with it, before this is done.
 	for (Waiter *w : waiters_)
-		if (w->index == index && test(index, w->op, w->value)) {
-			w->cv.notify_one();
-			wakeups_++;
-		}
+		for (const Cond &c : w->conds)
+			if (c.index == index && test(index, c.op, c.value & kMax)) {
+				w->cv.notify_one();
+				wakeups_++;
+				break;
+			}
+}
+
+bool Semaphores::any(std::span<const Cond> conds) const
+{
+	for (const Cond &c : conds)
+		if (test(c.index, c.op, c.value & kMax))
+			return true;
+	return false;
 }
 
 size_t Semaphores::waiting() const
@@ -92,16 +102,22 @@ bool Semaphores::satisfied(unsigned index, Op op, uint16_t value) const
 
 bool Semaphores::wait(unsigned index, Op op, uint16_t value, const std::function<bool()> &stop)
 {
-	if (index >= kCount)
-		return false;
-	value &= kMax;
+	const Cond c{index, op, value};
+	return wait_any(std::span(&c, 1), stop);
+}
+
+bool Semaphores::wait_any(std::span<const Cond> conds, const std::function<bool()> &stop)
+{
+	for (const Cond &c : conds)
+		if (c.index >= kCount)
+			return false;
 	std::unique_lock<std::mutex> l(mu_);
-	if (test(index, op, value))
+	if (any(conds))
 		return true;
-	Waiter me{index, op, value, {}};
+	Waiter me{conds, {}};
 	waiters_.push_back(&me);
 	bool ok = true;
-	while (!test(index, op, value)) {
+	while (!any(conds)) {
 		if (stop()) {
 			ok = false;
 			break;

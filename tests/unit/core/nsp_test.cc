@@ -901,12 +901,100 @@ Workload workload(std::vector<Instr> prog, uint16_t nsps = 1, uint64_t io_size =
 	return w;
 }
 
-TEST(NspWorkers, StopsCoresBlockedInSemWait)
+// Each case with the NSPs on at most 1, 2 or 16 host threads (the cores
+// of one thread take turns) and on as many as this host has cores (0).
+class NspWorkers : public testing::TestWithParam<unsigned> {};
+INSTANTIATE_TEST_SUITE_P(MaxThreads, NspWorkers, testing::Values(0u, 1u, 2u, 16u),
+			 [](const testing::TestParamInfo<unsigned> &p) {
+				 return p.param ? std::to_string(p.param) : std::string("HostCores");
+			 });
+
+// Waits (polling: the workload ends by itself) until the workers end.
+bool ends(const Workers &wk)
+{
+	for (int i = 0; i < 30000 && wk.running(); i++)
+		std::this_thread::sleep_for(1ms);
+	return !wk.running();
+}
+
+TEST_P(NspWorkers, ThreadsAreTheFewerOfNspsAndTheLimit)
 {
 	std::vector<uint8_t> win(1 << 16);
 	Semaphores sems;
 	Counters ctr;
 	Workers wk;
+	wk.set_max_threads(GetParam());
+	ASSERT_TRUE(wk.start(workload({I(Op::SemWait, 7, uint8_t(Cond::Gt0)), I(Op::Halt)}, 5), win, sems, ctr));
+	const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+	EXPECT_EQ(wk.threads(), std::min(5u, GetParam() ? GetParam() : cores));
+	sems.apply(7, Semaphores::Op::Init, 1);
+	EXPECT_TRUE(ends(wk));
+	EXPECT_FALSE(wk.faulted()) << wk.fault();
+	for (const CoreState &st : wk.states())
+		EXPECT_EQ(st.state, CoreState::State::Halted) << "nsp " << st.index;
+	wk.stop();
+}
+
+// 8 NSPs pass 300 barriers (each adds 1, then waits for 8 per round): the
+// cores of a shared thread must take turns at every one.
+TEST_P(NspWorkers, EightNspsPassManyBarriers)
+{
+	constexpr unsigned kRounds = 300, kNsps = 8;
+	std::vector<uint8_t> win(1 << 16);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk;
+	wk.set_max_threads(GetParam());
+	// A counting barrier, unrolled: round r waits for 8·r arrivals (2400
+	// at the end, within the semaphore's 12 bits). NSP 0 marks each round.
+	std::vector<Instr> prog;
+	for (unsigned r = 1; r <= kRounds; r++) {
+		prog.push_back(I(Op::SemInc, 8, 0, 0, 1));
+		prog.push_back(I(Op::SemWait, 8, uint8_t(Cond::Ge), 0, r * kNsps));
+		prog.push_back(I(Op::Bne, 1, 0, 0, uint32_t(prog.size() + 2)));
+		prog.push_back(I(Op::Mark));
+	}
+	prog.push_back(I(Op::Halt));
+	const auto w = workload(std::move(prog), kNsps);
+	ASSERT_TRUE(wk.start(w, win, sems, ctr));
+	EXPECT_TRUE(ends(wk));
+	EXPECT_FALSE(wk.faulted()) << wk.fault();
+	EXPECT_EQ(ctr.iterations.load(), kRounds);
+	wk.stop();
+}
+
+// NSP 0 spins on a word in the window until NSP 1 writes it: on a shared
+// thread NSP 0's slice must end for NSP 1 to run at all.
+TEST_P(NspWorkers, ACoreSpinningOnMemoryLetsTheOthersRun)
+{
+	std::vector<uint8_t> win(1 << 16);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk;
+	wk.set_max_threads(GetParam());
+	const auto w = workload({
+		Li(3, 0x100),             // 0
+		I(Op::Bne, 1, 0, 0, 5),   // 1: NSP 1 goes to 5
+		I(Op::Ld, 4, 3),          // 2: NSP 0: spin until [0x100] != 0
+		I(Op::Beq, 4, 0, 0, 2),   // 3
+		I(Op::Halt),              // 4
+		Li(4, 0x5a),              // 5: NSP 1 writes it
+		I(Op::St, 4, 3),          // 6
+		I(Op::Halt),              // 7
+	}, 2);
+	ASSERT_TRUE(wk.start(w, win, sems, ctr));
+	EXPECT_TRUE(ends(wk));
+	EXPECT_FALSE(wk.faulted()) << wk.fault();
+	wk.stop();
+}
+
+TEST_P(NspWorkers, StopsCoresBlockedInSemWait)
+{
+	std::vector<uint8_t> win(1 << 16);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk;
+	wk.set_max_threads(GetParam());
 	ASSERT_TRUE(wk.start(workload({I(Op::SemWait, 7, uint8_t(Cond::Gt0)), I(Op::Halt)}, 4), win, sems, ctr));
 	std::this_thread::sleep_for(20ms);
 	EXPECT_TRUE(wk.running());
@@ -919,15 +1007,17 @@ TEST(NspWorkers, StopsCoresBlockedInSemWait)
 	wk.stop(); // idempotent
 }
 
-TEST(NspWorkers, StopsAnInfiniteLoopAndRestarts)
+TEST_P(NspWorkers, StopsAnInfiniteLoopAndRestarts)
 {
 	std::vector<uint8_t> win(1 << 16);
 	Semaphores sems;
 	Counters ctr;
 	Workers wk;
+	wk.set_max_threads(GetParam());
 	const auto w = workload({I(Op::Mark), I(Op::Jmp)}, 2);
 	ASSERT_TRUE(wk.start(w, win, sems, ctr));
-	std::this_thread::sleep_for(20ms);
+	for (int i = 0; i < 10000 && ctr.iterations.load() <= 1000; i++)
+		std::this_thread::sleep_for(1ms);
 	const auto t0 = Clock::now();
 	wk.stop();
 	EXPECT_LT(Clock::now() - t0, 10s); // a hang, not a speed: the machine may be loaded
@@ -935,17 +1025,20 @@ TEST(NspWorkers, StopsAnInfiniteLoopAndRestarts)
 	EXPECT_GT(n, 1000u);
 	EXPECT_GT(ctr.busy_ns.load(), 0u);
 	ASSERT_TRUE(wk.start(w, win, sems, ctr));
-	std::this_thread::sleep_for(5ms);
+	// Runs again: wait for it (a loaded host may take a while to run it).
+	for (int i = 0; i < 10000 && ctr.iterations.load() <= n; i++)
+		std::this_thread::sleep_for(1ms);
 	wk.stop();
 	EXPECT_GT(ctr.iterations.load(), n);
 }
 
-TEST(NspWorkers, AFaultStopsTheWholeWorkload)
+TEST_P(NspWorkers, AFaultStopsTheWholeWorkload)
 {
 	std::vector<uint8_t> win(1 << 16);
 	Semaphores sems;
 	Counters ctr;
 	Workers wk;
+	wk.set_max_threads(GetParam());
 	std::atomic<int> ended{0};
 	// NSP 2 of 3 faults after a while; the others wait forever.
 	const auto w = workload({Li(3, 2), I(Op::Bne, 1, 3, 0, 4), Li(4, 1 << 20), I(Op::Ld, 4, 4),
@@ -968,12 +1061,13 @@ TEST(NspWorkers, AFaultStopsTheWholeWorkload)
 	EXPECT_EQ(ended.load(), 2);
 }
 
-TEST(NspWorkers, AnInjectedFaultStopsTheWorkloadAndKeepsEachCoresState)
+TEST_P(NspWorkers, AnInjectedFaultStopsTheWorkloadAndKeepsEachCoresState)
 {
 	std::vector<uint8_t> win(1 << 16);
 	Semaphores sems;
 	Counters ctr;
 	Workers wk;
+	wk.set_max_threads(GetParam());
 	std::atomic<int> ended{0};
 	const auto w = workload({Li(5, 0x55), I(Op::SemWait, 0, uint8_t(Cond::Gt0)), I(Op::Halt)}, 2);
 	ASSERT_TRUE(wk.start(w, win, sems, ctr, 0, [&] { ended++; }));
@@ -999,25 +1093,27 @@ TEST(NspWorkers, AnInjectedFaultStopsTheWorkloadAndKeepsEachCoresState)
 	wk.stop();
 }
 
-TEST(NspWorkers, NoEndCallbackAfterStop)
+TEST_P(NspWorkers, NoEndCallbackAfterStop)
 {
 	std::vector<uint8_t> win(1 << 16);
 	Semaphores sems;
 	Counters ctr;
 	Workers wk;
+	wk.set_max_threads(GetParam());
 	std::atomic<int> ended{0};
 	ASSERT_TRUE(wk.start(workload({I(Op::Jmp)}), win, sems, ctr, 0, [&] { ended++; }));
 	wk.stop();
 	EXPECT_EQ(ended.load(), 0);
 }
 
-TEST(NspWorkers, StopsPromptlyInsideAGemm)
+TEST_P(NspWorkers, StopsPromptlyInsideAGemm)
 {
 	const uint64_t n = 1024;
 	std::vector<uint8_t> win(3 * n * n * 4);
 	Semaphores sems;
 	Counters ctr;
 	Workers wk;
+	wk.set_max_threads(GetParam());
 	ASSERT_TRUE(wk.start(workload({Li(4, n * n * 4), Li(5, n * n * 8), I(Op::MmF32, 3, 4, 5, 0, pack_mnk(n, n, n)),
 				       I(Op::Jmp)},
 				      2, win.size()),
@@ -1028,7 +1124,7 @@ TEST(NspWorkers, StopsPromptlyInsideAGemm)
 	EXPECT_LT(Clock::now() - t0, 10s); // a hang, not a speed: the machine may be loaded
 }
 
-TEST(NspWorkers, TwoNspsSplitTheWork)
+TEST_P(NspWorkers, TwoNspsSplitTheWork)
 {
 	// Each NSP adds its half of two 1000-element vectors: its first element
 	// is r1 * (n / r2).
@@ -1057,6 +1153,7 @@ TEST(NspWorkers, TwoNspsSplitTheWork)
 	Semaphores sems;
 	Counters ctr;
 	Workers wk;
+	wk.set_max_threads(GetParam());
 	ASSERT_TRUE(wk.start(w, win, sems, ctr));
 	for (int i = 0; i < 500 && wk.running(); i++)
 		std::this_thread::sleep_for(2ms);
@@ -1071,7 +1168,7 @@ TEST(NspWorkers, TwoNspsSplitTheWork)
 // The test plays the DMA Bridge: it writes an input when the input buffer
 // is free, raises the input semaphore, waits for the output semaphore,
 // checks and releases the output; the program loops.
-TEST(NspWorkers, PipelinedLoop)
+TEST_P(NspWorkers, PipelinedLoop)
 {
 	constexpr uint64_t kIn = 0x1000, kOut = 0x2000, kN = 256;
 	constexpr unsigned kSemIn = 0, kSemOut = 1;
@@ -1092,6 +1189,7 @@ TEST(NspWorkers, PipelinedLoop)
 	Semaphores sems;
 	Counters ctr;
 	Workers wk;
+	wk.set_max_threads(GetParam());
 	ASSERT_TRUE(wk.start(w, win, sems, ctr));
 	const auto never = [] { return false; };
 	for (int it = 0; it < 1000; it++) {

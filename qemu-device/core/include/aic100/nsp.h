@@ -255,7 +255,7 @@ struct CoreState {
 // One NSP running one instance of a program over a workload window.
 class Core {
 public:
-	enum class Exit { Halted, Stopped, Fault };
+	enum class Exit { Halted, Stopped, Fault, Blocked, Yielded };
 
 	// NSP k of n: r1 = k, r2 = n. `program` and `window` must outlive the
 	// Core.
@@ -271,7 +271,14 @@ public:
 	// least every few thousand instructions, at every taken backward branch,
 	// while blocked in SEMWAIT and between the blocks of a GEMM; an
 	// interrupted instruction is re-executed by the next run().
-	Exit run(const std::function<bool()> &stop);
+	// With a `slice` (the host thread takes turns between several cores),
+	// a SEMWAIT that is not satisfied returns Blocked instead of sleeping
+	// (pc stays on it: see blocked_on()), and once the slice has passed the
+	// core returns Yielded at its next poll between instructions, so that
+	// a core spinning on memory cannot starve the others.
+	Exit run(const std::function<bool()> &stop, std::chrono::nanoseconds slice = {});
+	// The condition of the SEMWAIT at pc, if that is where the core is.
+	std::optional<Semaphores::Cond> blocked_on() const;
 	// One instruction, for tests; false once halted or faulted. A SEMWAIT
 	// that is not satisfied does not block: it leaves pc on itself.
 	bool step();
@@ -315,11 +322,16 @@ private:
 	uint64_t fault_addr_ = 0;
 	bool fault_addr_set_ = false;
 	bool stop_requested_ = false; // a backward branch or a GEMM saw stop()
+	bool sharing_ = false;         // run() with a slice: SEMWAIT does not sleep
 	int64_t busy_since_ = -1;      // steady-clock ns, -1 outside run()
 	std::unique_ptr<kernels::Scratch> scratch_;
 };
 
-// The threads of one activation: one Core per NSP.
+// The threads of one activation. Each NSP is a Core; the cores share
+// min(NSPs, host cores) threads, core k on thread k mod threads, each
+// thread running its cores in turn whenever one blocks or its slice ends:
+// more threads than cores would only trade the same cores at every
+// barrier, with a kernel context switch each time.
 class Workers {
 public:
 	Workers() = default;
@@ -336,6 +348,10 @@ public:
 	// thread could not be created (nothing left running then).
 	bool start(const Workload &w, std::span<uint8_t> window, Semaphores &sems, Counters &counters,
 		   unsigned nsps = 0, std::function<void()> on_end = {});
+	// At most this many threads for the next start(); 0 (the default):
+	// the host's cores.
+	void set_max_threads(unsigned n) { max_threads_ = n; }
+	unsigned threads() const { return unsigned(threads_.size()); }
 	// Stops every core between instructions (or between GEMM blocks), wakes
 	// the ones blocked in SEMWAIT and joins them. Idempotent.
 	void stop();
@@ -352,12 +368,14 @@ public:
 	std::vector<CoreState> states() const;
 
 private:
-	void body(unsigned k);
+	void body(unsigned t, unsigned stride);
+	void finish(unsigned k, const Core &core, Core::Exit exit);
 	void join();
 
 	std::vector<Instr> program_;
 	uint32_t entry_ = 0;
 	unsigned n_ = 0;
+	unsigned max_threads_ = 0;
 	std::span<uint8_t> window_;
 	Semaphores *sems_ = nullptr;
 	Counters *counters_ = nullptr;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <vector>
 
 namespace aic100 {
@@ -20,6 +21,12 @@ public:
 	static constexpr uint16_t kMax = 0xFFF; // 12-bit values
 
 	enum class Op : uint8_t { Nop = 0, Init = 1, Inc = 2, Dec = 3, WaitEq = 4, WaitGe = 5, WaitGt0 = 6 };
+	// A wait op on one semaphore.
+	struct Cond {
+		unsigned index;
+		Op op;
+		uint16_t value;
+	};
 
 	// Called (outside the lock) after any value changed.
 	void set_on_change(std::function<void()> fn);
@@ -33,6 +40,9 @@ public:
 	// wakes only the waiters it satisfies: the NSPs of a barrier are woken
 	// once, by the last one to arrive, not at every arrival.
 	bool wait(unsigned index, Op op, uint16_t value, const std::function<bool()> &stop);
+	// The same for several conditions: returns when any one holds (true),
+	// or on `stop` (false). False at once for an index out of range.
+	bool wait_any(std::span<const Cond> conds, const std::function<bool()> &stop);
 	uint16_t value(unsigned index) const;
 	void reset();
 	// Wakes every waiter so it can re-check its stop condition.
@@ -46,13 +56,12 @@ public:
 private:
 	// A thread blocked in wait(), on its own stack; listed while it waits.
 	struct Waiter {
-		unsigned index;
-		Op op;
-		uint16_t value;
+		std::span<const Cond> conds;
 		std::condition_variable cv;
 	};
 
 	bool test(unsigned index, Op op, uint16_t value) const; // lock held
+	bool any(std::span<const Cond> conds) const;           // lock held
 	void wake_satisfied(unsigned index);                    // lock held
 	mutable std::mutex mu_;
 	std::vector<Waiter *> waiters_;
