@@ -10,10 +10,11 @@
 //    (exact while K * 127 * 128 < 2^24), conversions not timed;
 //    The GEMMs are timed alike: the best of >= 5 windows of ~20 ms of
 //    thread CPU time, the instructions as a program running them in a loop;
-//  * ResNet-50 at 64x64 (tools/compiler) on 1, 2 and 4 NSPs (the card's
-//    host threads) against the same network with OpenBLAS on as many
-//    threads (dgemm on the int8 values: exact), wall time and the
-//    process's CPU time per inference, every output against the reference;
+//  * ResNet-50 at 64x64 (tools/compiler) on 1, 2 and 4 NSPs (sharing
+//    min(NSPs, host cores) threads, as in the card) against the same
+//    network with OpenBLAS on as many threads (dgemm on the int8 values:
+//    exact), wall time, the process's CPU time and context switches per
+//    inference, every output against the reference;
 //  * the example workloads (matmul_i8, matmul_f32, mlp_f32) computed with
 //    OpenBLAS on one thread: inferences per second of that thread's CPU
 //    time (the card's figure is wall time in the guest; the host is shared,
@@ -509,7 +510,7 @@ std::string network(bool quick, const std::vector<unsigned> &nsp_counts)
 	constexpr uint32_t kResolution = 64;
 	const unsigned host_threads = std::thread::hardware_concurrency();
 	const cc::Network net = cc::resnet50(kResolution);
-	std::printf("\n== %s (%.2f G MACs per inference) on N NSPs (host threads of the card) and with OpenBLAS on N "
+	std::printf("\n== %s (%.2f G MACs per inference) on N NSPs (on the card's host threads) and with OpenBLAS on N "
 		    "threads; this host has %u; inferences/s of wall time, best of several windows; every output "
 		    "compared with the reference\n",
 		    net.name.c_str(), double(net.macs()) / 1e9, host_threads);
@@ -545,6 +546,7 @@ std::string network(bool quick, const std::vector<unsigned> &nsp_counts)
 			fail("the NSP threads did not start");
 			continue;
 		}
+		const unsigned threads = workers.threads();
 		const std::function<bool()> faulted = [&] { return workers.faulted(); };
 		card = best_rate(per_window, budget, done, wrong, [&](unsigned i) {
 			if (!sems.wait(cc::kSemIn, aic100::Semaphores::Op::WaitEq, 0, faulted))
@@ -575,13 +577,14 @@ std::string network(bool quick, const std::vector<unsigned> &nsp_counts)
 		if (wrong)
 			fail(net.name + " with OpenBLAS on " + std::to_string(nsps) + " threads: " + std::to_string(wrong) +
 			     " of " + std::to_string(done) + " outputs differ from the reference");
-		std::printf("%u NSP(s): %7.2f inf/s, %6.1f ms CPU and %5.0f context switches each (%u barriers per "
-			    "inference; %u of %u outputs right)   OpenBLAS, %u thread(s): %7.2f inf/s, %6.1f ms CPU each "
-			    "(%u of %u right)\n",
-			    nsps, card.inf_per_s, card.cpu_ms, card.switches, c->barriers, card_done - card_wrong,
-			    card_done, nsps,
+		std::printf("%u NSP(s) on %u thread(s): %7.2f inf/s, %6.1f ms CPU and %5.0f context switches each (%u "
+			    "barriers per inference; %u of %u outputs right)   OpenBLAS, %u thread(s): %7.2f inf/s, %6.1f "
+			    "ms CPU each (%u of %u right)\n",
+			    nsps, threads, card.inf_per_s, card.cpu_ms, card.switches, c->barriers,
+			    card_done - card_wrong, card_done, nsps,
 			    blas.inf_per_s, blas.cpu_ms, done - wrong, done);
 		rows += std::string(rows.empty() ? "" : ", ") + "{\"nsps\": " + std::to_string(nsps) +
+			", \"nsp_threads\": " + std::to_string(threads) +
 			", \"inf_per_s\": " + num(card.inf_per_s) + ", \"cpu_ms_per_inf\": " + num(card.cpu_ms) +
 			", \"switches_per_inf\": " + num(card.switches) +
 			", \"openblas_threads\": " + std::to_string(nsps) + ", \"openblas_inf_per_s\": " +

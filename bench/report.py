@@ -164,7 +164,8 @@ def network_figures(host):
                         "openblas_threads": r["openblas_threads"], "openblas_inf_per_s": r["openblas_inf_per_s"],
                         "openblas_scaling": ratio(r["openblas_inf_per_s"], blas_one),
                         "ratio_to_openblas": ratio(r["inf_per_s"], r["openblas_inf_per_s"]),
-                        "cpu_ms_per_inf": r.get("cpu_ms_per_inf"),
+                        "cpu_ms_per_inf": r.get("cpu_ms_per_inf"), "nsp_threads": r.get("nsp_threads"),
+                        "switches_per_inf": r.get("switches_per_inf"),
                         "openblas_cpu_ms_per_inf": r.get("openblas_cpu_ms_per_inf"),
                         "barriers": r.get("barriers"), "outputs_ok": r.get("outputs_ok")})
     return {"name": net.get("name"), "macs": net.get("macs"), "host_threads": net.get("host_threads"),
@@ -179,12 +180,14 @@ def network_rows(host):
     out = [f"Network {f['name']} ({fmt(f['macs'] / 1e9 if f['macs'] else None, '', 2)} G MACs) on N NSPs, "
            f"the card's NSPs being host threads ({f['host_threads']} on this host); the baseline is the same "
            "network with OpenBLAS on N threads (dgemm on the int8 values); inferences/s of wall time:\n",
-           "| NSPs | card (interpreter) | × 1 NSP | CPU per inference | OpenBLAS, N threads | × 1 thread | "
-           "card / OpenBLAS | outputs |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| NSPs (threads) | card (interpreter) | × 1 NSP | CPU per inference | context switches per inference | "
+           "OpenBLAS, N threads | × 1 thread | card / OpenBLAS | outputs |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for r in f["runs"]:
-        out.append(f"| {r['nsps']} | {fmt(r['inf_per_s'], ' inf/s', 2)} | {fmt_ratio(r['scaling_to_1_nsp'])} | "
-                   f"{fmt(r['cpu_ms_per_inf'], ' ms')} | "
+        threads = f" ({r['nsp_threads']})" if r.get("nsp_threads") is not None else ""
+        out.append(f"| {r['nsps']}{threads} | {fmt(r['inf_per_s'], ' inf/s', 2)} | "
+                   f"{fmt_ratio(r['scaling_to_1_nsp'])} | {fmt(r['cpu_ms_per_inf'], ' ms')} | "
+                   f"{fmt(r.get('switches_per_inf'), '', 0)} | "
                    f"{fmt(r['openblas_inf_per_s'], ' inf/s', 2)} | {fmt_ratio(r['openblas_scaling'])} | "
                    f"{fmt_ratio(r['ratio_to_openblas'])} | {'right' if r['outputs_ok'] else 'WRONG'} |")
     return "\n".join(out)

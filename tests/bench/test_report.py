@@ -45,10 +45,11 @@ def test_network_table_scales_against_one_nsp_and_openblas(run_dir):
     md = run_report(run_dir)
     assert "Network resnet50-r64 (0.34 G MACs) on N NSPs" in md
     assert "(2 on this host)" in md
-    assert "| 1 | 10.00 inf/s | 1 | 95.0 ms | 4.00 inf/s | 1 | 2.5 | right |" in md
-    assert "| 2 | 18.00 inf/s | 1.8 | 100.0 ms | 7.00 inf/s | 1.75 | 2.57 | right |" in md
-    # A run without the CPU time (an older aic100-host-bench) shows "–".
-    assert "| 4 | 17.00 inf/s | 1.7 | – | 6.00 inf/s | 1.5 | 2.83 | right |" in md
+    assert "| 1 (1) | 10.00 inf/s | 1 | 95.0 ms | 2 | 4.00 inf/s | 1 | 2.5 | right |" in md
+    assert "| 2 (2) | 18.00 inf/s | 1.8 | 100.0 ms | 30 | 7.00 inf/s | 1.75 | 2.57 | right |" in md
+    # A run without the CPU time, switches and threads (an older
+    # aic100-host-bench) shows "–" and no thread count.
+    assert "| 4 | 17.00 inf/s | 1.7 | – | – | 6.00 inf/s | 1.5 | 2.83 | right |" in md
 
 
 def test_one_table_per_configuration_named_by_what_the_guest_saw(run_dir):
