@@ -2,8 +2,8 @@
 // In-guest checks of the data path, reported as KTAP: example workloads run
 // end to end through the driver (BOs, slices, EXECUTE_BO, WAIT_BO) on the
 // card's DMA Bridge and NSPs; pipelining; many processes at once; partial
-// execute; a foreign dma-buf (udmabuf) imported as a BO; and the errnos of
-// the BO and slice ioctls.
+// execute; a foreign dma-buf (udmabuf) imported as a BO; the errnos of the
+// BO and slice ioctls; and where a DBC's interrupt is delivered.
 // Usage: qaic-data-tests [--card N] [--upstream 1] [--inferences N]
 //                        [--networks DIR]
 // --networks: the build's compiled networks (tools/qpc-networks), whose
@@ -11,6 +11,9 @@
 // pairs.
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/dma-buf.h>
 #include <linux/udmabuf.h>
 #include <signal.h>
@@ -30,6 +34,7 @@
 
 #include "datapath.h"
 #include "driver_under_test.h"
+#include "guest_util.h"
 #include "ktap.h"
 #include "nnc_client.h"
 #include "examples.h"
@@ -194,6 +199,59 @@ int import_dmabuf(const qaic::Device &dev, int fd, uint32_t *handle)
 	const int r = dev.ioctl(DRM_IOCTL_PRIME_FD_TO_HANDLE, &p);
 	*handle = p.handle;
 	return r;
+}
+
+// 4 KiB round trips on one DBC, the BOs attached once.
+struct RoundTrip {
+	const qaic::Device &dev;
+	uint32_t dbc;
+	std::optional<qaic::Bo> in, out;
+	bool failed = false; // a round trip of until() failed
+
+	RoundTrip(const qaic::Device &d, const qaic::DataChannel &ch) : dev(d), dbc(ch.dbc())
+	{
+		in = qaic::Bo::create(dev, 4096);
+		out = qaic::Bo::create(dev, 4096);
+		const auto cs = qaic::copy_slices(4096, ch.ddr_base());
+		if (!in || !out || qaic::attach_slices(dev, in->handle(), dbc, qaic::kToDevice, std::span(&cs.in, 1)) ||
+		    qaic::attach_slices(dev, out->handle(), dbc, qaic::kFromDevice, std::span(&cs.out, 1)))
+			in.reset();
+	}
+	bool ok() const { return in.has_value(); }
+	bool once()
+	{
+		const qaic_execute_entry e[2] = {{in->handle(), qaic::kToDevice}, {out->handle(), qaic::kFromDevice}};
+		return !qaic::execute(dev, dbc, e) && !qaic::wait(dev, dbc, out->handle(), 10000);
+	}
+	// Round trips until `done` holds (true) or one fails or `secs` pass.
+	bool until(const std::function<bool()> &done, double secs)
+	{
+		const auto t0 = std::chrono::steady_clock::now();
+		while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < secs) {
+			if (!once()) {
+				failed = true;
+				return false;
+			}
+			if (done())
+				return true;
+		}
+		return false;
+	}
+};
+
+bool pin_to_cpu(unsigned cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+std::string trimmed(std::string v)
+{
+	while (!v.empty() && (v.back() == '\n' || v.back() == ' '))
+		v.pop_back();
+	return v;
 }
 
 void add_tests(ktap::Suite &s, const Options &o)
@@ -460,6 +518,63 @@ void add_tests(ktap::Suite &s, const Options &o)
 			r = dev->ioctl(DRM_IOCTL_GEM_CLOSE, &c);
 			t.expect(!r, "GEM_CLOSE of handle %u: %s", h, qaic::errno_name(r).c_str());
 		}
+	});
+
+	// Our driver steers a DBC's interrupt to the CPU that submits (at most
+	// every 10 ms), unless someone else set its affinity: that stays until
+	// it is set back. Upstream's never moves it; the admin's setting stays
+	// there too.
+	s.add_isolated("irq_affinity", 120, [o](ktap::Case &t) {
+		const auto cards = qaic::find_cards();
+		if (o.card >= cards.size())
+			return t.expect(false, "no card %u", o.card);
+		if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+			return t.skip("one CPU");
+		std::vector<unsigned> irqs;
+		std::error_code ec;
+		for (const auto &d :
+		     std::filesystem::directory_iterator("/sys/bus/pci/devices/" + cards[o.card].bdf + "/msi_irqs", ec))
+			irqs.push_back(unsigned(std::stoul(d.path().filename().string())));
+		if (irqs.size() < 2)
+			return t.skip("one MSI: the DBCs share MHI's vector");
+		auto dev = open_card(t, o.card);
+		if (!dev)
+			return;
+		qaic::DataChannel ch(*dev);
+		if (!open_channel(t, ch))
+			return;
+		RoundTrip rt(*dev, ch);
+		if (!rt.ok())
+			return t.expect(false, "BOs for the round trips");
+		// Vector 0 is MHI's, vector 1 + N DBC N's (consecutive numbers).
+		const unsigned irq = *std::min_element(irqs.begin(), irqs.end()) + 1 + ch.dbc();
+		const std::string list = "/proc/irq/" + std::to_string(irq) + "/smp_affinity_list";
+		const auto on = [&](const std::string &cpus) { return trimmed(qaic::read_attr(list)) == cpus; };
+		const std::string online = trimmed(qaic::read_attr("/sys/devices/system/cpu/online"));
+		if (!o.upstream) {
+			t.expect(pin_to_cpu(1) && rt.until([&] { return on("1"); }, 10),
+				 "submitting from CPU 1: interrupt %u on CPUs %s", irq, qaic::read_attr(list).c_str());
+			t.expect(pin_to_cpu(0) && rt.until([&] { return on("0"); }, 10),
+				 "submitting from CPU 0: interrupt %u on CPUs %s", irq, qaic::read_attr(list).c_str());
+		}
+		// The admin's CPU 1, while this thread submits from CPU 0: a
+		// while of 20 follow intervals at least.
+		t.expect(guest_util::spit(list, "1"), "writing 1 to %s", list.c_str());
+		pin_to_cpu(0);
+		rt.until([] { return false; }, 0.2);
+		t.expect(!rt.failed && on("1"),
+			 "the admin's CPU 1 was not kept: interrupt %u on CPUs %s", irq, qaic::read_attr(list).c_str());
+		if (!o.upstream)
+			t.expect(guest_util::dmesg().find("affinity 1 set elsewhere, kept") != std::string::npos,
+				 "the kernel log does not say the affinity was kept");
+		// Set back to what it was when requested (every online CPU): it
+		// follows again.
+		t.expect(guest_util::spit(list, online), "writing %s to %s", online.c_str(), list.c_str());
+		if (!o.upstream)
+			t.expect(rt.until([&] { return on("0"); }, 10),
+				 "set back to %s: interrupt %u still on CPUs %s", online.c_str(), irq,
+				 qaic::read_attr(list).c_str());
+		t.expect(rt.once(), "a round trip at the end");
 	});
 
 	s.add_isolated("dbc_debugfs", 60, [o](ktap::Case &t) {

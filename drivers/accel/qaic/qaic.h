@@ -121,6 +121,23 @@ struct qaic_dbc_fifo {
 	u32			nelem;
 };
 
+/*
+ * Steering of one DBC interrupt vector to the CPU that submits (see
+ * qaic_dbc_follow()). One per vector: the DBCs of a single MSI share one.
+ */
+struct qaic_irq_follow {
+	/* Taken with mutex_trylock(): one submitter moves it at a time. */
+	struct mutex		lock;
+	int			irq;
+	/* Where it was steered last (-1: never), and when. */
+	int			cpu;
+	unsigned long		moved;
+	/* Someone else's affinity was seen and logged (until it goes). */
+	bool			kept;
+	/* The affinity when the vector was requested. */
+	cpumask_var_t		home;
+};
+
 struct qaic_dbc {
 	struct qaic_device	*qdev;
 	unsigned int		id;
@@ -175,9 +192,8 @@ struct qaic_dbc {
 	u32			rsp_head;
 	/* Serialises draining the response FIFO (interrupts off). */
 	spinlock_t		rsp_lock;
-	/* Where the interrupt was steered last, and when (req_lock). */
-	int			irq_cpu;
-	unsigned long		irq_moved;
+	/* Where the DBC's interrupt is steered (qaic_data.c). */
+	struct qaic_irq_follow	*follow;
 	/* Protects xfer_list, bos and the queue state of the BOs on them. */
 	spinlock_t		xfer_lock;
 	/* BOs submitted to the card and not complete yet, oldest first. */
@@ -351,6 +367,7 @@ struct qaic_device {
 	/* Bumped when the card is reset: older replies must not touch DBCs. */
 	unsigned int		dbc_gen;
 	struct qaic_dbc		dbc[QAIC_NUM_DBC];
+	struct qaic_irq_follow	irq_follow[QAIC_NUM_DBC];
 	/* <bdf> in the driver's own debugfs directory ("qaic"). */
 	struct dentry		*dbc_debugfs;
 	/*

@@ -265,7 +265,6 @@ int qaic_data_init_dbc(struct qaic_device *qdev, struct qaic_dbc *dbc)
 		return ret;
 	spin_lock_init(&dbc->xfer_lock);
 	spin_lock_init(&dbc->rsp_lock);
-	dbc->irq_cpu = -1;
 	INIT_LIST_HEAD(&dbc->xfer_list);
 	INIT_LIST_HEAD(&dbc->bos);
 	INIT_WORK(&dbc->poll_work, qaic_dbc_poll_work);
@@ -909,28 +908,47 @@ static void qaic_unqueue(struct qaic_dbc *dbc, struct list_head *pending)
 }
 
 /*
- * Under @dbc's req_lock: have its interrupt delivered to this CPU, where the
- * submitter will most likely wait for the answer. A waiter woken on
- * another CPU costs an IPI and that CPU's wake-up first: under TCG, with
- * one submitter, that is the difference between 2.5x and 0.9x the rate of
- * QEMU's NVMe, whose queues are per CPU (docs/performance.md). At most
- * every QAIC_IRQ_FOLLOW_MS, so that submitters on several CPUs do not make
- * it bounce; datapath_irq_follows=0 leaves the affinity to the admin.
+ * Have @dbc's interrupt delivered to this CPU, where the submitter will
+ * most likely wait for the answer. A waiter woken on another CPU costs an
+ * IPI and that CPU's wake-up first: under TCG, with one submitter, that is
+ * the difference between 2.5x and 0.9x the rate of QEMU's NVMe, whose
+ * queues are per CPU (docs/performance.md). At most every
+ * QAIC_IRQ_FOLLOW_MS, so that submitters on several CPUs do not make it
+ * bounce.
+ *
+ * The admin decides where it goes, though: while the vector's affinity is
+ * neither what it was when requested nor what was last set here, someone
+ * else (the admin, irqbalance) set it, and it stays; setting it back to
+ * what it was lets it follow again. datapath_irq_follows=0 never moves it.
  */
 static void qaic_dbc_follow(struct qaic_dbc *dbc)
 {
+	struct qaic_irq_follow *f = dbc->follow;
 	int cpu = raw_smp_processor_id();
+	const struct cpumask *now;
 
-	if (!READ_ONCE(datapath_irq_follows) || datapath_polling || dbc->irq <= 0 ||
-	    cpu == dbc->irq_cpu)
+	if (!READ_ONCE(datapath_irq_follows) || datapath_polling || !f || READ_ONCE(f->cpu) == cpu)
 		return;
-	if (dbc->irq_cpu >= 0 &&
-	    time_before(jiffies, dbc->irq_moved + msecs_to_jiffies(QAIC_IRQ_FOLLOW_MS)))
-		return;
-	/* Should it fail, the affinity stays; this CPU does not try again. */
-	irq_set_affinity(dbc->irq, cpumask_of(cpu));
-	dbc->irq_cpu = cpu;
-	dbc->irq_moved = jiffies;
+	if (!mutex_trylock(&f->lock))
+		return; /* another DBC of the vector is moving it */
+	if (time_before(jiffies, f->moved + msecs_to_jiffies(QAIC_IRQ_FOLLOW_MS)))
+		goto out;
+	f->moved = jiffies;
+	now = irq_data_get_affinity_mask(irq_get_irq_data(f->irq));
+	if (!cpumask_equal(now, f->home) &&
+	    (f->cpu < 0 || !cpumask_equal(now, cpumask_of(f->cpu)))) {
+		if (!f->kept)
+			pci_info(dbc->qdev->pdev, "interrupt %d: affinity %*pbl set elsewhere, kept\n",
+				 f->irq, cpumask_pr_args(now));
+		f->kept = true;
+		goto out;
+	}
+	f->kept = false;
+	/* Should it fail, the affinity stays, and so does the next check. */
+	if (!irq_set_affinity(f->irq, cpumask_of(cpu)))
+		WRITE_ONCE(f->cpu, cpu);
+out:
+	mutex_unlock(&f->lock);
 }
 
 /*
@@ -1306,6 +1324,35 @@ static void qaic_dbc_poll_work(struct work_struct *work)
 	srcu_read_unlock(&dbc->srcu, srcu);
 }
 
+static void qaic_irq_follow_free(struct drm_device *drm, void *data)
+{
+	struct qaic_irq_follow *f = data;
+
+	free_cpumask_var(f->home);
+}
+
+/* Records where vector @irq goes now, before anything moves it. */
+static int qaic_irq_follow_init(struct qaic_device *qdev, struct qaic_irq_follow *f, int irq)
+{
+	int ret;
+
+	if (!zalloc_cpumask_var(&f->home, GFP_KERNEL))
+		return -ENOMEM;
+	/* As long as the DBCs that point here: until the DRM device goes. */
+	ret = drmm_add_action_or_reset(&qdev->drm, qaic_irq_follow_free, f);
+	if (ret)
+		return ret;
+	ret = drmm_mutex_init(&qdev->drm, &f->lock);
+	if (ret)
+		return ret;
+	f->irq = irq;
+	f->cpu = -1;
+	f->moved = jiffies - msecs_to_jiffies(QAIC_IRQ_FOLLOW_MS);
+	f->kept = false;
+	cpumask_copy(f->home, irq_data_get_affinity_mask(irq_get_irq_data(irq)));
+	return 0;
+}
+
 int qaic_data_request_irqs(struct qaic_device *qdev)
 {
 	struct pci_dev *pdev = qdev->pdev;
@@ -1324,6 +1371,12 @@ int qaic_data_request_irqs(struct qaic_device *qdev)
 						IRQF_SHARED, "qaic_dbc", dbc);
 		if (ret)
 			return ret;
+		dbc->follow = &qdev->irq_follow[qdev->single_msi ? 0 : i];
+		if (i == 0 || !qdev->single_msi) {
+			ret = qaic_irq_follow_init(qdev, dbc->follow, irq);
+			if (ret)
+				return ret;
+		}
 		if (datapath_polling && !qdev->single_msi)
 			disable_irq_nosync(irq);
 	}
