@@ -6,10 +6,11 @@
 //    card's own time for the same transfers (its DMA Bridge times its
 //    copies; read through the test mailbox's dma-stats). Every payload
 //    makes the round trip and is compared;
-//  * small requests (4 KiB, EXECUTE_BO + WAIT_BO one at a time) on 1 and 4
-//    DBCs vs 4 KiB O_DIRECT reads from QEMU's emulated NVMe on a null
-//    backend in the same guest (the same emulator's request path), in
-//    alternating windows, the best window of each side compared;
+//  * small requests (4 KiB, EXECUTE_BO + WAIT_BO one at a time) from 1, 2
+//    and 4 threads on as many DBCs vs as many threads reading 4 KiB with
+//    O_DIRECT from QEMU's emulated NVMe on a null backend in the same guest
+//    (the same emulator's request path, multi-queue), in alternating
+//    windows, the best window of each side compared;
 //  * NSP matmul (the int8 and fp32 example workloads, pipelined), every
 //    output checked against the host reference;
 //  * getting a crashed workload back: SSR (crash, EPIPE, re-activate the
@@ -19,8 +20,12 @@
 //    baseline resets the card.
 // Usage: aic100-datapath-bench [--nvme /dev/nvme0n1] [--quick] [--json FILE]
 //                              [--only bulk|small|workloads|recovery]
+//                              [--threads N[,N...]] [--card none]
 // --only runs one part (e.g. the 4 KiB requests under a trace,
-// docs/performance.md).
+// docs/performance.md). --threads gives the numbers of submitting threads
+// of the small requests (default 1,2,4; at most 16, the card's DBCs);
+// --nvme none leaves the NVMe's windows out, --card none the card's (to
+// profile one of them alone, bench/profile-requests).
 // --json writes every figure, with the configuration it was measured in
 // (driver, kernel, MSI vectors, IOMMU), to FILE.
 #include <algorithm>
@@ -248,24 +253,10 @@ std::vector<Json> bulk(const qaic::Device &dev, const qaic::Mailbox &mb, bool qu
 	return rows;
 }
 
-// 4 KiB O_DIRECT reads from the NVMe, one at a time, for @secs: how many.
-uint64_t nvme_window(int fd, void *buf, double secs, uint64_t &n)
-{
-	uint64_t done = 0;
-	const auto t = Clock::now();
-	while (since(t) < secs) {
-		if (pread(fd, buf, 4096, static_cast<off_t>((n % 1024) * 4096)) != 4096)
-			return 0;
-		n++;
-		done++;
-	}
-	return done;
-}
-
-// The rate of the best window of each side. The host is shared with other
-// work whose load comes and goes: windows of the NVMe and of the card
-// alternate, so that both meet it alike, and the best window of each is
-// what the emulator does when left alone.
+// The best window of each side and the mean over all of them. The host is
+// shared with other work whose load comes and goes: windows of the NVMe
+// and of the card alternate, so that both meet it alike, and the best
+// window of each is what the emulator does when left alone.
 struct Windows {
 	double best = 0; // req/s
 	uint64_t requests = 0;
@@ -277,37 +268,76 @@ struct Windows {
 		if (s > 0)
 			best = std::max(best, n / s);
 	}
+	double mean() const { return secs > 0 ? requests / secs : 0; }
 };
 
-Json small(const qaic::Device &dev, const qaic::Mailbox &mb, const std::string &nvme_dev, bool quick, bool &ok)
+// @n threads (not pinned: the guest's scheduler places them, for the card
+// and the NVMe alike), each calling one(i) until @secs have passed or a
+// call fails. Adds the requests of all of them to @w and to per[i]; false
+// if a call failed.
+template <typename One> bool window_of(unsigned n, double secs, Windows &w, std::vector<uint64_t> &per, One one)
+{
+	std::vector<uint64_t> got(n);
+	std::atomic<bool> failed = false;
+	std::vector<std::thread> th;
+	const auto t = Clock::now();
+	for (unsigned i = 0; i < n; i++)
+		th.emplace_back([&, i] {
+			while (!failed && since(t) < secs) {
+				if (!one(i)) {
+					failed = true;
+					break;
+				}
+				got[i]++;
+			}
+		});
+	for (auto &x : th)
+		x.join();
+	const double s = since(t);
+	uint64_t all = 0;
+	for (unsigned i = 0; i < n; i++) {
+		per[i] += got[i];
+		all += got[i];
+	}
+	w.add(all, s);
+	return !failed;
+}
+
+// 4 KiB requests, one outstanding per submitting thread: the card with one
+// thread per DBC, against the same number of threads reading 4 KiB with
+// O_DIRECT from QEMU's NVMe (one I/O queue per guest CPU) on null-co in the
+// same guest. With as many submitters as the guest has CPUs and more, the
+// NVMe's aggregate is what this emulator and machine reach with a
+// multi-queue device: the limit the card's aggregate is judged against.
+Json small(const qaic::Device &dev, const qaic::Mailbox &mb, const std::string &nvme_dev,
+	   const std::vector<unsigned> &threads, bool card_on, bool quick, bool &ok)
 {
 	Json out;
 	const unsigned rounds = 8;
 	const double window = (quick ? 1.0 : 4.0) / rounds;
-	std::printf("\n== small requests: 4 KiB, one at a time per DBC (EXECUTE_BO + WAIT_BO), against 4 KiB O_DIRECT "
-		    "reads from QEMU's NVMe on null-co; best of %u interleaved %.0f ms windows each\n",
-		    rounds, window * 1e3);
-	const int fd = ::open(nvme_dev.c_str(), O_RDONLY | O_DIRECT);
-	void *buf = nullptr;
-	if (fd >= 0 && posix_memalign(&buf, 4096, 4096))
-		buf = nullptr;
-	bool nvme_ok = fd >= 0 && buf;
+	const unsigned cpus = std::thread::hardware_concurrency();
+	std::printf("\n== small requests: 4 KiB, one at a time per submitting thread (the card: a DBC per thread, "
+		    "EXECUTE_BO + WAIT_BO), against as many threads reading 4 KiB O_DIRECT from QEMU's NVMe on "
+		    "null-co; threads not pinned, %u guest CPUs; best of %u interleaved %.0f ms windows each\n",
+		    cpus, rounds, window * 1e3);
+	const bool no_nvme = nvme_dev == "none";
+	const int fd = no_nvme ? -1 : ::open(nvme_dev.c_str(), O_RDONLY | O_DIRECT);
+	bool nvme_ok = fd >= 0;
 	if (!nvme_ok)
-		std::printf("baseline: no NVMe at %s\n", nvme_dev.c_str());
-	Windows nvme;
-	uint64_t nvme_n = 0;
-	std::vector<Json> rows;
+		std::printf("baseline: %s\n", no_nvme ? "left out (--nvme none)" : ("no NVMe at " + nvme_dev).c_str());
+	std::vector<Json> rows, nvme_rows;
 	struct Line {
-		std::string text;
-		double per_dbc;
+		unsigned n;
+		double card, card_mean, nvme, nvme_mean;
+		std::string detail;
 		bool same;
 	};
 	std::vector<Line> lines;
-	for (unsigned dbcs : {1u, 4u}) {
+	for (unsigned n : threads) {
 		std::vector<std::unique_ptr<qaic::DataChannel>> chs;
-		std::vector<Xfer> xs(dbcs), back(dbcs);
+		std::vector<Xfer> xs(n), back(n);
 		bool setup = true;
-		for (unsigned i = 0; i < dbcs; i++) {
+		for (unsigned i = 0; card_on && i < n; i++) {
 			chs.push_back(std::make_unique<qaic::DataChannel>(dev));
 			setup = setup && chs.back()->problem().empty() &&
 				xs[i].make(dev, *chs.back(), 4096, qaic::kToDevice) &&
@@ -318,98 +348,99 @@ Json small(const qaic::Device &dev, const qaic::Mailbox &mb, const std::string &
 			}
 		}
 		if (!setup) {
-			std::printf("%u DBCs: setup failed\n", dbcs);
+			std::printf("%u DBCs: setup failed\n", n);
 			ok = false;
 			continue;
 		}
-		std::vector<std::optional<DmaStats>> before(dbcs);
-		for (unsigned i = 0; i < dbcs; i++)
+		// A buffer and a 4 MiB stretch of the disk per NVMe thread.
+		std::vector<void *> bufs(n);
+		for (auto &b : bufs)
+			if (posix_memalign(&b, 4096, 4096))
+				b = nullptr;
+		nvme_ok = nvme_ok && std::all_of(bufs.begin(), bufs.end(), [](void *b) { return b; });
+		std::vector<uint64_t> nvme_next(n);
+		const auto nvme_one = [&](unsigned i) {
+			const off_t at = static_cast<off_t>(((nvme_next[i]++ % 1024) + 1024 * i) * 4096);
+			return pread(fd, bufs[i], 4096, at) == 4096;
+		};
+		const auto card_one = [&](unsigned i) { return xs[i].once(dev, qaic::kToDevice); };
+
+		std::vector<std::optional<DmaStats>> before(n);
+		for (unsigned i = 0; i < n; i++)
 			before[i] = dma_stats(mb, xs[i].dbc);
-		Windows card;
-		std::vector<uint64_t> counts(dbcs);
-		std::atomic<bool> failed = false;
-		for (unsigned r = 0; r < rounds && !failed; r++) {
-			if (nvme_ok) {
-				const auto t = Clock::now();
-				const uint64_t n = nvme_window(fd, buf, window, nvme_n);
-				nvme_ok = n > 0;
-				nvme.add(n, since(t));
-			}
-			std::vector<uint64_t> got(dbcs);
-			std::vector<std::thread> th;
-			const auto t = Clock::now();
-			for (unsigned i = 0; i < dbcs; i++)
-				th.emplace_back([&, i] {
-					while (since(t) < window) {
-						if (!xs[i].once(dev, qaic::kToDevice)) {
-							failed = true;
-							break;
-						}
-						got[i]++;
-					}
-				});
-			for (auto &x : th)
-				x.join();
-			const double secs = since(t);
-			uint64_t all = 0;
-			for (unsigned i = 0; i < dbcs; i++) {
-				counts[i] += got[i];
-				all += got[i];
-			}
-			card.add(all, secs);
+		Windows card, nvme;
+		std::vector<uint64_t> counts(n), nvme_counts(n);
+		bool card_ok = true;
+		for (unsigned r = 0; r < rounds && card_ok; r++) {
+			if (nvme_ok)
+				nvme_ok = window_of(n, window, nvme, nvme_counts, nvme_one);
+			if (card_on)
+				card_ok = window_of(n, window, card, counts, card_one);
 		}
+		for (auto b : bufs)
+			free(b);
+		if (!nvme_ok && fd >= 0)
+			std::printf("baseline: the NVMe's reads failed\n");
+
 		double dev_us = 0, bell_us = 0, submit_us = 0;
 		unsigned dev_n = 0;
-		bool same = !failed;
-		for (unsigned i = 0; i < dbcs; i++) {
+		bool same = card_ok;
+		for (unsigned i = 0; card_on && i < n; i++) {
 			const DeviceSide d = device_side(before[i], dma_stats(mb, xs[i].dbc), true);
 			if (d.ok) {
 				dev_us += d.request_us;
 				bell_us += d.doorbell_us;
 				dev_n++;
 			}
-			submit_us += counts[i] ? xs[i].submit_s * 1e6 / counts[i] / dbcs : 0;
+			submit_us += counts[i] ? xs[i].submit_s * 1e6 / counts[i] / n : 0;
 			same = same && counts[i] && back[i].once(dev, qaic::kFromDevice) &&
 			       !std::memcmp(back[i].bo->data(), xs[i].bo->data(), 4096);
 		}
 		ok = ok && same;
-		const double rate = card.best, lat = rate > 0 ? dbcs / rate * 1e6 : 0;
-		const double mean = card.secs > 0 ? card.requests / card.secs : 0;
-		char line[512];
-		int at = std::snprintf(line, sizeof(line),
-				       "%u DBC%s: %.0f req/s total, %.0f req/s and %.1f us per DBC (mean of all windows %.0f "
-				       "req/s) (EXECUTE_BO %.1f us",
-				       dbcs, dbcs > 1 ? "s" : "", rate, rate / dbcs, lat, mean, submit_us);
+		const double rate = card.best, lat = rate > 0 ? n / rate * 1e6 : 0;
+		char detail[256];
+		int at = std::snprintf(detail, sizeof(detail), "%.1f us each per DBC; EXECUTE_BO %.1f us", lat,
+				       submit_us);
 		if (dev_n)
-			at += std::snprintf(line + at, sizeof(line) - at, ", doorbell to fetch %.1f us, on the card %.1f us",
-					    bell_us / dev_n, dev_us / dev_n);
-		lines.push_back({line, rate / dbcs, same});
+			std::snprintf(detail + at, sizeof(detail) - at, ", doorbell to fetch %.1f us, on the card %.1f us",
+				      bell_us / dev_n, dev_us / dev_n);
+		const double nv = nvme_ok ? nvme.best : 0;
+		lines.push_back({n, rate, card.mean(), nv, nvme_ok ? nvme.mean() : 0, detail, same});
 		Json r;
-		r.num("dbcs", dbcs).num("req_per_s", rate).num("req_per_s_per_dbc", rate / dbcs).num("us", lat);
-		r.num("mean_req_per_s", mean).num("submit_us", submit_us);
+		r.num("dbcs", n).num("req_per_s", rate).num("req_per_s_per_dbc", rate / n).num("us", lat);
+		r.num("mean_req_per_s", card.mean()).num("submit_us", submit_us);
 		if (dev_n)
 			r.num("device_us", dev_us / dev_n).num("doorbell_us", bell_us / dev_n);
+		if (nv > 0)
+			r.num("nvme_threads", n).num("nvme_req_per_s", nv);
 		r.flag("payload_ok", same);
-		rows.push_back(r);
+		if (card_on)
+			rows.push_back(r);
+		if (nv > 0) {
+			Json j;
+			j.num("threads", n).num("req_per_s", nv).num("us", n / nv * 1e6).num("mean_req_per_s", nvme.mean());
+			nvme_rows.push_back(j);
+		}
 	}
-	if (nvme.best > 0)
-		std::printf("baseline: emulated NVMe, null backend, 4 KiB O_DIRECT reads: %.0f req/s, %.1f us (mean of all "
-			    "windows %.0f req/s)\n",
-			    nvme.best, 1e6 / nvme.best, nvme.requests / nvme.secs);
-	// The ratios against the NVMe's best window of the whole run.
+	// Scaling: each side against its own single submitter, and the card
+	// against the NVMe with as many submitters.
+	const double card1 = lines.empty() || lines[0].n != 1 ? 0 : lines[0].card;
+	const double nvme1 = lines.empty() || lines[0].n != 1 ? 0 : lines[0].nvme;
+	std::printf("%10s %12s %8s %12s %8s %10s  %s\n", "submitters", "card req/s", "x 1 DBC", "NVMe req/s",
+		    "x 1 thr", "card/NVMe", "(best windows; the card's details)");
 	for (const auto &l : lines) {
-		std::printf("%s)", l.text.c_str());
-		if (nvme.best > 0)
-			std::printf("; ratio to NVMe: rate %.3f, latency %.3f", l.per_dbc / nvme.best, nvme.best / l.per_dbc);
-		std::printf("; payload %s\n", l.same ? "same" : "DIFFERS");
+		std::printf("%10u %12.0f %8.2f %12.0f %8.2f %10.3f  %s; mean of all windows: card %.0f, NVMe %.0f "
+			    "req/s; payload %s\n",
+			    l.n, l.card, card1 > 0 ? l.card / card1 : 0, l.nvme, nvme1 > 0 ? l.nvme / nvme1 : 0,
+			    l.nvme > 0 ? l.card / l.nvme : 0, l.detail.c_str(), l.card_mean, l.nvme_mean,
+			    l.same ? "same" : "DIFFERS");
 	}
-	if (nvme.best > 0) {
-		out.num("nvme_req_per_s", nvme.best).num("nvme_us", 1e6 / nvme.best);
-		out.num("nvme_mean_req_per_s", nvme.requests / nvme.secs);
-	}
-	out.num("windows", rounds).num("window_s", window);
+	// The single-thread NVMe figure, as earlier runs had it.
+	if (nvme1 > 0)
+		out.num("nvme_req_per_s", nvme1).num("nvme_us", 1e6 / nvme1).num("nvme_mean_req_per_s", lines[0].nvme_mean);
+	out.num("windows", rounds).num("window_s", window).num("guest_cpus", cpus).flag("threads_pinned", false);
+	out.list("nvme", nvme_rows);
 	out.list("card", rows);
-	free(buf);
 	if (fd >= 0)
 		::close(fd);
 	return out;
@@ -565,7 +596,8 @@ Json configuration(const qaic::Card &card)
 int main(int argc, char **argv)
 {
 	std::string nvme = "/dev/nvme0n1", json_path;
-	bool quick = false;
+	std::vector<unsigned> threads = {1, 2, 4};
+	bool quick = false, card_on = true;
 	std::string only;
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
@@ -575,13 +607,33 @@ int main(int argc, char **argv)
 			json_path = argv[++i];
 		} else if (a == "--quick") {
 			quick = true;
+		} else if (a == "--card" && i + 1 < argc && !std::strcmp(argv[i + 1], "none")) {
+			card_on = false;
+			i++;
+		} else if (a == "--threads" && i + 1 < argc) {
+			threads.clear();
+			const std::string list = argv[++i];
+			for (size_t at = 0; at <= list.size();) {
+				const size_t end = std::min(list.find(',', at), list.size());
+				const std::string item = list.substr(at, end - at);
+				const unsigned long n = std::strtoul(item.c_str(), nullptr, 10);
+				if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || n < 1 ||
+				    n > 16) {
+					std::fprintf(stderr, "--threads %s: give counts from 1 to 16, comma-separated\n",
+						     list.c_str());
+					return 2;
+				}
+				threads.push_back(static_cast<unsigned>(n));
+				at = end + 1;
+			}
 		} else if (a == "--only" && i + 1 < argc &&
 			   (!std::strcmp(argv[i + 1], "bulk") || !std::strcmp(argv[i + 1], "small") ||
 			    !std::strcmp(argv[i + 1], "workloads") || !std::strcmp(argv[i + 1], "recovery"))) {
 			only = argv[++i];
 		} else {
 			std::fprintf(stderr, "usage: aic100-datapath-bench [--nvme DEV] [--quick] [--json FILE] "
-					     "[--only bulk|small|workloads|recovery]\n");
+					     "[--only bulk|small|workloads|recovery] [--threads N[,N...]] "
+					     "[--card none]\n");
 			return 2;
 		}
 	}
@@ -605,7 +657,7 @@ int main(int argc, char **argv)
 		if (part("bulk"))
 			all.list("bulk", bulk(*dev, mb, quick, ok));
 		if (part("small"))
-			all.obj("small", small(*dev, mb, nvme, quick, ok));
+			all.obj("small", small(*dev, mb, nvme, threads, card_on, quick, ok));
 	}
 	if (part("workloads"))
 		all.list("workloads", matmul(*dev, quick, ok));

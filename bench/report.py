@@ -70,11 +70,15 @@ def guest_rows(g, host):
             rows.append((f"… the card's own copy ({fmt(b.get(f'{d}_device_us'), ' µs')} per DMA request on the card)",
                          fmt(dev, " MB/s"), f"host memcpy {fmt(mc, ' MB/s')}", fmt_ratio(ratio(dev, mc))))
     small = g.get("small", {})
-    nvme = small.get("nvme_req_per_s")
     for r in small.get("card", []):
         n = r["dbcs"]
-        rate = r["req_per_s_per_dbc"]
-        label = "1 DBC, one at a time" if n == 1 else f"{n} DBCs in parallel (per DBC; {r['req_per_s']:.0f} in all)"
+        rate = r["req_per_s"]
+        # The baseline: the NVMe with as many submitting threads (a run
+        # from before that had only one thread of it: that one).
+        nvme = r.get("nvme_req_per_s", small.get("nvme_req_per_s") if n == 1 else None)
+        nvme_us = n / nvme * 1e6 if nvme else None
+        label = ("1 DBC, one at a time" if n == 1 else
+                 f"{n} DBCs in parallel, a thread each (in all; {r['req_per_s_per_dbc']:.0f} per DBC)")
         parts = [r.get("submit_us"), r.get("doorbell_us"), r.get("device_us")]
         # The rate is the best window's (bench/datapath_bench.cc); the
         # times per request are averages over every window, so they add
@@ -84,16 +88,18 @@ def guest_rows(g, host):
         mean = r.get("mean_req_per_s")
         mean_us = n / mean * 1e6 if mean else r["us"]
         rest = mean_us - parts[0] if parts[0] is not None else None
-        rows.append((f"4 KiB requests, {label}; best window, {fmt(r['us'], ' µs')} each. Over all windows "
+        rows.append((f"4 KiB requests, {label}; best window, {fmt(r['us'], ' µs')} each per DBC. Over all windows "
                      f"{fmt(mean_us, ' µs')} each: EXECUTE_BO {fmt(parts[0], ' µs')}, then WAIT_BO and the loop "
                      f"{fmt(rest, ' µs')}; on the card's clock, doorbell to fetch {fmt(parts[1], ' µs')} and "
                      f"{fmt(parts[2], ' µs')} of work",
-                     f"{rate:.0f} req/s", f"NVMe (null-co) {fmt(nvme, ' req/s', 0)}, {fmt(small.get('nvme_us'), ' µs')}",
+                     f"{rate:.0f} req/s",
+                     f"NVMe (null-co), {n} thread{'s' if n > 1 else ''}, {fmt(nvme, ' req/s', 0)}, "
+                     f"{fmt(nvme_us, ' µs')} each per thread",
                      fmt_ratio(ratio(rate, nvme))))
-        figures.append({"what": "4 KiB requests", "dbcs": n, "req_per_s_per_dbc": rate,
-                        "req_per_s": r["req_per_s"], "us": r["us"], "device_us": r.get("device_us"),
+        figures.append({"what": "4 KiB requests", "dbcs": n, "req_per_s_per_dbc": r["req_per_s_per_dbc"],
+                        "req_per_s": rate, "us": r["us"], "device_us": r.get("device_us"),
                         "submit_us": r.get("submit_us"), "doorbell_us": r.get("doorbell_us"),
-                        "after_execute_us": rest,
+                        "after_execute_us": rest, "nvme_threads": n if nvme else None,
                         "nvme_req_per_s": nvme, "ratio_to_nvme": ratio(rate, nvme),
                         "payload_ok": r.get("payload_ok")})
     blas = {e["name"]: e["openblas_inf_per_s"] for e in host.get("examples", [])}
@@ -135,8 +141,10 @@ def side_by_side(guests, host):
                 fmt(b.get("to_card_device_copy_MBps")), ratio(b.get("to_card_device_copy_MBps"), mc))
         small = g.get("small", {})
         for r in small.get("card", []):
-            put(f"4 KiB requests, {r['dbcs']} DBC(s), req/s per DBC (× NVMe null-co)", name,
-                f"{r['req_per_s_per_dbc']:.0f}", ratio(r["req_per_s_per_dbc"], small.get("nvme_req_per_s")))
+            n = r["dbcs"]
+            nvme = r.get("nvme_req_per_s", small.get("nvme_req_per_s") if n == 1 else None)
+            put(f"4 KiB requests, {n} DBC(s) from {n} thread(s), req/s in all (× NVMe null-co, {n} thread(s))",
+                name, f"{r['req_per_s']:.0f}", ratio(r["req_per_s"], nvme))
         for w in g.get("workloads", []):
             put(f"{w['name']}, inf/s (× OpenBLAS, 1 thread)", name, fmt(w["inf_per_s"]),
                 ratio(w["inf_per_s"], blas.get(w["name"])))
@@ -147,6 +155,37 @@ def side_by_side(guests, host):
     out = ["| figure | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
     for row, byname in cells.items():
         out.append(f"| {row} | " + " | ".join(byname.get(n, "–") for n in names) + " |")
+    return "\n".join(out)
+
+
+def scaling_figures(g):
+    """4 KiB requests from 1, 2, 4 submitters: the card (a DBC each) and the
+    NVMe (a thread each), each against its own single submitter, and the
+    card against the NVMe with as many. None without such figures."""
+    small = g.get("small", {})
+    card = {r["dbcs"]: r["req_per_s"] for r in small.get("card", [])}
+    nvme = {r["threads"]: r["req_per_s"] for r in small.get("nvme", [])}
+    if not nvme or 1 not in card:
+        return None
+    runs = []
+    for n in sorted(set(card) | set(nvme)):
+        c, v = card.get(n), nvme.get(n)
+        runs.append({"submitters": n, "card_req_per_s": c, "card_scaling": ratio(c, card.get(1)),
+                     "nvme_req_per_s": v, "nvme_scaling": ratio(v, nvme.get(1)), "card_to_nvme": ratio(c, v)})
+    return {"guest_cpus": small.get("guest_cpus"), "threads_pinned": small.get("threads_pinned"), "runs": runs}
+
+
+def scaling_rows(f):
+    cpus = f.get("guest_cpus")
+    pinned = "pinned" if f.get("threads_pinned") else "not pinned"
+    out = [f"4 KiB requests from N submitting threads ({pinned}; {cpus or '?'} guest CPUs), one request "
+           "outstanding each: the card with a DBC per thread, QEMU's NVMe (null-co, a queue per CPU) with as "
+           "many threads; best windows, requests/s in all:\n",
+           "| threads | card | × 1 DBC | NVMe | × 1 thread | card / NVMe |", "|---|---|---|---|---|---|"]
+    for r in f["runs"]:
+        out.append(f"| {r['submitters']} | {fmt(r['card_req_per_s'], ' req/s', 0)} | {fmt_ratio(r['card_scaling'])} | "
+                   f"{fmt(r['nvme_req_per_s'], ' req/s', 0)} | {fmt_ratio(r['nvme_scaling'])} | "
+                   f"{fmt_ratio(r['card_to_nvme'])} |")
     return "\n".join(out)
 
 
@@ -297,8 +336,12 @@ def main():
         print(f"**{name}**: {config_name(gj.get('configuration', {}))}\n")
         print(table(rows))
         print()
+        scaling = scaling_figures(gj)
+        if scaling:
+            print(scaling_rows(scaling))
+            print()
         report["configurations"][name] = {"configuration": gj.get("configuration"), "figures": figures,
-                                          "outputs_ok": gj.get("outputs_ok")}
+                                          "scaling": scaling, "outputs_ok": gj.get("outputs_ok")}
         ok = ok and gj.get("outputs_ok", False)
     report["outputs_ok"] = ok
     print(f"Every output and payload checked: {'all right' if ok else 'SOME WRONG (see the logs)'}.")

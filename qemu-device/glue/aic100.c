@@ -56,6 +56,20 @@ struct Aic100State {
     QemuEvent worker_event; /* set: work is queued, or the worker must end */
     bool worker_running;
     bool worker_stop;
+    /*
+     * With dbc-lockless=on, vCPUs access BAR2 without the BQL (the DMA
+     * Bridge locks for itself): the BQL no longer keeps those accesses
+     * from overlapping the core's end, so they are counted, and the core
+     * is freed once none is left.
+     */
+    unsigned bar2_users;
+    bool bar2_closed;
+    /*
+     * The card's name in the QOM tree, for messages: looked up once, since
+     * a BAR2 access without the BQL may report a guest error and the QOM
+     * tree is the BQL's.
+     */
+    const char *name;
 
     /* properties */
     uint16_t device_id;
@@ -65,6 +79,7 @@ struct Aic100State {
     uint32_t serial;
     char *boot;
     bool worker_thread;
+    bool dbc_lockless;
     bool crc;
     bool test_mailbox;
     int64_t soc_temp, board_temp, ddr_temp, board_power;
@@ -123,9 +138,14 @@ static uint64_t aic100_now_ns(void *opaque)
     return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 }
 
+static const char *aic100_name(Aic100State *s)
+{
+    return s->name ? s->name : object_get_canonical_path_component(OBJECT(s));
+}
+
 static void aic100_guest_error(void *opaque, const char *msg)
 {
-    const char *card = object_get_canonical_path_component(OBJECT(opaque));
+    const char *card = aic100_name(opaque);
 
     trace_aic100_guest_error(card, msg);
     qemu_log_mask(LOG_GUEST_ERROR, "%s: %s\n", card, msg);
@@ -155,7 +175,7 @@ static void aic100_arm_timer(void *opaque, uint64_t deadline_ns)
 
 static void aic100_trace_note(void *opaque, const char *msg)
 {
-    trace_aic100_core(object_get_canonical_path_component(OBJECT(opaque)), msg);
+    trace_aic100_core(aic100_name(opaque), msg);
 }
 
 static void aic100_work(void *opaque)
@@ -277,8 +297,48 @@ static void aic100_bar_write(Aic100State *s, unsigned bar, hwaddr addr,
     }
 
 AIC100_BAR_OPS(0)
-AIC100_BAR_OPS(2)
 AIC100_BAR_OPS(4)
+
+/* BAR2 may be accessed without the BQL (dbc-lockless): see bar2_users. */
+static uint64_t aic100_bar2_read(void *opaque, hwaddr addr, unsigned size)
+{
+    Aic100State *s = opaque;
+    uint64_t val = 0;
+
+    qatomic_inc(&s->bar2_users);
+    if (!qatomic_read(&s->bar2_closed)) {
+        val = aic100_bar_read(s, 2, addr, size);
+    }
+    qatomic_dec(&s->bar2_users);
+    return val;
+}
+
+static void aic100_bar2_write(void *opaque, hwaddr addr, uint64_t val,
+                              unsigned size)
+{
+    Aic100State *s = opaque;
+
+    qatomic_inc(&s->bar2_users);
+    if (!qatomic_read(&s->bar2_closed)) {
+        aic100_bar_write(s, 2, addr, val, size);
+    }
+    qatomic_dec(&s->bar2_users);
+}
+
+/*
+ * No BAR2 access is in flight or can start: the core may go. Under the
+ * BQL the only such accesses are vCPUs' without it, which take nothing
+ * but the DMA Bridge's own lock, and no one holds that for long without
+ * the BQL: they end.
+ */
+static void aic100_close_bar2(Aic100State *s)
+{
+    qatomic_set(&s->bar2_closed, true);
+    smp_mb();
+    while (qatomic_read(&s->bar2_users)) {
+        sched_yield();
+    }
+}
 
 /* BAR0 is 32-bit registers plus the 64-bit QTIMER read. */
 static const MemoryRegionOps aic100_bar0_ops = {
@@ -309,6 +369,7 @@ static const MemoryRegionOps aic100_bar4_ops = {
 
 static void aic100_free_core(Aic100State *s)
 {
+    aic100_close_bar2(s);
     /*
      * The core first: freeing it stops the NSP threads, which schedule the
      * bottom half or wake the worker (kick) until they end.
@@ -390,6 +451,7 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
         g_autofree char *path = object_get_canonical_path(OBJECT(s));
         cfg.serial_number = 0xA1000000u | (g_str_hash(path) & 0x00FFFFFFu);
     }
+    s->name = object_get_canonical_path_component(OBJECT(s));
     s->work_bh = qemu_bh_new_guarded(aic100_work, s,
                                      &DEVICE(s)->mem_reentrancy_guard);
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, aic100_timer_expired, s);
@@ -413,6 +475,15 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
                           "aic100-mhi", 4 * KiB);
     memory_region_init_io(&s->bar2, OBJECT(s), &aic100_bar2_ops, s,
                           "aic100-dma-bridge", 2 * MiB);
+    /*
+     * A doorbell (REQTP) or a response pointer (RSPTP, RSPHP) then waits
+     * for the DMA Bridge alone, not for whoever holds the BQL. The card
+     * refuses its own DMA into BAR2 itself (the re-entrancy guard is off
+     * for a lockless region).
+     */
+    if (s->dbc_lockless) {
+        memory_region_enable_lockless_io(&s->bar2);
+    }
     memory_region_init_io(&s->bar4, OBJECT(s), &aic100_bar4_ops, s,
                           "aic100-bar4", s->bar4_size);
     pci_register_bar(pdev, 0, bar_type, &s->bar0);
@@ -468,6 +539,8 @@ static const Property aic100_props[] = {
     DEFINE_PROP_STRING("boot", Aic100State, boot),
     /* The card's work on a thread of its own (else in QEMU's main loop). */
     DEFINE_PROP_BOOL("worker-thread", Aic100State, worker_thread, true),
+    /* vCPUs access the DMA Bridge's registers without the BQL. */
+    DEFINE_PROP_BOOL("dbc-lockless", Aic100State, dbc_lockless, true),
     /* The QSM asks the host to protect NNC messages with CRC-32. */
     DEFINE_PROP_BOOL("crc", Aic100State, crc, false),
     /* A fault-injection mailbox in BAR4 for guest-side tests. */

@@ -62,12 +62,36 @@ def test_one_table_per_configuration_named_by_what_the_guest_saw(run_dir):
             "host memcpy 20000.0 MB/s | 0.5 |") in md
     assert "| 4 KiB requests, 1 DBC, one at a time; " in md
     assert "EXECUTE_BO 60.0 µs" in md
-    assert "| 5000 req/s | NVMe (null-co) 20000 req/s, 50.0 µs | 0.25 |" in md
+    assert "| 5000 req/s | NVMe (null-co), 1 thread, 20000 req/s, 50.0 µs each per thread | 0.25 |" in md
+    # Several DBCs: the aggregate against the NVMe with as many threads.
+    assert "| 4 KiB requests, 4 DBCs in parallel, a thread each (in all; 2000 per DBC); " in md
+    assert "| 8000 req/s | NVMe (null-co), 4 threads, 32000 req/s, 125.0 µs each per thread | 0.25 |" in md
     assert "| crashed workload back to a correct inference | SSR 10.0 ms | card reset + reload 140.0 ms | 14 (reset / SSR) |" in md
     # Side by side: a column per configuration, "–" where one has no figure.
     assert "| figure | ours-iommu | ours-noiommu |" in md
-    assert "| 4 KiB requests, 4 DBC(s), req/s per DBC (× NVMe null-co) | 2000 (0.1) | – |" in md
+    assert ("| 4 KiB requests, 4 DBC(s) from 4 thread(s), req/s in all (× NVMe null-co, 4 thread(s)) | "
+            "8000 (0.25) | – |") in md
+    # A run from before the NVMe had several threads: one DBC against its one thread.
+    assert ("| 4 KiB requests, 1 DBC(s) from 1 thread(s), req/s in all (× NVMe null-co, 1 thread(s)) | "
+            "5000 (0.25) | 6400 (0.4) |") in md
     assert "| matmul_f32, inf/s (× OpenBLAS, 1 thread) | 500.0 (0.002) | – |" in md
+
+
+def test_scaling_table_sets_the_cards_aggregate_against_the_nvmes_with_as_many_threads(run_dir):
+    md = run_report(run_dir)
+    assert "4 KiB requests from N submitting threads (not pinned; 2 guest CPUs)" in md
+    assert "| threads | card | × 1 DBC | NVMe | × 1 thread | card / NVMe |" in md
+    assert "| 1 | 5000 req/s | 1 | 20000 req/s | 1 | 0.25 |" in md
+    assert "| 2 | 9000 req/s | 1.8 | 30000 req/s | 1.5 | 0.3 |" in md
+    assert "| 4 | 8000 req/s | 1.6 | 32000 req/s | 1.6 | 0.25 |" in md
+    # The older run has no NVMe threads: no such table for it.
+    assert md.count("4 KiB requests from N submitting threads") == 1
+    report = json.loads((run_dir / "bench.json").read_text())
+    scaling = report["configurations"]["ours-iommu"]["scaling"]
+    assert scaling["guest_cpus"] == 2 and scaling["threads_pinned"] is False
+    assert [(r["submitters"], r["card_scaling"], r["nvme_scaling"]) for r in scaling["runs"]] == [
+        (1, 1, 1), (2, pytest.approx(1.8), pytest.approx(1.5)), (4, pytest.approx(1.6), pytest.approx(1.6))]
+    assert report["configurations"]["ours-noiommu"]["scaling"] is None
 
 
 def test_a_wrong_output_anywhere_is_reported(run_dir):
@@ -96,7 +120,8 @@ def test_bench_json_has_every_figure_with_its_ratio(run_dir):
     assert bulk["ratio_to_memcpy"] == pytest.approx(0.1)
     assert bulk["device_ratio_to_memcpy"] == pytest.approx(0.5)
     small = [f for f in figs if f["what"] == "4 KiB requests"]
-    assert [(f["dbcs"], f["ratio_to_nvme"]) for f in small] == [(1, pytest.approx(0.25)), (4, pytest.approx(0.1))]
+    assert [(f["dbcs"], f["ratio_to_nvme"]) for f in small] == [(1, pytest.approx(0.25)), (2, pytest.approx(0.3)),
+                                                                 (4, pytest.approx(0.25))]
     assert (small[0]["submit_us"], small[0]["doorbell_us"], small[0]["device_us"]) == (60, 20, 1)
     wl = [f for f in figs if f["what"] == "example workload"]
     assert [(f["name"], f["ratio_to_openblas"]) for f in wl] == [("matmul_i8", pytest.approx(0.2)),

@@ -6,6 +6,15 @@
 
 namespace aic100 {
 
+namespace {
+
+// The device whose process() runs on this thread. A register write made on
+// that thread meanwhile is the card's own DMA reaching its BARs. Kept per
+// thread: vCPUs write BAR2 while the card works on another thread.
+thread_local const Device *t_processing = nullptr;
+
+} // namespace
+
 std::string DeviceConfig::validate() const
 {
 	char buf[128];
@@ -103,9 +112,18 @@ void Device::process()
 		return;
 	struct Busy {
 		bool &b;
-		explicit Busy(bool &flag) : b(flag) { b = true; }
-		~Busy() { b = false; }
-	} busy(processing_);
+		const Device *outer;
+		Busy(bool &flag, const Device *dev) : b(flag), outer(t_processing)
+		{
+			b = true;
+			t_processing = dev;
+		}
+		~Busy()
+		{
+			b = false;
+			t_processing = outer;
+		}
+	} busy(processing_, this);
 	mhi_.process();
 	halt_on_sys_err();
 	dbr_.process();
@@ -144,7 +162,7 @@ uint64_t Device::bar_read(unsigned bar, uint64_t offset, unsigned size)
 
 void Device::bar_write(unsigned bar, uint64_t offset, uint64_t value, unsigned size)
 {
-	if (processing_) {
+	if (t_processing == this) {
 		char m[96];
 		std::snprintf(m, sizeof(m), "BAR%u: write at 0x%llx by the card's own DMA refused", bar,
 			      static_cast<unsigned long long>(offset));

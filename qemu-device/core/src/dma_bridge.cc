@@ -110,6 +110,7 @@ DmaBridge::DmaBridge(HostInterface &host, Ddr &ddr) : host_(host), ddr_(ddr)
 
 void DmaBridge::reset()
 {
+	const std::lock_guard<std::recursive_mutex> hold(mu_);
 	dbc_.fill(DbcRegs{});
 	active_.fill(false);
 	queues_.fill(Queues{});
@@ -125,6 +126,7 @@ void DmaBridge::reset()
 
 void DmaBridge::activate(unsigned i, const Queues &q)
 {
+	const std::lock_guard<std::recursive_mutex> hold(mu_);
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = q;
 	stats_.at(i) = Stats{};
@@ -138,6 +140,7 @@ void DmaBridge::activate(unsigned i, const Queues &q)
 
 void DmaBridge::deactivate(unsigned i)
 {
+	const std::lock_guard<std::recursive_mutex> hold(mu_);
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = Queues{};
 	window_.at(i) = Window{};
@@ -189,6 +192,7 @@ void DmaBridge::raise(unsigned i)
 
 void DmaBridge::process()
 {
+	const std::lock_guard<std::recursive_mutex> hold(mu_);
 	uint64_t budget = kBudget;
 	uint32_t again = 0;
 	const uint32_t work = pending_.exchange(0);
@@ -540,6 +544,7 @@ uint64_t DmaBridge::read(uint32_t offset, unsigned size)
 	uint32_t reg;
 	if (size != 4 || !decode(offset, i, reg))
 		return 0; // reserved space reads as zero
+	const std::lock_guard<std::recursive_mutex> hold(mu_);
 	const DbcRegs &d = dbc_[i];
 	switch (reg) {
 	case DBC_REQHP:
@@ -564,6 +569,7 @@ void DmaBridge::write(uint32_t offset, uint64_t value, unsigned size)
 		host_.guest_error(msg);
 		return;
 	}
+	const std::lock_guard<std::recursive_mutex> hold(mu_);
 	DbcRegs &d = dbc_[i];
 	switch (reg) {
 	case DBC_REQTP:

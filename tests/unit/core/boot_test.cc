@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "aic100/device.h"
 #include "aic100/firmware.h"
@@ -1127,6 +1128,27 @@ TEST_F(BootTest, RegisterWritesByTheCardsOwnDmaAreRefused)
 	ASSERT_TRUE(mhi->start(10, 128));
 	ASSERT_TRUE(mhi->start(11, 128));
 	expect_status_reply(nnc_status(1), 1);
+}
+
+TEST_F(BootTest, ARegisterWriteFromAnotherThreadWhileTheCardWorksIsTheHosts)
+{
+	// vCPUs write the DMA Bridge's registers without the BQL: while the
+	// card works on one thread, a write from another is the host's, not
+	// the card's own DMA.
+	make(true);
+	bool wrote = false;
+	host.on_dma = [&] {
+		if (wrote)
+			return;
+		wrote = true;
+		std::thread vcpu([&] { dev->bar_write(2, regs::kDbcBase + regs::DBC_REQTP, 5, 4); });
+		vcpu.join();
+	};
+	mhi->ready_handshake();
+	host.on_dma = nullptr;
+	EXPECT_TRUE(wrote);
+	EXPECT_FALSE(has_error(host, "own DMA refused"));
+	EXPECT_EQ(dev->bar_read(2, regs::kDbcBase + regs::DBC_REQTP, 4), 5u);
 }
 
 TEST_F(BootTest, AChainOfMoreTresThanAllowedStopsTheChannel)

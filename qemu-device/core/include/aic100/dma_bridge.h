@@ -4,12 +4,19 @@
 // request FIFO (host memory), moves data between host memory and the card's
 // DDR, runs the request's semaphore commands, rings device doorbells and
 // writes 4-byte response elements (docs/dma-bridge.md).
+//
+// Its registers may be accessed from several threads at once (QEMU's vCPUs
+// reach BAR2 without the BQL): read(), write() and everything else that
+// touches a DBC's registers, FIFOs or requests run under the bridge's own
+// lock. Only the semaphores' change notifications (NSP threads) come in
+// without it, as a bit in the pending set and a kick.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 
 #include "aic100/ddr.h"
 #include "aic100/host.h"
@@ -32,7 +39,12 @@ public:
 		uint32_t rsp_head = 0; // host-owned
 		uint32_t rsp_tail = 0; // device-owned
 	};
-	const DbcRegs &dbc(unsigned i) const { return dbc_.at(i); }
+	// A copy: the host may move its pointers meanwhile.
+	DbcRegs dbc(unsigned i) const
+	{
+		const std::lock_guard<std::recursive_mutex> hold(mu_);
+		return dbc_.at(i);
+	}
 
 	// The QSM hands a DBC to an activation with the FIFOs the host donated
 	// (N request elements of 64 bytes, N response elements of 4 bytes); the
@@ -144,6 +156,12 @@ private:
 
 	HostInterface &host_;
 	Ddr &ddr_;
+	// Held by read(), write(), reset(), activate(), deactivate() and
+	// process(). Recursive: the engine's DMA may reach the card's own
+	// registers (a read of BAR2 answers; the device refuses the card's
+	// own writes before they get here), and a DBC may be stopped from
+	// inside a transfer.
+	mutable std::recursive_mutex mu_;
 	std::array<DbcRegs, regs::kNumDbc> dbc_{};
 	std::array<bool, regs::kNumDbc> active_{};
 	std::array<Queues, regs::kNumDbc> queues_{};
