@@ -129,6 +129,7 @@ struct qaic_irq_follow {
 	/* Taken with mutex_trylock(): one submitter moves it at a time. */
 	struct mutex		lock;
 	int			irq;
+	struct irq_data		*data;		/* its affinity */
 	/* Where it was steered last (-1: never), and when. */
 	int			cpu;
 	unsigned long		moved;

@@ -927,14 +927,16 @@ static void qaic_dbc_follow(struct qaic_dbc *dbc)
 	int cpu = raw_smp_processor_id();
 	const struct cpumask *now;
 
-	if (!READ_ONCE(datapath_irq_follows) || datapath_polling || !f || READ_ONCE(f->cpu) == cpu)
+	if (!READ_ONCE(datapath_irq_follows) || datapath_polling || !f)
 		return;
+	now = irq_data_get_affinity_mask(f->data);
+	if (cpumask_equal(now, cpumask_of(cpu)))
+		return; /* here already */
 	if (!mutex_trylock(&f->lock))
 		return; /* another DBC of the vector is moving it */
 	if (time_before(jiffies, f->moved + msecs_to_jiffies(QAIC_IRQ_FOLLOW_MS)))
 		goto out;
 	f->moved = jiffies;
-	now = irq_data_get_affinity_mask(irq_get_irq_data(f->irq));
 	if (!cpumask_equal(now, f->home) &&
 	    (f->cpu < 0 || !cpumask_equal(now, cpumask_of(f->cpu)))) {
 		if (!f->kept)
@@ -946,7 +948,7 @@ static void qaic_dbc_follow(struct qaic_dbc *dbc)
 	f->kept = false;
 	/* Should it fail, the affinity stays, and so does the next check. */
 	if (!irq_set_affinity(f->irq, cpumask_of(cpu)))
-		WRITE_ONCE(f->cpu, cpu);
+		f->cpu = cpu;
 out:
 	mutex_unlock(&f->lock);
 }
@@ -1346,10 +1348,11 @@ static int qaic_irq_follow_init(struct qaic_device *qdev, struct qaic_irq_follow
 	if (ret)
 		return ret;
 	f->irq = irq;
+	f->data = irq_get_irq_data(irq);
 	f->cpu = -1;
 	f->moved = jiffies - msecs_to_jiffies(QAIC_IRQ_FOLLOW_MS);
 	f->kept = false;
-	cpumask_copy(f->home, irq_data_get_affinity_mask(irq_get_irq_data(irq)));
+	cpumask_copy(f->home, irq_data_get_affinity_mask(f->data));
 	return 0;
 }
 
