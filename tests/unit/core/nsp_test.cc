@@ -903,7 +903,16 @@ Workload workload(std::vector<Instr> prog, uint16_t nsps = 1, uint64_t io_size =
 
 // Each case with the NSPs on at most 1, 2 or 16 host threads (the cores
 // of one thread take turns) and on as many as this host has cores (0).
-class NspWorkers : public testing::TestWithParam<unsigned> {};
+// Most cases use the fixture's 64 KiB window, semaphores and counters.
+class NspWorkers : public testing::TestWithParam<unsigned> {
+protected:
+	void SetUp() override { wk.set_max_threads(GetParam()); }
+
+	std::vector<uint8_t> win = std::vector<uint8_t>(1 << 16);
+	Semaphores sems;
+	Counters ctr;
+	Workers wk; // last: stopped before what its cores use goes
+};
 INSTANTIATE_TEST_SUITE_P(MaxThreads, NspWorkers, testing::Values(0u, 1u, 2u, 16u),
 			 [](const testing::TestParamInfo<unsigned> &p) {
 				 return p.param ? std::to_string(p.param) : std::string("HostCores");
@@ -919,11 +928,6 @@ bool ends(const Workers &wk)
 
 TEST_P(NspWorkers, ThreadsAreTheFewerOfNspsAndTheLimit)
 {
-	std::vector<uint8_t> win(1 << 16);
-	Semaphores sems;
-	Counters ctr;
-	Workers wk;
-	wk.set_max_threads(GetParam());
 	ASSERT_TRUE(wk.start(workload({I(Op::SemWait, 7, uint8_t(Cond::Gt0)), I(Op::Halt)}, 5), win, sems, ctr));
 	const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
 	EXPECT_EQ(wk.threads(), std::min(5u, GetParam() ? GetParam() : cores));
@@ -940,11 +944,6 @@ TEST_P(NspWorkers, ThreadsAreTheFewerOfNspsAndTheLimit)
 TEST_P(NspWorkers, EightNspsPassManyBarriers)
 {
 	constexpr unsigned kRounds = 300, kNsps = 8;
-	std::vector<uint8_t> win(1 << 16);
-	Semaphores sems;
-	Counters ctr;
-	Workers wk;
-	wk.set_max_threads(GetParam());
 	// A counting barrier, unrolled: round r waits for 8·r arrivals (2400
 	// at the end, within the semaphore's 12 bits). NSP 0 marks each round.
 	std::vector<Instr> prog;
@@ -967,11 +966,6 @@ TEST_P(NspWorkers, EightNspsPassManyBarriers)
 // thread NSP 0's slice must end for NSP 1 to run at all.
 TEST_P(NspWorkers, ACoreSpinningOnMemoryLetsTheOthersRun)
 {
-	std::vector<uint8_t> win(1 << 16);
-	Semaphores sems;
-	Counters ctr;
-	Workers wk;
-	wk.set_max_threads(GetParam());
 	const auto w = workload({
 		Li(3, 0x100),             // 0
 		I(Op::Bne, 1, 0, 0, 5),   // 1: NSP 1 goes to 5
@@ -990,11 +984,6 @@ TEST_P(NspWorkers, ACoreSpinningOnMemoryLetsTheOthersRun)
 
 TEST_P(NspWorkers, StopsCoresBlockedInSemWait)
 {
-	std::vector<uint8_t> win(1 << 16);
-	Semaphores sems;
-	Counters ctr;
-	Workers wk;
-	wk.set_max_threads(GetParam());
 	ASSERT_TRUE(wk.start(workload({I(Op::SemWait, 7, uint8_t(Cond::Gt0)), I(Op::Halt)}, 4), win, sems, ctr));
 	std::this_thread::sleep_for(20ms);
 	EXPECT_TRUE(wk.running());
@@ -1009,11 +998,6 @@ TEST_P(NspWorkers, StopsCoresBlockedInSemWait)
 
 TEST_P(NspWorkers, StopsAnInfiniteLoopAndRestarts)
 {
-	std::vector<uint8_t> win(1 << 16);
-	Semaphores sems;
-	Counters ctr;
-	Workers wk;
-	wk.set_max_threads(GetParam());
 	const auto w = workload({I(Op::Mark), I(Op::Jmp)}, 2);
 	ASSERT_TRUE(wk.start(w, win, sems, ctr));
 	for (int i = 0; i < 10000 && ctr.iterations.load() <= 1000; i++)
@@ -1034,11 +1018,6 @@ TEST_P(NspWorkers, StopsAnInfiniteLoopAndRestarts)
 
 TEST_P(NspWorkers, AFaultStopsTheWholeWorkload)
 {
-	std::vector<uint8_t> win(1 << 16);
-	Semaphores sems;
-	Counters ctr;
-	Workers wk;
-	wk.set_max_threads(GetParam());
 	std::atomic<int> ended{0};
 	// NSP 2 of 3 faults after a while; the others wait forever.
 	const auto w = workload({Li(3, 2), I(Op::Bne, 1, 3, 0, 4), Li(4, 1 << 20), I(Op::Ld, 4, 4),
@@ -1063,11 +1042,6 @@ TEST_P(NspWorkers, AFaultStopsTheWholeWorkload)
 
 TEST_P(NspWorkers, AnInjectedFaultStopsTheWorkloadAndKeepsEachCoresState)
 {
-	std::vector<uint8_t> win(1 << 16);
-	Semaphores sems;
-	Counters ctr;
-	Workers wk;
-	wk.set_max_threads(GetParam());
 	std::atomic<int> ended{0};
 	const auto w = workload({Li(5, 0x55), I(Op::SemWait, 0, uint8_t(Cond::Gt0)), I(Op::Halt)}, 2);
 	ASSERT_TRUE(wk.start(w, win, sems, ctr, 0, [&] { ended++; }));
@@ -1095,11 +1069,6 @@ TEST_P(NspWorkers, AnInjectedFaultStopsTheWorkloadAndKeepsEachCoresState)
 
 TEST_P(NspWorkers, NoEndCallbackAfterStop)
 {
-	std::vector<uint8_t> win(1 << 16);
-	Semaphores sems;
-	Counters ctr;
-	Workers wk;
-	wk.set_max_threads(GetParam());
 	std::atomic<int> ended{0};
 	ASSERT_TRUE(wk.start(workload({I(Op::Jmp)}), win, sems, ctr, 0, [&] { ended++; }));
 	wk.stop();
@@ -1109,11 +1078,7 @@ TEST_P(NspWorkers, NoEndCallbackAfterStop)
 TEST_P(NspWorkers, StopsPromptlyInsideAGemm)
 {
 	const uint64_t n = 1024;
-	std::vector<uint8_t> win(3 * n * n * 4);
-	Semaphores sems;
-	Counters ctr;
-	Workers wk;
-	wk.set_max_threads(GetParam());
+	win.assign(3 * n * n * 4, 0);
 	ASSERT_TRUE(wk.start(workload({Li(4, n * n * 4), Li(5, n * n * 8), I(Op::MmF32, 3, 4, 5, 0, pack_mnk(n, n, n)),
 				       I(Op::Jmp)},
 				      2, win.size()),
@@ -1129,7 +1094,6 @@ TEST_P(NspWorkers, TwoNspsSplitTheWork)
 	// Each NSP adds its half of two 1000-element vectors: its first element
 	// is r1 * (n / r2).
 	const uint64_t n = 1000;
-	std::vector<uint8_t> win(1 << 16);
 	const auto x = random_f32(n, 11), y = random_f32(n, 12);
 	std::memcpy(&win[0x1000], x.data(), n * 4);
 	std::memcpy(&win[0x2000], y.data(), n * 4);
@@ -1150,10 +1114,6 @@ TEST_P(NspWorkers, TwoNspsSplitTheWork)
 		I(Op::VAddF, 11, 9, 10, 5),
 		I(Op::Halt),
 	}, 2);
-	Semaphores sems;
-	Counters ctr;
-	Workers wk;
-	wk.set_max_threads(GetParam());
 	ASSERT_TRUE(wk.start(w, win, sems, ctr));
 	for (int i = 0; i < 500 && wk.running(); i++)
 		std::this_thread::sleep_for(2ms);
@@ -1185,11 +1145,6 @@ TEST_P(NspWorkers, PipelinedLoop)
 		I(Op::Mark),
 		I(Op::Jmp, 0, 0, 0, 3),
 	});
-	std::vector<uint8_t> win(1 << 16);
-	Semaphores sems;
-	Counters ctr;
-	Workers wk;
-	wk.set_max_threads(GetParam());
 	ASSERT_TRUE(wk.start(w, win, sems, ctr));
 	const auto never = [] { return false; };
 	for (int it = 0; it < 1000; it++) {
