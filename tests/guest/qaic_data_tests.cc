@@ -109,6 +109,21 @@ bool open_channel(ktap::Case &t, const qaic::DataChannel &ch)
 	return ch.problem().empty();
 }
 
+// The card and a DBC with a 16 MiB window, opened for a case (which is
+// told what is missing).
+struct CardChannel {
+	std::optional<qaic::Device> dev;
+	std::optional<qaic::DataChannel> ch;
+
+	CardChannel(ktap::Case &t, unsigned card) : dev(open_card(t, card))
+	{
+		if (dev && open_channel(t, ch.emplace(*dev)))
+			return;
+		ch.reset();
+	}
+	bool ok() const { return ch.has_value(); }
+};
+
 qaic_attach_slice_entry slice(uint64_t size, uint64_t dev_addr, uint64_t offset = 0)
 {
 	qaic_attach_slice_entry s{};
@@ -257,12 +272,11 @@ std::string trimmed(std::string v)
 void add_tests(ktap::Suite &s, const Options &o)
 {
 	s.add_isolated("round_trip", 120, [o](ktap::Case &t) {
-		auto dev = open_card(t, o.card);
-		if (!dev)
+		CardChannel cc(t, o.card);
+		if (!cc.ok())
 			return;
-		qaic::DataChannel ch(*dev);
-		if (!open_channel(t, ch))
-			return;
+		auto &dev = cc.dev;
+		auto &ch = *cc.ch;
 		const uint64_t base = ch.ddr_base();
 		for (uint64_t n : {1ull, 4095ull, 4096ull, 65536ull, 1ull << 20, 8ull << 20}) {
 			auto in = qaic::Bo::create(*dev, n), out = qaic::Bo::create(*dev, n);
@@ -408,12 +422,11 @@ void add_tests(ktap::Suite &s, const Options &o)
 	});
 
 	s.add_isolated("partial_execute", 120, [o](ktap::Case &t) {
-		auto dev = open_card(t, o.card);
-		if (!dev)
+		CardChannel cc(t, o.card);
+		if (!cc.ok())
 			return;
-		qaic::DataChannel ch(*dev);
-		if (!open_channel(t, ch))
-			return;
+		auto &dev = cc.dev;
+		auto &ch = *cc.ch;
 		const uint64_t n = 8192, base = ch.ddr_base();
 		auto in = qaic::Bo::create(*dev, n), out = qaic::Bo::create(*dev, n);
 		if (!in || !out)
@@ -441,12 +454,11 @@ void add_tests(ktap::Suite &s, const Options &o)
 	// .gem_prime_import) and executed: the card reads the input from, and
 	// writes the output into, memory the driver never allocated.
 	s.add_isolated("dmabuf_import", 120, [o](ktap::Case &t) {
-		auto dev = open_card(t, o.card);
-		if (!dev)
+		CardChannel cc(t, o.card);
+		if (!cc.ok())
 			return;
-		qaic::DataChannel ch(*dev);
-		if (!open_channel(t, ch))
-			return;
+		auto &dev = cc.dev;
+		auto &ch = *cc.ch;
 		// 16 pages: without an IOMMU each page of a memfd is a request of
 		// its own, and input and output must fit the 64-element FIFO.
 		const size_t n = 64 * 1024;
@@ -537,12 +549,11 @@ void add_tests(ktap::Suite &s, const Options &o)
 			irqs.push_back(unsigned(std::stoul(d.path().filename().string())));
 		if (irqs.size() < 2)
 			return t.skip("one MSI: the DBCs share MHI's vector");
-		auto dev = open_card(t, o.card);
-		if (!dev)
+		CardChannel cc(t, o.card);
+		if (!cc.ok())
 			return;
-		qaic::DataChannel ch(*dev);
-		if (!open_channel(t, ch))
-			return;
+		auto &dev = cc.dev;
+		auto &ch = *cc.ch;
 		RoundTrip rt(*dev, ch);
 		if (!rt.ok())
 			return t.expect(false, "BOs for the round trips");
@@ -583,12 +594,11 @@ void add_tests(ktap::Suite &s, const Options &o)
 		const auto cards = qaic::find_cards();
 		if (o.card >= cards.size())
 			return t.expect(false, "no card %u", o.card);
-		auto dev = open_card(t, o.card);
-		if (!dev)
+		CardChannel cc(t, o.card);
+		if (!cc.ok())
 			return;
-		qaic::DataChannel ch(*dev);
-		if (!open_channel(t, ch))
-			return;
+		auto &dev = cc.dev;
+		auto &ch = *cc.ch;
 		char dbc[16];
 		std::snprintf(dbc, sizeof(dbc), "dbc%03u", ch.dbc());
 		std::vector<std::string> dirs = {"/sys/kernel/debug/accel/" + cards[o.card].bdf + "/" + dbc};
@@ -602,12 +612,11 @@ void add_tests(ktap::Suite &s, const Options &o)
 	});
 
 	s.add_isolated("bo_ioctl_errors", 120, [o](ktap::Case &t) {
-		auto dev = open_card(t, o.card);
-		if (!dev)
+		CardChannel cc(t, o.card);
+		if (!cc.ok())
 			return;
-		qaic::DataChannel ch(*dev);
-		if (!open_channel(t, ch))
-			return;
+		auto &dev = cc.dev;
+		auto &ch = *cc.ch;
 		const uint32_t dbc = ch.dbc(), other = (dbc + 1) % 16;
 		auto bo = qaic::Bo::create(*dev, 8192);
 		if (!bo)
@@ -760,12 +769,11 @@ void add_tests(ktap::Suite &s, const Options &o)
 		} // the user closes everything
 		std::FILE *f = std::fopen("/sys/bus/pci/drivers/qaic/bind", "w");
 		t.expect(f && std::fputs(bdf.c_str(), f) >= 0 && std::fclose(f) == 0, "bind %s", bdf.c_str());
-		auto dev = open_card(t, o.card);
-		if (!dev)
+		CardChannel cc(t, o.card);
+		if (!cc.ok())
 			return;
-		qaic::DataChannel ch(*dev);
-		if (!open_channel(t, ch))
-			return;
+		auto &dev = cc.dev;
+		auto &ch = *cc.ch;
 		auto in = qaic::Bo::create(*dev, 4096), out = qaic::Bo::create(*dev, 4096);
 		if (!in || !out)
 			return t.expect(false, "CREATE_BO after the bind");
