@@ -610,6 +610,9 @@ void Workers::body(unsigned t, unsigned stride)
 		return;
 	}
 	std::vector<bool> ended(cores.size());
+	// A core that yielded has work: the time until its next turn is busy
+	// time, as it would be on an NSP of its own (SEMWAIT's is not).
+	std::vector<int64_t> ready_since(cores.size(), -1);
 	size_t left = cores.size();
 	std::vector<Semaphores::Cond> waits;
 	while (left) {
@@ -620,12 +623,18 @@ void Workers::body(unsigned t, unsigned stride)
 				continue;
 			Core &c = *cores[i];
 			Core::Exit exit = Core::Exit::Stopped;
+			if (ready_since[i] >= 0) {
+				counters_->busy_ns.fetch_add(uint64_t(now_ns() - ready_since[i]), std::memory_order_relaxed);
+				ready_since[i] = -1;
+			}
 			if (!stop()) {
 				const uint64_t before = c.executed();
 				exit = c.run(stop, kSlice);
 				progressed = progressed || c.executed() != before || exit == Core::Exit::Yielded;
-				if (exit == Core::Exit::Yielded)
+				if (exit == Core::Exit::Yielded) {
+					ready_since[i] = now_ns();
 					continue;
+				}
 				if (exit == Core::Exit::Blocked) {
 					waits.push_back(*c.blocked_on());
 					continue;

@@ -962,6 +962,21 @@ TEST_P(NspWorkers, EightNspsPassManyBarriers)
 	wk.stop();
 }
 
+// Two NSPs that never wait are busy all the time, also when they take
+// turns on one thread: busy time adds up to about twice the wall time.
+TEST_P(NspWorkers, NspsTakingTurnsCountAsBusy)
+{
+	const auto t0 = Clock::now(); // before: the cores' busy time starts in start()
+	ASSERT_TRUE(wk.start(workload({I(Op::Mark), I(Op::Jmp)}, 2), win, sems, ctr));
+	for (int i = 0; i < 10000 && ctr.iterations.load() < 100000; i++)
+		std::this_thread::sleep_for(1ms);
+	std::this_thread::sleep_for(20ms); // at least some slices each
+	wk.stop();
+	const double wall = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+	EXPECT_GT(double(ctr.busy_ns.load()), 1.5 * wall) << "busy " << ctr.busy_ns.load() << " ns in " << wall;
+	EXPECT_LE(double(ctr.busy_ns.load()), 2.0 * wall);
+}
+
 // NSP 0 spins on a word in the window until NSP 1 writes it: on a shared
 // thread NSP 0's slice must end for NSP 1 to run at all.
 TEST_P(NspWorkers, ACoreSpinningOnMemoryLetsTheOthersRun)
