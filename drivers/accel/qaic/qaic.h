@@ -128,8 +128,7 @@ struct qaic_dbc_fifo {
 struct qaic_irq_follow {
 	/* Taken with mutex_trylock(): one submitter moves it at a time. */
 	struct mutex		lock;
-	int			irq;
-	struct irq_data		*data;		/* its affinity */
+	struct irq_data		*data;		/* the vector: number, affinity */
 	/* Where it was steered last (-1: never), and when. */
 	int			cpu;
 	unsigned long		moved;

@@ -941,13 +941,13 @@ static void qaic_dbc_follow(struct qaic_dbc *dbc)
 	    (f->cpu < 0 || !cpumask_equal(now, cpumask_of(f->cpu)))) {
 		if (!f->kept)
 			pci_info(dbc->qdev->pdev, "interrupt %d: affinity %*pbl set elsewhere, kept\n",
-				 f->irq, cpumask_pr_args(now));
+				 f->data->irq, cpumask_pr_args(now));
 		f->kept = true;
 		goto out;
 	}
 	f->kept = false;
 	/* Should it fail, the affinity stays, and so does the next check. */
-	if (!irq_set_affinity(f->irq, cpumask_of(cpu)))
+	if (!irq_set_affinity(f->data->irq, cpumask_of(cpu)))
 		f->cpu = cpu;
 out:
 	mutex_unlock(&f->lock);
@@ -1347,7 +1347,6 @@ static int qaic_irq_follow_init(struct qaic_device *qdev, struct qaic_irq_follow
 	ret = drmm_mutex_init(&qdev->drm, &f->lock);
 	if (ret)
 		return ret;
-	f->irq = irq;
 	f->data = irq_get_irq_data(irq);
 	f->cpu = -1;
 	f->moved = jiffies - msecs_to_jiffies(QAIC_IRQ_FOLLOW_MS);

@@ -32,6 +32,7 @@
 #include "aic100/ssr.h"
 #include "aic100/telemetry.h"
 #include "harness.h"
+#include "packet_bytes.h"
 #include "workloads.h"
 
 namespace {
@@ -45,23 +46,8 @@ template <typename T> std::vector<uint8_t> raw(const T &v)
 	std::memcpy(b.data(), &v, sizeof(T));
 	return b;
 }
-uint32_t word(const std::vector<uint8_t> &v, size_t off)
-{
-	uint32_t x = 0;
-	if (off + 4 <= v.size())
-		std::memcpy(&x, v.data() + off, 4);
-	return x;
-}
-std::vector<uint8_t> words(std::initializer_list<uint32_t> w, size_t len)
-{
-	std::vector<uint8_t> v(len, 0);
-	size_t off = 0;
-	for (uint32_t x : w) {
-		std::memcpy(v.data() + off, &x, 4);
-		off += 4;
-	}
-	return v;
-}
+using aic100::test::word;
+using aic100::test::words;
 
 [[noreturn]] void fail(const std::string &why)
 {
