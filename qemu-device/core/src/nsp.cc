@@ -4,6 +4,7 @@
 // anything wrong stops the core with a message naming the instruction.
 #include "aic100/nsp.h"
 
+#include <algorithm>
 #include <bit>
 #include <chrono>
 #include <cinttypes>
@@ -271,6 +272,14 @@ Core::Result Core::gemm(const Instr &in, const std::function<bool()> *stop)
 	if (!(c = range(in, "C", r_[in.a], s.m * s.n, 4)) || !(a = range(in, "A", r_[in.b], s.m * s.k, elem)) ||
 	    !(b = range(in, "B", r_[in.c], s.k * s.n, elem)))
 		return Result::Fault;
+	const uint64_t c_bytes = s.m * s.n * 4;
+	const auto aliased = [&](const uint8_t *op, uint64_t bytes) {
+		return op < c + c_bytes && c < op + bytes && bytes > kMaxAliasedOperand;
+	};
+	if (aliased(a, s.m * s.k * elem) || aliased(b, s.k * s.n * elem))
+		return fail(in, std::string(aliased(a, s.m * s.k * elem) ? "A" : "B") +
+					" overlaps C and is larger than " + std::to_string(kMaxAliasedOperand >> 20) +
+					" MiB");
 	const uint32_t m = uint32_t(s.m), n = uint32_t(s.n), k = uint32_t(s.k);
 	const bool done = i8 ? kernels::gemm_i8(c, a, b, m, n, k, *scratch_, stop)
 			     : kernels::gemm_f32(c, a, b, m, n, k, *scratch_, stop);
@@ -557,12 +566,12 @@ Workers::~Workers()
 bool Workers::start(const Workload &w, std::span<uint8_t> window, Semaphores &sems, Counters &counters,
 		    unsigned nsps, std::function<void()> on_end)
 {
-	if (running())
+	if (running() || nsps > kMaxNsps)
 		return false;
 	join(); // threads that ended by themselves
 	program_ = w.program;
 	entry_ = w.meta.entry;
-	n_ = nsps ? nsps : std::max<unsigned>(w.meta.nsp_count, 1);
+	n_ = nsps ? nsps : std::clamp<unsigned>(w.meta.nsp_count, 1, kMaxNsps);
 	window_ = window;
 	sems_ = &sems;
 	counters_ = &counters;
@@ -595,21 +604,38 @@ bool Workers::start(const Workload &w, std::span<uint8_t> window, Semaphores &se
 	return true;
 }
 
-// Host thread t of `stride`: cores t, t + stride, ...
+// Host thread t of `stride`: cores t, t + stride, ... A host failure (an
+// allocation) faults them all, as a hardware failure would: it must not
+// reach std::terminate.
 void Workers::body(unsigned t, unsigned stride)
+{
+	// Fixed arrays: the bookkeeping of a failure must not allocate itself.
+	std::array<unsigned, kMaxNsps> ks;
+	std::array<bool, kMaxNsps> ended{};
+	size_t count = 0;
+	for (unsigned k = t; k < n_; k += stride)
+		ks[count++] = k;
+	try {
+		run_cores(std::span(ks.data(), count), std::span(ended.data(), count));
+	} catch (const std::exception &e) {
+		for (size_t i = 0; i < count; i++)
+			if (!ended[i])
+				fail_on_host(ks[i], e.what());
+	}
+}
+
+void Workers::run_cores(std::span<const unsigned> ks, std::span<bool> ended)
 {
 	const std::function<bool()> stop = [this] { return stop_.load(std::memory_order_relaxed); };
 	std::vector<std::unique_ptr<Core>> cores;
-	std::vector<unsigned> ks;
-	for (unsigned k = t; k < n_; k += stride) {
+	for (unsigned k : ks)
 		cores.push_back(std::make_unique<Core>(program_, entry_, window_, *sems_, *counters_, k, n_));
-		ks.push_back(k);
-	}
 	if (cores.size() == 1) { // a thread of its own: SEMWAIT sleeps in place
-		finish(ks[0], *cores[0], cores[0]->run(stop));
+		const Core::Exit exit = cores[0]->run(stop);
+		ended[0] = true; // before: finish() ends the core even if it throws
+		finish(ks[0], *cores[0], exit);
 		return;
 	}
-	std::vector<bool> ended(cores.size());
 	// A core that yielded has work: the time until its next turn is busy
 	// time, as it would be on an NSP of its own (SEMWAIT's is not).
 	std::vector<int64_t> ready_since(cores.size(), -1);
@@ -640,8 +666,8 @@ void Workers::body(unsigned t, unsigned stride)
 					continue;
 				}
 			}
-			finish(ks[i], c, exit);
 			ended[i] = true;
+			finish(ks[i], c, exit);
 			left--;
 			progressed = true;
 		}
@@ -655,21 +681,55 @@ void Workers::body(unsigned t, unsigned stride)
 
 void Workers::finish(unsigned k, const Core &core, Core::Exit exit)
 {
-	{
-		std::lock_guard<std::mutex> g(mu_);
-		CoreState s = core.snapshot(k);
-		if (exit == Core::Exit::Stopped && inject_k_ == k) {
-			s.state = CoreState::State::Fault;
-			if (fault_.empty())
-				fault_ = "nsp " + std::to_string(k) + ": injected fault: " + inject_why_ +
-					 " at instruction " + std::to_string(core.pc());
-		} else if (exit == Core::Exit::Fault && fault_.empty()) {
-			fault_ = "nsp " + std::to_string(k) + ": " + core.fault();
-		}
-		states_.at(k) = s;
+	try {
+		record_end(k, core, exit);
+	} catch (const std::exception &) {
+		note_fault(k, "out of memory");
+		exit = Core::Exit::Fault;
 	}
-	if (exit == Core::Exit::Fault) {
-		// The workload stops as a whole.
+	end_core(exit == Core::Exit::Fault);
+}
+
+void Workers::record_end(unsigned k, const Core &core, Core::Exit exit)
+{
+	std::lock_guard<std::mutex> g(mu_);
+	CoreState s = core.snapshot(k);
+	if (exit == Core::Exit::Stopped && inject_k_ == k) {
+		s.state = CoreState::State::Fault;
+		if (fault_.empty())
+			fault_ = "nsp " + std::to_string(k) + ": injected fault: " + inject_why_ + " at instruction " +
+				 std::to_string(core.pc());
+	} else if (exit == Core::Exit::Fault && fault_.empty()) {
+		fault_ = "nsp " + std::to_string(k) + ": " + core.fault();
+	}
+	states_.at(k) = s;
+}
+
+// Core k failed for the host's sake; its end must be counted whatever else
+// fails, so the text falls back to one short enough not to allocate.
+void Workers::note_fault(unsigned k, const char *why) noexcept
+{
+	std::lock_guard<std::mutex> g(mu_);
+	states_[k].state = CoreState::State::Fault;
+	if (!fault_.empty())
+		return;
+	try {
+		fault_ = "nsp " + std::to_string(k) + ": the host could not run it: " + why;
+	} catch (const std::exception &) {
+		fault_ = "out of memory";
+	}
+}
+
+void Workers::fail_on_host(unsigned k, const char *why)
+{
+	note_fault(k, why);
+	end_core(true);
+}
+
+// One core has ended; a fault stops the workload as a whole.
+void Workers::end_core(bool fault)
+{
+	if (fault) {
 		stop_ = true;
 		sems_->wake_all();
 	}

@@ -278,6 +278,48 @@ std::string disassemble(const Instr &in)
 	return buf;
 }
 
+namespace {
+
+// A PT_LOAD as the header gives it, before its data is copied.
+struct SegmentRef {
+	uint64_t file_offset, vaddr, filesz, memsz;
+};
+
+// Sorted by `key`, the ranges [key, key + len) must not overlap; empty
+// ranges never do. The first that does, or nullptr.
+template <typename Key, typename Len>
+const SegmentRef *first_overlap(std::vector<SegmentRef> &refs, Key key, Len len)
+{
+	std::sort(refs.begin(), refs.end(), [&](const auto &x, const auto &y) { return key(x) < key(y); });
+	const SegmentRef *prev = nullptr;
+	for (const SegmentRef &r : refs) {
+		if (!len(r))
+			continue;
+		if (prev && key(r) - key(*prev) < len(*prev))
+			return &r;
+		prev = &r;
+	}
+	return nullptr;
+}
+
+// Segments may not share window bytes, nor file bytes: no linker makes
+// either, and the second bounds what the card copies by the file's size.
+// Takes a copy: the caller's order is the header's.
+std::string check_overlaps(std::vector<SegmentRef> refs)
+{
+	auto vaddr = [](const SegmentRef &r) { return r.vaddr; };
+	auto memsz = [](const SegmentRef &r) { return r.memsz; };
+	if (const SegmentRef *r = first_overlap(refs, vaddr, memsz))
+		return "segments overlap at window offset " + hex(r->vaddr);
+	auto file_offset = [](const SegmentRef &r) { return r.file_offset; };
+	auto filesz = [](const SegmentRef &r) { return r.filesz; };
+	if (const SegmentRef *r = first_overlap(refs, file_offset, filesz))
+		return "segments share file bytes at offset " + hex(r->file_offset);
+	return {};
+}
+
+} // namespace
+
 std::optional<Workload> parse(std::span<const uint8_t> elf, std::string &err)
 {
 	const uint8_t *f = elf.data();
@@ -394,31 +436,30 @@ std::optional<Workload> parse(std::span<const uint8_t> elf, std::string &err)
 		if (!fits(phoff, uint64_t(phnum) * kPhdrSize, size))
 			return bad("program headers outside the file");
 	}
+	// Everything is checked before anything is copied: a hostile header
+	// table can name the whole file 65,535 times.
+	std::vector<SegmentRef> refs;
 	for (unsigned i = 0; i < phnum; i++) {
 		const uint8_t *h = f + phoff + uint64_t(i) * kPhdrSize;
 		if (le32(h) != kPtLoad || (le32(h + 4) & kPfX))
 			continue;
-		const uint64_t off = le64(h + 8), vaddr = le64(h + 16);
-		const uint64_t filesz = le64(h + 32), memsz = le64(h + 40);
+		const SegmentRef r{le64(h + 8), le64(h + 16), le64(h + 32), le64(h + 40)};
 		const std::string what = "segment " + std::to_string(i);
-		if (filesz > memsz)
+		if (r.filesz > r.memsz)
 			return bad(what + ": p_filesz above p_memsz");
-		if (!fits(off, filesz, size))
+		if (!fits(r.file_offset, r.filesz, size))
 			return bad(what + ": data outside the file");
-		if (!fits(vaddr, memsz, w.meta.io_size))
-			return bad(what + ": [" + hex(vaddr) + ", +" + hex(memsz) + ") outside io_size " +
+		if (!fits(r.vaddr, r.memsz, w.meta.io_size))
+			return bad(what + ": [" + hex(r.vaddr) + ", +" + hex(r.memsz) + ") outside io_size " +
 				   hex(w.meta.io_size));
-		if (memsz == 0)
-			continue;
-		w.segments.push_back({vaddr, std::vector<uint8_t>(f + off, f + off + filesz), memsz});
+		if (r.memsz)
+			refs.push_back(r);
 	}
-	std::vector<const Segment *> order;
-	for (const Segment &s : w.segments)
-		order.push_back(&s);
-	std::sort(order.begin(), order.end(), [](auto *x, auto *y) { return x->offset < y->offset; });
-	for (size_t i = 1; i < order.size(); i++)
-		if (order[i]->offset - order[i - 1]->offset < order[i - 1]->memsz)
-			return bad("segments overlap at window offset " + hex(order[i]->offset));
+	if (std::string why = check_overlaps(refs); !why.empty())
+		return bad(why);
+	for (const SegmentRef &r : refs)
+		w.segments.push_back({r.vaddr, std::vector<uint8_t>(f + r.file_offset, f + r.file_offset + r.filesz),
+				      r.memsz});
 	return w;
 }
 

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <limits>
 
+#include "aic100/nsp.h" // kReqMaxShift
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AIC100_X86_DISPATCH 1
 #define AIC100_AVX2 __attribute__((target("avx2,fma")))
@@ -909,8 +911,11 @@ void requant_i8(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bia
 			// |v| <= 2^32 and mult < 2^31: p fits in 63 bits. Half
 			// up without an addition that could overflow: floor(p /
 			// 2^s) plus the bit just below the cut.
-			const int64_t p = (int64_t(acc[e]) + entry(bias, j)) * entry(mult, j);
-			const int s = entry(shift, j);
+			// The tables are in shared memory: REQI8 checked them, but
+			// another NSP or a DMA may have changed them since. Out of
+			// range reads as the nearest valid value, never as UB.
+			const int64_t p = (int64_t(acc[e]) + entry(bias, j)) * std::max(entry(mult, j), 0);
+			const int s = std::clamp(entry(shift, j), 0, int(kReqMaxShift));
 			int64_t q = s ? (p >> s) + ((p >> (s - 1)) & 1) : p;
 			q = q > 127 ? 127 : q < lo ? lo : q;
 			r[e] = int8_t(q);

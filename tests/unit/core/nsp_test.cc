@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "aic100/nsp_kernels.h"
+#include "common/alloc_budget.h"
 #include "gemm_reference.h"
 
 namespace aic100::nsp {
@@ -495,6 +496,21 @@ TEST(NspFault, GemmOperands)
 	EXPECT_EQ(m.faults(), "instruction 1 (MMI8): A [0xfa0, +0x64) outside the window of 0x1000 bytes");
 }
 
+// An operand overlapping C is copied before the GEMM runs: 64 MiB at most,
+// so that a program cannot make each of 16 cores copy 4 GiB.
+TEST(NspFault, GemmOperandOverlappingCIsAtMost64MiB)
+{
+	const uint64_t a_bytes = 4096ull * 4097 * 4;
+	Machine m(a_bytes + 4097 * 4);
+	m.load({Li(5, a_bytes), I(Op::MmF32, 3, 4, 5, 0, pack_mnk(4096, 1, 4097))});
+	EXPECT_EQ(m.faults(), "instruction 1 (MMF32): A overlaps C and is larger than 64 MiB");
+	m.load({Li(4, 16), Li(5, 0), I(Op::MmI8, 3, 4, 5, 0, pack_mnk(1, 1048577, 64)), I(Op::Halt)});
+	EXPECT_EQ(m.faults(), "instruction 2 (MMI8): B overlaps C and is larger than 64 MiB");
+	// At the limit it runs.
+	m.load({Li(5, 64ull << 20), I(Op::MmF32, 3, 4, 5, 0, pack_mnk(4096, 1, 4096)), I(Op::Halt)});
+	m.halts();
+}
+
 TEST(NspFault, BadFields)
 {
 	Machine m;
@@ -855,6 +871,48 @@ TEST(NspElf, RejectsBadSegments)
 	EXPECT_EQ(parse_error(f), "segment 0: data outside the file");
 }
 
+// `count` PT_LOADs that all name segment 0's `bytes` of file data, at
+// window offsets `stride` apart (0: all at offset 0).
+std::vector<uint8_t> elf_with_repeated_segment(unsigned count, uint64_t bytes, uint64_t stride)
+{
+	ElfSpec s;
+	s.io_size = 4ull << 30;
+	s.segs.assign(count, {0, {}, bytes});
+	s.segs[0].data.assign(bytes, 0x5a);
+	auto f = make_elf(s);
+	const uint64_t data_off = get64(f, 64 + 8);
+	for (unsigned i = 1; i < count; i++) {
+		put64(f, 64 + 56 * i + 8, data_off);
+		put64(f, 64 + 56 * i + 16, i * stride);
+		put64(f, 64 + 56 * i + 32, bytes);
+	}
+	return f;
+}
+
+// 65,535 segments each covering 1 MiB of the window and the file: refused
+// for the overlap before any is copied (64 GiB otherwise).
+TEST(NspElf, RefusesOverlappingSegmentsBeforeCopyingThem)
+{
+	const auto f = elf_with_repeated_segment(0xFFFF, 1 << 20, 0);
+	std::string err;
+	test::AllocBudget budget(64 << 20);
+	EXPECT_FALSE(parse(f, err));
+	EXPECT_FALSE(budget.exceeded());
+	EXPECT_EQ(err, "segments overlap at window offset 0x0");
+}
+
+// Disjoint in the window, but all the same file bytes: 4096 x 1 MiB of
+// copies from a 1 MiB file. Refused, as no linker writes it.
+TEST(NspElf, RefusesSegmentsThatShareFileBytes)
+{
+	const auto f = elf_with_repeated_segment(4096, 1 << 20, 1 << 20);
+	std::string err;
+	test::AllocBudget budget(64 << 20);
+	EXPECT_FALSE(parse(f, err));
+	EXPECT_FALSE(budget.exceeded());
+	EXPECT_EQ(err.rfind("segments share file bytes at offset 0x", 0), 0u) << err;
+}
+
 TEST(NspElf, SurvivesTruncationAndCorruption)
 {
 	const auto good = make_elf({});
@@ -917,6 +975,13 @@ INSTANTIATE_TEST_SUITE_P(MaxThreads, NspWorkers, testing::Values(0u, 1u, 2u, 16u
 			 [](const testing::TestParamInfo<unsigned> &p) {
 				 return p.param ? std::to_string(p.param) : std::string("HostCores");
 			 });
+
+// Waits until `n` cores have passed a SEMINC of semaphore `index`: each
+// is then at (or blocked in) the instruction after it.
+void await_arrivals(Semaphores &sems, unsigned index, uint16_t n)
+{
+	ASSERT_TRUE(sems.wait(index, Semaphores::Op::WaitEq, n, [] { return false; }));
+}
 
 // Waits (polling: the workload ends by itself) until the workers end.
 bool ends(const Workers &wk)
@@ -997,10 +1062,36 @@ TEST_P(NspWorkers, ACoreSpinningOnMemoryLetsTheOthersRun)
 	wk.stop();
 }
 
+// The host cannot give a core the memory it needs (here: none at all, from
+// the GEMM's copy of A on): the workload faults; the process goes on.
+TEST_P(NspWorkers, AHostAllocationFailureFaultsTheWorkload)
+{
+	const auto w = workload({I(Op::SemInc, 8, 0, 0, 1), I(Op::SemWait, 7, uint8_t(Cond::Gt0)), Li(5, 0x2000),
+				 I(Op::MmF32, 3, 3, 5, 0, pack_mnk(16, 16, 16)), I(Op::Halt)},
+				2);
+	ASSERT_TRUE(wk.start(w, win, sems, ctr));
+	await_arrivals(sems, 8, 2);
+	bool ended;
+	{
+		test::AllocBudget room_for_the_message(512); // not for the 1 KiB copy of A
+		sems.apply(7, Semaphores::Op::Init, 2);
+		ended = ends(wk);
+	}
+	ASSERT_TRUE(ended);
+	EXPECT_TRUE(wk.faulted());
+	EXPECT_NE(wk.fault().find(": the host could not run it: std::bad_alloc"), std::string::npos) << wk.fault();
+	wk.stop();
+	// The next workload runs.
+	ASSERT_TRUE(wk.start(workload({I(Op::Halt)}), win, sems, ctr));
+	EXPECT_TRUE(ends(wk));
+	EXPECT_FALSE(wk.faulted()) << wk.fault();
+}
+
 TEST_P(NspWorkers, StopsCoresBlockedInSemWait)
 {
-	ASSERT_TRUE(wk.start(workload({I(Op::SemWait, 7, uint8_t(Cond::Gt0)), I(Op::Halt)}, 4), win, sems, ctr));
-	std::this_thread::sleep_for(20ms);
+	ASSERT_TRUE(wk.start(workload({I(Op::SemInc, 8, 0, 0, 1), I(Op::SemWait, 7, uint8_t(Cond::Gt0)), I(Op::Halt)}, 4),
+			     win, sems, ctr));
+	await_arrivals(sems, 8, 4);
 	EXPECT_TRUE(wk.running());
 	EXPECT_FALSE(wk.start(workload({I(Op::Halt)}), win, sems, ctr)); // already running
 	const auto t0 = Clock::now();
@@ -1058,23 +1149,24 @@ TEST_P(NspWorkers, AFaultStopsTheWholeWorkload)
 TEST_P(NspWorkers, AnInjectedFaultStopsTheWorkloadAndKeepsEachCoresState)
 {
 	std::atomic<int> ended{0};
-	const auto w = workload({Li(5, 0x55), I(Op::SemWait, 0, uint8_t(Cond::Gt0)), I(Op::Halt)}, 2);
+	const auto w = workload(
+		{Li(5, 0x55), I(Op::SemInc, 8, 0, 0, 1), I(Op::SemWait, 0, uint8_t(Cond::Gt0)), I(Op::Halt)}, 2);
 	ASSERT_TRUE(wk.start(w, win, sems, ctr, 0, [&] { ended++; }));
-	std::this_thread::sleep_for(20ms);
+	await_arrivals(sems, 8, 2); // both at the SEMWAIT (instruction 2)
 	EXPECT_FALSE(wk.inject_fault(2, "no such core"));
 	ASSERT_TRUE(wk.inject_fault(1, "bit flip"));
 	EXPECT_FALSE(wk.inject_fault(0, "twice")) << "one fault at a time";
 	for (int i = 0; i < 30000 && wk.running(); i++)
 		std::this_thread::sleep_for(5ms);
 	EXPECT_FALSE(wk.running());
-	EXPECT_EQ(wk.fault(), "nsp 1: injected fault: bit flip at instruction 1");
+	EXPECT_EQ(wk.fault(), "nsp 1: injected fault: bit flip at instruction 2");
 	EXPECT_EQ(ended.load(), 1) << "the owner hears that the workload ended";
 	const auto st = wk.states();
 	ASSERT_EQ(st.size(), 2u);
 	EXPECT_EQ(st[0].state, CoreState::State::Stopped);
 	EXPECT_EQ(st[1].state, CoreState::State::Fault);
-	EXPECT_EQ(st[1].pc, 1u);
-	EXPECT_EQ(st[1].fault_addr, 16u) << "the instruction's address";
+	EXPECT_EQ(st[1].pc, 2u);
+	EXPECT_EQ(st[1].fault_addr, 32u) << "the instruction's address";
 	ASSERT_TRUE(st[1].instr);
 	EXPECT_EQ(st[1].instr->op, uint8_t(Op::SemWait));
 	EXPECT_EQ(st[1].regs[5], 0x55u);
@@ -1360,6 +1452,23 @@ TEST(NspInt8, RequantRefusesBadParameters)
 	huge[3] = 0x10; // 2^28 columns: the tables leave the window
 	EXPECT_NE(fault(huge).find("outside the window"), std::string::npos);
 	EXPECT_NE(fault(req_block({0}, {1}, {3}, false), 1ull << 40).find("outside the window"), std::string::npos);
+}
+
+// REQI8 checks its tables, but they live in shared memory: another NSP or
+// a DMA can change them before the kernel reads them. Then an out-of-range
+// multiplier or shift reads as the nearest valid one (UBSan aborts on the
+// shift otherwise).
+TEST(NspInt8, RequantTablesChangedAfterTheCheckReadAsTheNearestValidValue)
+{
+	const int32_t acc[4] = {1000, 1000, 100, 1000};
+	const int32_t bias[4] = {0, 0, 0, 0}, mult[4] = {-5, 1, 1, 1}, shift[4] = {0, 200, -3, 62};
+	int8_t out[4] = {9, 9, 9, 9};
+	kernels::requant_i8(reinterpret_cast<uint8_t *>(out), reinterpret_cast<const uint8_t *>(acc), 4,
+			    reinterpret_cast<const uint8_t *>(bias), reinterpret_cast<const uint8_t *>(mult),
+			    reinterpret_cast<const uint8_t *>(shift), 4, false);
+	EXPECT_EQ(out[0], 0) << "multiplier -5 reads as 0";
+	EXPECT_EQ(out[1], out[3]) << "shift 200 reads as 62";
+	EXPECT_EQ(out[2], 100) << "shift -3 reads as 0";
 }
 
 TEST(NspInt8, AddWithRequantization)

@@ -36,6 +36,9 @@ constexpr uint64_t kMinIoSize = 4096;
 constexpr uint64_t kMaxIoSize = 4ull << 30;
 constexpr unsigned kNumRegs = 32;
 constexpr uint64_t kMaxDim = 1u << 21; // M, N, K of a GEMM are below this
+// A GEMM operand that overlaps C is read as it was before (a host copy):
+// at most this large, so that a program cannot make each core copy GiBs.
+constexpr uint64_t kMaxAliasedOperand = 64ull << 20;
 constexpr char kMetaSection[] = ".aic.meta";
 constexpr char kTextSection[] = ".aic.text";
 
@@ -369,7 +372,12 @@ public:
 
 private:
 	void body(unsigned t, unsigned stride);
+	void run_cores(std::span<const unsigned> ks, std::span<bool> ended);
 	void finish(unsigned k, const Core &core, Core::Exit exit);
+	void record_end(unsigned k, const Core &core, Core::Exit exit);
+	void note_fault(unsigned k, const char *why) noexcept;
+	void fail_on_host(unsigned k, const char *why);
+	void end_core(bool fault);
 	void join();
 
 	std::vector<Instr> program_;

@@ -53,7 +53,9 @@ void maxpool_i8(uint8_t *dst, const uint8_t *src, uint32_t h, uint32_t w, uint32
 // Requantization of n i32 accumulators, channel j = i % cols:
 // v = src + bias[j] (64-bit), p = v · mult[j], r = p / 2^shift[j] rounded
 // half up, saturated to int8, then max(r, 0) with ReLU. The tables are
-// `cols` i32 each.
+// `cols` i32 each; a multiplier below 0 counts as 0 and a shift outside
+// 0..62 as the nearest end (REQI8 refuses both, but the tables may change
+// after its check).
 void requant_i8(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bias, const uint8_t *mult,
 		const uint8_t *shift, uint32_t cols, bool relu);
 // dst = sat8((x·mx + y·my) / 2^shift rounded half up), then ReLU if asked.
