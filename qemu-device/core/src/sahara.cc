@@ -21,17 +21,21 @@ std::vector<uint8_t> packet(std::initializer_list<uint32_t> words, size_t len)
 	return p;
 }
 
+// A field of a packet; 0 where the packet is too short to have it (a
+// host's short packet must not make the card read past it).
 uint32_t word(std::span<const uint8_t> p, size_t off)
 {
-	uint32_t v;
-	std::memcpy(&v, p.data() + off, 4);
+	uint32_t v = 0;
+	if (off <= p.size() && p.size() - off >= 4)
+		std::memcpy(&v, p.data() + off, 4);
 	return v;
 }
 
 uint64_t dword(std::span<const uint8_t> p, size_t off)
 {
-	uint64_t v;
-	std::memcpy(&v, p.data() + off, 8);
+	uint64_t v = 0;
+	if (off <= p.size() && p.size() - off >= 8)
+		std::memcpy(&v, p.data() + off, 8);
 	return v;
 }
 
@@ -110,6 +114,11 @@ void SaharaTarget::hello_resp(std::span<const uint8_t> p)
 	if (mode == kModeMemoryDebug) {
 		// The host's late answer to an offer withdrawn since.
 		io_.sahara_log("SBL: sahara: HELLO_RESP for the withdrawn RAM dump ignored");
+		return;
+	}
+	if (p.size() != kHelloLength) {
+		fail(kProtocolMismatch, "sahara: host HELLO_RESP refused (" + std::to_string(p.size()) +
+						" bytes, not " + std::to_string(kHelloLength) + ")");
 		return;
 	}
 	if (!good) {

@@ -287,5 +287,27 @@ TEST_F(SaharaTest, WithoutADumpTheSessionStartsWithTheImageTransfer)
 	EXPECT_FALSE(plain.offering_dump());
 }
 
+// A HELLO_RESP of 8..19 bytes: the refusal says how long it was and reads
+// nothing after it (QEMU heap bytes would reach the boot log the guest reads).
+TEST_F(SaharaTest, AShortHelloRespIsRefusedWithoutReadingPastIt)
+{
+	for (uint32_t len = 8; len < 20; len++) {
+		SaharaTarget plain(*this, {1});
+		plain.start();
+		expect_image_hello();
+		std::vector<uint8_t> buf = words({kHelloResp, len}, 64);
+		std::memset(buf.data() + len, 0x41, buf.size() - len); // what lies beyond it
+		log.clear();
+		plain.receive(std::span<const uint8_t>(buf.data(), len));
+		std::string all;
+		for (const auto &line : log)
+			all += line + "\n";
+		EXPECT_NE(all.find("HELLO_RESP refused (" + std::to_string(len) + " bytes, not 48)"), std::string::npos)
+			<< all;
+		EXPECT_EQ(all.find(std::to_string(0x41414141u)), std::string::npos) << all;
+		sent.clear();
+	}
+}
+
 } // namespace
 } // namespace aic100::test
