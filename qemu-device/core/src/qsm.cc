@@ -264,9 +264,17 @@ void Qsm::control(std::span<const uint8_t> msg)
 		}
 	}
 
+	uint32_t chunk = 0;
+	for (const Trans &t : ts)
+		if (t.type == kDmaXferToDev && t.len >= sizeof(DmaXferToDev))
+			chunk = std::max(chunk, load<DmaXferToDev>(msg, t.off).dma_chunk_id);
+	// Handles are the host's to choose: the messages held are counted too.
+	if (chunk && !held_.count(h.handle) && held_.size() >= kMaxHeldMessages) {
+		send_error(h, kTooLarge);
+		return;
+	}
 	std::map<uint32_t, std::vector<uint8_t>> dma;
 	uint64_t bytes = 0;
-	uint32_t chunk = 0;
 	const uint64_t limit = kMaxHeldDma - held_by_others(h.handle);
 	for (const Trans &t : ts) {
 		if (t.type != kDmaXferToDev)
@@ -275,8 +283,6 @@ void Qsm::control(std::span<const uint8_t> msg)
 			send_error(h, kTooLarge);
 			return;
 		}
-		if (t.len >= sizeof(DmaXferToDev))
-			chunk = std::max(chunk, load<DmaXferToDev>(msg, t.off).dma_chunk_id);
 	}
 	if (chunk) {
 		// More data follows in DMA-only messages; only a command that says
@@ -304,7 +310,7 @@ uint64_t Qsm::held_by_others(uint32_t handle) const
 {
 	uint64_t n = 0;
 	for (const auto &[who, held] : held_)
-		n += who == handle ? 0 : held.bytes;
+		n += who == handle ? 0 : held.bytes + held.msg.size();
 	return std::min(n, kMaxHeldDma);
 }
 

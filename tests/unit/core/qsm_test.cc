@@ -427,5 +427,41 @@ TEST_F(QsmTest, DmaHeldForUnfinishedMessagesIsCappedForAllUsersTogether)
 	EXPECT_TRUE(r.empty());
 }
 
+// Handles are the host's to choose: 1024 users may each hold a message,
+// the next one is refused before its DMA is read, and one giving up makes
+// room again.
+TEST_F(QsmTest, MessagesHeldAtOnceAreCapped)
+{
+	const auto elf = tiny_elf(3000);
+	LoadElfReq req{};
+	req.type = kLoadElf;
+	req.tag = kTagElf;
+	req.data_length = elf.size();
+	const std::vector<uint8_t> part(elf.begin(), elf.begin() + 100);
+	constexpr uint64_t kZeros = 0x80000000; // host memory that reads as zeros, counted
+	host.zero_from = kZeros;
+	NncTrans zeros{kDmaXferToDev, raw(DmaXferToDev{{kDmaXferToDev, 24 + 16}, kTagElf, 1, 9, 0})};
+	const auto pair = raw(DmaPair{kZeros, 100});
+	zeros.data.insert(zeros.data.end(), pair.begin(), pair.end());
+	for (uint32_t user = 1; user <= Qsm::kMaxHeldMessages; user++) {
+		auto r = send({passthrough(raw(req)), zeros}, user);
+		ASSERT_EQ(r.size(), 1u);
+		ASSERT_EQ(r[0].type, kDmaXferCont) << "user " << user;
+	}
+	const uint64_t read_before = host.dma_read_bytes;
+	EXPECT_EQ(read_before, 100ull * Qsm::kMaxHeldMessages);
+	auto r = send({passthrough(raw(req)), zeros}, 5000);
+	ASSERT_EQ(r.size(), 1u);
+	EXPECT_EQ(as<StatusFromDev>(r[0].data).status, 4u);
+	EXPECT_EQ(host.dma_read_bytes, read_before) << "refused before reading";
+	// A user that already holds one continues it.
+	r = send({dma(kTagElf, part, 9)}, 7);
+	EXPECT_EQ(r[0].type, kDmaXferCont);
+	r = send({dma(0, {}, 9)}, 1);
+	EXPECT_TRUE(r.empty());
+	r = send({passthrough(raw(req)), dma(kTagElf, part, 9)}, 5000);
+	EXPECT_EQ(r[0].type, kDmaXferCont);
+}
+
 } // namespace
 } // namespace aic100::test

@@ -86,6 +86,8 @@ public:
 	// DMA data the QSM holds for messages still being assembled, all users
 	// together: the host chooses how much each message brings.
 	static constexpr uint64_t kMaxHeldDma = 1ull << 30;
+	// Messages held at once (one per user handle), up to 64 KiB each.
+	static constexpr size_t kMaxHeldMessages = 1024;
 
 private:
 	// ---- transport -----------------------------------------------------
