@@ -90,6 +90,15 @@ Device::Device(HostInterface &host, const DeviceConfig &cfg)
 
 void Device::reset()
 {
+	if (t_processing == this) {
+		reset_pending_ = true;
+		return;
+	}
+	reset_now();
+}
+
+void Device::reset_now()
+{
 	host_.trace("card reset (PCI)");
 	mhi_.reset();
 	boot_.reset();
@@ -110,23 +119,41 @@ void Device::process()
 {
 	if (processing_)
 		return;
-	struct Busy {
-		bool &b;
-		const Device *outer;
-		Busy(bool &flag, const Device *dev) : b(flag), outer(t_processing)
-		{
-			b = true;
-			t_processing = dev;
-		}
-		~Busy()
-		{
-			b = false;
-			t_processing = outer;
-		}
-	} busy(processing_, this);
+	{
+		struct Busy {
+			bool &b;
+			const Device *outer;
+			Busy(bool &flag, const Device *dev) : b(flag), outer(t_processing)
+			{
+				b = true;
+				t_processing = dev;
+			}
+			~Busy()
+			{
+				b = false;
+				t_processing = outer;
+			}
+		} busy(processing_, this);
+		run_pass();
+	}
+	if (reset_pending_) {
+		reset_pending_ = false;
+		host_.trace("card reset (PCI) asked for by the card's own DMA: done at the end of its pass");
+		reset_now();
+	}
+}
+
+// The blocks' work, in order; a reset asked for meanwhile ends the pass
+// after the block that caused it.
+void Device::run_pass()
+{
 	mhi_.process();
 	halt_on_sys_err();
+	if (reset_pending_)
+		return;
 	dbr_.process();
+	if (reset_pending_)
+		return;
 	boot_.poll();
 	if (!mbox_.pending.empty())
 		mailbox_run();

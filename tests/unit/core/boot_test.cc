@@ -1130,6 +1130,49 @@ TEST_F(BootTest, RegisterWritesByTheCardsOwnDmaAreRefused)
 	expect_status_reply(nnc_status(1), 1);
 }
 
+// QEMU resets the card synchronously when the card's own DMA sets
+// Secondary Bus Reset in its root port (through ECAM). The pass that DMA
+// belongs to is using the rings the reset frees: the reset waits for the
+// end of the pass (ASan: no use after free), then the card is as after any
+// reset and boots again.
+TEST_F(BootTest, APciResetFromTheCardsOwnDmaWaitsForTheEndOfItsPass)
+{
+	for (int nth_dma : {1, 2, 3, 5, 8}) {
+		make(true);
+		mhi->ready_handshake();
+		ASSERT_TRUE(mhi->start(0));
+		ASSERT_TRUE(mhi->start(1));
+		mhi->queue_dl(1, 4096, 2);
+		int dmas = 0;
+		host.on_dma = [&] {
+			if (++dmas == nth_dma)
+				dev->reset();
+		};
+		host.traces.clear();
+		mhi->send(0, payload(6000, 7));
+		host.on_dma = nullptr;
+		ASSERT_GE(dmas, nth_dma) << "the loopback DMAs";
+		EXPECT_TRUE(traced("card reset (PCI) asked for by the card's own DMA")) << "DMA " << nth_dma;
+		EXPECT_NE(mhi->r(regs::MHISTATUS) >> 8 & 0xFF, kStateM0) << "reset after the pass";
+		EXPECT_EQ(mhi->r(regs::kBhiBase + regs::BHI_EXECENV), kEeAmss);
+		// And it comes back.
+		mhi = std::make_unique<HostMhi>(host, *dev);
+		mhi->ready_handshake();
+		EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8 & 0xFF, kStateM0);
+	}
+}
+
+TEST_F(BootTest, APciResetFromOutsideThePassTakesEffectAtOnce)
+{
+	make(true);
+	mhi->ready_handshake();
+	host.traces.clear();
+	dev->reset();
+	EXPECT_TRUE(traced("card reset (PCI)"));
+	EXPECT_FALSE(traced("asked for by the card's own DMA"));
+	EXPECT_NE(mhi->r(regs::MHISTATUS) >> 8 & 0xFF, kStateM0);
+}
+
 TEST_F(BootTest, ARegisterWriteFromAnotherThreadWhileTheCardWorksIsTheHosts)
 {
 	// vCPUs write the DMA Bridge's registers without the BQL: while the

@@ -45,6 +45,10 @@ public:
 
 	uint64_t bar_read(unsigned bar, uint64_t offset, unsigned size);
 	void bar_write(unsigned bar, uint64_t offset, uint64_t value, unsigned size);
+	// A PCI reset (SBR, FLR, QEMU's system reset). One that arrives from
+	// inside process() (the card's own DMA reached its root port's Bridge
+	// Control through ECAM) waits for the end of that pass: the pass is
+	// using the rings and buffers that a reset frees.
 	void reset();
 
 	// Runs the work register accesses queued and timers that expired; the
@@ -82,6 +86,8 @@ private:
 	void mailbox_run();
 	std::string run_injection(const std::string &command);
 	void halt_on_sys_err();
+	void reset_now();
+	void run_pass();
 
 	// The BAR4 test mailbox (test_mailbox).
 	struct Mailbox {
@@ -99,6 +105,7 @@ private:
 	Boot boot_;
 	Mailbox mbox_;
 	bool processing_ = false;
+	bool reset_pending_ = false; // asked for during process()
 };
 
 } // namespace aic100
