@@ -25,6 +25,7 @@
 #include "qaic_compat.h"
 
 struct dentry;
+struct dma_fence;
 struct drm_file;
 struct qaic_user;
 struct sg_table;
@@ -276,6 +277,11 @@ struct qaic_bo {
 	/* Non-zero response statuses of the last submission, and the last one. */
 	u32			nr_failed;
 	u16			last_status;
+	/*
+	 * The card's fence for the last submission, in the reservation
+	 * object, while queued; only for a BO others see (qaic_fence.c).
+	 */
+	struct dma_fence	*fence;
 	struct completion	xfer_done;
 	struct qaic_bo_perf	perf;
 };
@@ -459,6 +465,13 @@ void qaic_data_debugfs_root_init(void);
 void qaic_data_debugfs_root_fini(void);
 void qaic_data_debugfs_init(struct qaic_device *qdev);
 void qaic_data_debugfs_fini(struct qaic_device *qdev);
+
+/* qaic_fence.c */
+/* qaic_fence_publish(): a fence to wait for appeared; wait and try again. */
+#define QAIC_DEPS_CHANGED	1
+int qaic_fence_wait_bo(struct qaic_bo *bo, const struct qaic_dbc *dbc, long *left);
+int qaic_fence_publish(struct qaic_dbc *dbc, struct list_head *pending, u32 count);
+void qaic_fence_signal(struct qaic_bo *bo, int error);
 
 /* qaic_sahara.c */
 extern struct mhi_driver qaic_sahara_driver;

@@ -18,6 +18,11 @@
  * holding that id. A BO is complete when all of its slices are answered;
  * DRM_IOCTL_QAIC_WAIT_BO sleeps until then.
  *
+ * A BO that other drivers see (an imported dma-buf, or one of ours
+ * exported) is synchronised with them through its reservation object:
+ * EXECUTE_BO waits for their fences first, and the card's access is
+ * published as a fence of its own (qaic_fence.c).
+ *
  * Responses are noticed by the DBC's interrupt (MSI vector id + 1, or the
  * vector shared with MHI when there is only one), whose hard handler drains
  * the response FIFO (its thread only what is left past a batch), or with
@@ -128,7 +133,7 @@ MODULE_PARM_DESC(datapath_irq_follows,
 static unsigned int wait_exec_default_timeout_ms = 5000;
 module_param(wait_exec_default_timeout_ms, uint, 0600);
 MODULE_PARM_DESC(wait_exec_default_timeout_ms,
-		 "Timeout of DRM_IOCTL_QAIC_WAIT_BO when the user gives none, in ms (default 5000)");
+		 "Timeout of DRM_IOCTL_QAIC_WAIT_BO when the user gives none, and longest wait of EXECUTE_BO for other users of a shared BO, in ms (default 5000)");
 
 /* One element of a DBC's request FIFO (little-endian, in host memory). */
 struct qaic_dbc_req {
@@ -186,10 +191,11 @@ struct qaic_slice_plan {
 	int			presync;	/* index of the presync semaphore, or -1 */
 };
 
-/* One entry of an execute ioctl, either layout. */
+/* One entry of an execute ioctl, either layout, and its BO (NULL: none). */
 struct qaic_exec_ent {
 	u32			handle;
 	u64			resize;
+	struct drm_gem_object	*obj;
 };
 
 static struct dentry *qaic_debugfs_root;
@@ -955,15 +961,14 @@ out:
 
 /*
  * With @dbc owned, in its SRCU read section and under its req_lock: queue
- * every BO of @ents, then ring the card once. On failure nothing reaches
- * the card.
+ * every BO of @ents, then ring the card once. On failure (or
+ * QAIC_DEPS_CHANGED) nothing reaches the card.
  */
-static int qaic_submit(struct qaic_device *qdev, struct drm_file *file, struct qaic_dbc *dbc,
+static int qaic_submit(struct qaic_device *qdev, struct qaic_dbc *dbc,
 		       const struct qaic_exec_ent *ents, u32 count, bool partial, u64 received)
 {
 	u16 first_id = dbc->next_req_id;
 	u32 nelem = dbc->fifo.nelem;
-	struct drm_gem_object *obj;
 	u32 head, tail, level, i;
 	struct qaic_bo *bo;
 	LIST_HEAD(pending);
@@ -993,23 +998,25 @@ static int qaic_submit(struct qaic_device *qdev, struct drm_file *file, struct q
 	}
 	level = head <= tail ? tail - head : nelem - (head - tail);
 
+	/* The lookups hold the BOs; once queued, their slicing does (qaic_dbc_handle_rsp()). */
 	for (i = 0; i < count; i++) {
-		obj = drm_gem_object_lookup(file, ents[i].handle);
-		if (!obj) {
+		if (!ents[i].obj) {
 			ret = -ENOENT;
 			goto err;
 		}
-		bo = to_qaic_bo(obj);
+		bo = to_qaic_bo(ents[i].obj);
 		ret = mutex_lock_interruptible(&bo->lock);
 		if (!ret) {
 			ret = qaic_bo_queue(dbc, bo, &ents[i], partial, &head, &tail, &pending);
 			mutex_unlock(&bo->lock);
 		}
-		/* Once queued, its slicing keeps it (qaic_dbc_handle_rsp()). */
-		drm_gem_object_put(obj);
 		if (ret)
 			goto err;
 	}
+	/* The last step that may fail: what others see of the submission. */
+	ret = qaic_fence_publish(dbc, &pending, count);
+	if (ret)
+		goto err;
 
 	/* Queued BOs cannot be detached: their mappings stay. */
 	list_for_each_entry(bo, &pending, xfer_node)
@@ -1046,50 +1053,71 @@ err:
 	return ret;
 }
 
-static int qaic_execute(struct drm_device *drm, void *data, struct drm_file *file, bool partial)
+/*
+ * The entries of @args, copied in, each with its BO looked up (NULL when
+ * there is none: qaic_submit() tells, in the order upstream does).
+ */
+static struct qaic_exec_ent *qaic_exec_ents(struct drm_file *file, const struct qaic_execute *args,
+					    bool partial)
 {
-	struct qaic_device *qdev = to_qaic_device(drm);
-	struct qaic_user *usr = file->driver_priv;
-	struct qaic_execute *args = data;
-	u64 received = ktime_get_ns();
 	struct qaic_partial_execute_entry *pe;
 	struct qaic_execute_entry *fe;
 	struct qaic_exec_ent *ents;
 	size_t esize, size;
-	struct qaic_dbc *dbc;
-	int ret, idx, srcu;
 	void *buf;
 	u32 i;
 
 	esize = partial ? sizeof(*pe) : sizeof(*fe);
 	if (!args->hdr.count || check_mul_overflow((size_t)args->hdr.count, esize, &size))
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	/* At most what kmalloc gives (as upstream): a huge count must not eat memory. */
 	buf = kmalloc(size, GFP_KERNEL | __GFP_NOWARN);
 	if (!buf)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	if (copy_from_user(buf, u64_to_user_ptr(args->data), size)) {
-		ret = -EFAULT;
-		goto out_buf;
+		ents = ERR_PTR(-EFAULT);
+		goto out;
 	}
 	ents = kmalloc_array(args->hdr.count, sizeof(*ents), GFP_KERNEL | __GFP_NOWARN);
 	if (!ents) {
-		ret = -ENOMEM;
-		goto out_buf;
+		ents = ERR_PTR(-ENOMEM);
+		goto out;
 	}
 	for (i = 0, pe = buf, fe = buf; i < args->hdr.count; i++) {
 		ents[i].handle = partial ? pe[i].handle : fe[i].handle;
 		ents[i].resize = partial ? pe[i].resize : 0;
+		ents[i].obj = drm_gem_object_lookup(file, ents[i].handle);
 	}
+out:
+	kfree(buf);
+	return ents;
+}
+
+static void qaic_exec_ents_free(struct qaic_exec_ent *ents, u32 count)
+{
+	u32 i;
+
+	for (i = 0; i < count; i++)
+		drm_gem_object_put(ents[i].obj);
+	kfree(ents);
+}
+
+/* One attempt at submitting @ents to DBC @dbc_id: qaic_submit()'s answer. */
+static int qaic_execute_once(struct qaic_device *qdev, struct qaic_user *usr, u32 dbc_id,
+			     const struct qaic_exec_ent *ents, u32 count, bool partial,
+			     u64 received)
+{
+	struct qaic_dbc *dbc;
+	int ret, idx, srcu;
 
 	ret = qaic_data_enter(qdev, &idx);
 	if (ret)
-		goto out_ents;
-	if (args->hdr.dbc_id >= QAIC_NUM_DBC) {
+		return ret;
+	if (dbc_id >= QAIC_NUM_DBC) {
 		ret = -EINVAL;
 		goto out_exit;
 	}
-	dbc = &qdev->dbc[args->hdr.dbc_id];
+	dbc = &qdev->dbc[dbc_id];
 
 	srcu = srcu_read_lock(&dbc->srcu);
 	ret = qaic_dbc_check(dbc, usr, -EPERM);
@@ -1098,16 +1126,46 @@ static int qaic_execute(struct drm_device *drm, void *data, struct drm_file *fil
 	ret = mutex_lock_interruptible(&dbc->req_lock);
 	if (ret)
 		goto out_srcu;
-	ret = qaic_submit(qdev, file, dbc, ents, args->hdr.count, partial, received);
+	ret = qaic_submit(qdev, dbc, ents, count, partial, received);
 	mutex_unlock(&dbc->req_lock);
 out_srcu:
 	srcu_read_unlock(&dbc->srcu, srcu);
 out_exit:
 	drm_dev_exit(idx);
-out_ents:
-	kfree(ents);
-out_buf:
-	kfree(buf);
+	return ret;
+}
+
+/*
+ * Before the card may touch a BO that others see, they must be done with
+ * it (qaic_fence.c): that is waited for first, holding nothing, for at most
+ * wait_exec_default_timeout_ms (then -ETIMEDOUT, nothing submitted), so
+ * that neither other submitters nor a release wait behind a producer.
+ */
+static int qaic_execute(struct drm_device *drm, void *data, struct drm_file *file, bool partial)
+{
+	struct qaic_device *qdev = to_qaic_device(drm);
+	struct qaic_execute *args = data;
+	u64 received = ktime_get_ns();
+	u32 dbc_id = args->hdr.dbc_id, count = args->hdr.count, i;
+	struct qaic_user *usr = file->driver_priv;
+	struct qaic_exec_ent *ents;
+	struct qaic_dbc *dbc;
+	long left;
+	int ret;
+
+	ents = qaic_exec_ents(file, args, partial);
+	if (IS_ERR(ents))
+		return PTR_ERR(ents);
+	dbc = dbc_id < QAIC_NUM_DBC ? &qdev->dbc[dbc_id] : NULL;
+	left = msecs_to_jiffies(READ_ONCE(wait_exec_default_timeout_ms));
+	do {
+		for (i = 0, ret = 0; i < count && !ret; i++)
+			if (ents[i].obj)
+				ret = qaic_fence_wait_bo(to_qaic_bo(ents[i].obj), dbc, &left);
+		if (!ret)
+			ret = qaic_execute_once(qdev, usr, dbc_id, ents, count, partial, received);
+	} while (ret == QAIC_DEPS_CHANGED);
+	qaic_exec_ents_free(ents, count);
 	return ret;
 }
 
@@ -1155,6 +1213,7 @@ static bool qaic_dbc_handle_rsp(struct qaic_dbc *dbc, u32 idx, bool hard)
 		dma_sync_sgtable_for_cpu(&dbc->qdev->pdev->dev, bo->sgt, bo->dir);
 		list_del_init(&bo->xfer_node);
 		bo->perf.processed_ns = ktime_get_ns();
+		qaic_fence_signal(bo, bo->nr_failed ? -EIO : 0);
 		complete_all(&bo->xfer_done);
 		break;
 	}
@@ -1426,8 +1485,8 @@ void qaic_data_fini(struct qaic_device *qdev)
 /*
  * @dbc is being released and nothing uses it any more (see
  * qaic_dbc_release_locked()): every queued BO completes, which wakes its
- * waiters, and every sliced BO is unmapped and detached. With @ssr the
- * queued BOs are marked as dropped by an SSR.
+ * waiters and signals its fence, and every sliced BO is unmapped and
+ * detached. With @ssr the queued BOs are marked as dropped by an SSR.
  */
 void qaic_data_release_dbc(struct qaic_dbc *dbc, bool ssr)
 {
@@ -1444,6 +1503,7 @@ void qaic_data_release_dbc(struct qaic_dbc *dbc, bool ssr)
 			WRITE_ONCE(bo->ssr_aborted, true);
 		memset(&bo->perf, 0, sizeof(bo->perf));
 		dma_sync_sgtable_for_cpu(dev, bo->sgt, bo->dir);
+		qaic_fence_signal(bo, ssr ? -EPIPE : -ECANCELED);
 		complete_all(&bo->xfer_done);
 	}
 	while ((bo = list_first_entry_or_null(&dbc->bos, struct qaic_bo, bo_node))) {
