@@ -13,7 +13,7 @@
 #                FUZZ_SECONDS (default 120); fails on any finding
 #   make fuzz-seeds   regenerate the fuzzer's committed seed corpus
 #
-# Other targets: setup, build, unit, guest-test, vm (interactive guest), clean,
+# Other targets: setup, build, unit, qtest (the device's qtest), guest-test, vm (interactive guest), clean,
 # checkpatch (upstream's checkpatch.pl --strict over our driver; informational),
 # umd-test UMD_SRC=DIR [UMD_DEPS=DIR] (the open UMD built from a checkout of
 # it and run in guests under both drivers; README.md, "Testing the open UMD"),
@@ -35,7 +35,7 @@ ifneq ($(FUZZ_SECONDS),)
 export FUZZ_SECONDS
 endif
 
-.PHONY: all setup build demo test unit guest-test vm clean checkpatch bench fresh-root test-fresh-root \
+.PHONY: all setup build demo test unit qtest guest-test vm clean checkpatch bench fresh-root test-fresh-root \
 	fuzz fuzz-seeds soak umd-test
 
 all: build
@@ -52,11 +52,16 @@ demo: build
 unit: build
 	scripts/unit
 
+# The device's qtest (QEMU's libqtest, no guest): seconds.
+qtest: build
+	scripts/qtest
+
 guest-test: build
 	$(PYTEST) -v tests/harness
 
 test: build
 	scripts/unit
+	scripts/qtest
 	$(PYTEST) -v tests/bench
 	$(PYTEST) -v tests/scripts/umd
 	$(PYTEST) -v tests/harness

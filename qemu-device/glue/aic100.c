@@ -65,6 +65,16 @@ struct Aic100State {
     unsigned bar2_users;
     bool bar2_closed;
     /*
+     * The card's own DMA can reach QEMU's config space (ECAM) and so
+     * unplug the card from inside its pass (a slot powered off through
+     * the root port). in_pass is set while the pass runs (under the BQL);
+     * an unrealize that finds it set leaves the core to the pass's end
+     * (free_after_pass) and cuts the core off from QEMU at once (gone).
+     */
+    bool in_pass;
+    bool free_after_pass;
+    bool gone;
+    /*
      * The card's name in the QOM tree, for messages: looked up once, since
      * a BAR2 access without the BQL may report a guest error and the QOM
      * tree is the BQL's.
@@ -90,7 +100,12 @@ struct Aic100State {
 static int aic100_dma_read(void *opaque, uint64_t addr, void *buf, size_t len)
 {
     Aic100State *s = opaque;
-    MemTxResult r = pci_dma_read(PCI_DEVICE(s), addr, buf, len);
+    MemTxResult r;
+
+    if (s->gone) {
+        return 1;
+    }
+    r = pci_dma_read(PCI_DEVICE(s), addr, buf, len);
 
     if (r != MEMTX_OK) {
         trace_aic100_err_dma("read", addr, len, r);
@@ -102,7 +117,12 @@ static int aic100_dma_write(void *opaque, uint64_t addr, const void *buf,
                             size_t len)
 {
     Aic100State *s = opaque;
-    MemTxResult r = pci_dma_write(PCI_DEVICE(s), addr, buf, len);
+    MemTxResult r;
+
+    if (s->gone) {
+        return 1;
+    }
+    r = pci_dma_write(PCI_DEVICE(s), addr, buf, len);
 
     if (r != MEMTX_OK) {
         trace_aic100_err_dma("write", addr, len, r);
@@ -112,8 +132,12 @@ static int aic100_dma_write(void *opaque, uint64_t addr, const void *buf,
 
 static unsigned aic100_msi_vectors_enabled(void *opaque)
 {
-    PCIDevice *pdev = PCI_DEVICE(opaque);
+    Aic100State *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
 
+    if (s->gone) {
+        return 0; /* config space is freed after unrealize */
+    }
     return msi_enabled(pdev) ? msi_nr_vectors_allocated(pdev) : 0;
 }
 
@@ -178,12 +202,36 @@ static void aic100_trace_note(void *opaque, const char *msg)
     trace_aic100_core(aic100_name(opaque), msg);
 }
 
+static void aic100_free_core(Aic100State *s);
+
+/* The rest of an unrealize that came from inside the card's pass. */
+static void aic100_free_after_pass(void *opaque)
+{
+    Aic100State *s = opaque;
+
+    trace_aic100_core(s->name, "freed after the pass that unplugged it");
+    aic100_free_core(s);
+    object_unref(OBJECT(s));
+}
+
 static void aic100_work(void *opaque)
 {
     Aic100State *s = opaque;
 
-    if (s->core) {
-        aic100_core_process(s->core);
+    if (!s->core || s->gone) {
+        return;
+    }
+    s->in_pass = true;
+    aic100_core_process(s->core);
+    s->in_pass = false;
+    if (s->free_after_pass) {
+        /*
+         * Not here: on the worker, freeing the core would join this very
+         * thread. The main loop does it, with the BQL.
+         */
+        s->free_after_pass = false;
+        aio_bh_schedule_oneshot(qemu_get_aio_context(), aic100_free_after_pass,
+                                s);
     }
 }
 
@@ -268,10 +316,20 @@ static const Aic100HostOps aic100_host_ops = {
 
 /* ---- BARs ---------------------------------------------------------- */
 
+/*
+ * s->core is NULL once the card is unplugged: a vCPU that was already
+ * waiting for the BQL when the worker's join let it go still comes here.
+ */
 static uint64_t aic100_bar_read(Aic100State *s, unsigned bar, hwaddr addr,
                                 unsigned size)
 {
-    uint64_t val = aic100_core_bar_read(s->core, bar, addr, size);
+    uint64_t val;
+
+    if (!s->core) {
+        trace_aic100_mmio_after_unplug(bar, addr, size);
+        return 0;
+    }
+    val = aic100_core_bar_read(s->core, bar, addr, size);
 
     trace_aic100_mmio_read(bar, addr, size, val);
     return val;
@@ -281,6 +339,10 @@ static void aic100_bar_write(Aic100State *s, unsigned bar, hwaddr addr,
                              uint64_t val, unsigned size)
 {
     trace_aic100_mmio_write(bar, addr, size, val);
+    if (!s->core) {
+        trace_aic100_mmio_after_unplug(bar, addr, size);
+        return;
+    }
     aic100_core_bar_write(s->core, bar, addr, val, size);
 }
 
@@ -517,6 +579,14 @@ static void aic100_exit(PCIDevice *pdev)
 
     pcie_cap_exit(pdev);
     msi_uninit(pdev);
+    s->gone = true;
+    if (s->in_pass) {
+        /* The pass is using the core: it goes when the pass ends. */
+        trace_aic100_core(s->name, "unplugged by its own DMA: freed after the pass");
+        s->free_after_pass = true;
+        object_ref(OBJECT(s));
+        return;
+    }
     aic100_free_core(s);
 }
 
