@@ -68,7 +68,9 @@
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
 #include <linux/overflow.h>
+#include <linux/rcupdate.h>
 #include <linux/scatterlist.h>
+#include <linux/sched/isolation.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -125,10 +127,10 @@ module_param(datapath_poll_interval_us, uint, 0600);
 MODULE_PARM_DESC(datapath_poll_interval_us,
 		 "Time between two polls of a DBC with datapath_polling, in us (default 100)");
 
-static bool datapath_irq_follows = true;
+static bool datapath_irq_follows;
 module_param(datapath_irq_follows, bool, 0600);
 MODULE_PARM_DESC(datapath_irq_follows,
-		 "Steer a DBC's interrupt to the CPU that last submitted to it (default 1)");
+		 "Steer a DBC's interrupt to the CPU that last submitted to it, within its affinity when requested and off isolated CPUs (default 0)");
 
 static unsigned int wait_exec_default_timeout_ms = 5000;
 module_param(wait_exec_default_timeout_ms, uint, 0600);
@@ -914,18 +916,77 @@ static void qaic_unqueue(struct qaic_dbc *dbc, struct list_head *pending)
 }
 
 /*
- * Have @dbc's interrupt delivered to this CPU, where the submitter will
- * most likely wait for the answer. A waiter woken on another CPU costs an
- * IPI and that CPU's wake-up first: under TCG, with one submitter, that is
- * the difference between 2.5x and 0.9x the rate of QEMU's NVMe, whose
- * queues are per CPU (docs/performance.md). At most every
- * QAIC_IRQ_FOLLOW_MS, so that submitters on several CPUs do not make it
- * bounce.
+ * May a device interrupt be steered to @cpu? Not to one that isolcpus=
+ * keeps out of the scheduler's domains or away from managed interrupts.
+ * (The domain mask changes at run time on 7.3, under RCU.)
+ */
+static bool qaic_cpu_takes_irqs(int cpu)
+{
+	bool ok;
+
+	rcu_read_lock();
+	ok = housekeeping_test_cpu(cpu, HK_TYPE_DOMAIN) &&
+	     housekeeping_test_cpu(cpu, HK_TYPE_MANAGED_IRQ);
+	rcu_read_unlock();
+	return ok;
+}
+
+/*
+ * Is the vector's affinity @now what this driver set, or on its way there?
+ * A move is applied later at times, at the vector's next interrupt (an MSI
+ * without interrupt remapping on x86): meanwhile the kernel marks it pending
+ * and still shows where the vector was, which is where this driver had put
+ * it before (@f->prev, until the move is seen done), or the affinity it had
+ * when requested. Under @f->lock.
+ */
+static bool qaic_irq_follow_ours(struct qaic_irq_follow *f, const struct cpumask *now)
+{
+	if (cpumask_equal(now, f->home) || irqd_is_setaffinity_pending(f->data))
+		return true;
+	if (f->cpu >= 0 && cpumask_equal(now, cpumask_of(f->cpu)))
+		return true;
+	return f->prev >= 0 && cpumask_equal(now, cpumask_of(f->prev));
+}
+
+/* Has the last move of this driver taken effect? Under @f->lock. */
+static bool qaic_irq_follow_done(struct qaic_irq_follow *f)
+{
+	return !irqd_is_setaffinity_pending(f->data) &&
+	       cpumask_equal(irq_data_get_affinity_mask(f->data), cpumask_of(f->cpu));
+}
+
+/* Under @f->lock: steer the vector to @cpu, unless a move of ours is under way. */
+static void qaic_irq_follow_move(struct qaic_irq_follow *f, const struct cpumask *now, int cpu)
+{
+	if (irqd_is_setaffinity_pending(f->data))
+		return;
+	if (f->cpu >= 0 && !cpumask_equal(now, f->home) && !cpumask_equal(now, cpumask_of(f->cpu)))
+		return;		/* still where it was before the last move */
+	/* Should it fail, the affinity stays, and so does the next check. */
+	if (irq_set_affinity(f->data->irq, cpumask_of(cpu)))
+		return;
+	f->prev = f->cpu;
+	f->cpu = cpu;
+	if (qaic_irq_follow_done(f))
+		f->prev = -1;	/* applied at once (interrupt remapping) */
+}
+
+/*
+ * With datapath_irq_follows=1 (off by default), have @dbc's interrupt
+ * delivered to this CPU, where the submitter will most likely wait for the
+ * answer. A waiter woken on another CPU costs an IPI and that CPU's wake-up
+ * first: under TCG, with one submitter, that is the difference between
+ * 2.5x and 0.9x the rate of QEMU's NVMe, whose queues are per CPU
+ * (docs/performance.md). At most every QAIC_IRQ_FOLLOW_MS, so that
+ * submitters on several CPUs do not make it bounce.
  *
- * The admin decides where it goes, though: while the vector's affinity is
- * neither what it was when requested nor what was last set here, someone
- * else (the admin, irqbalance) set it, and it stays; setting it back to
- * what it was lets it follow again. datapath_irq_follows=0 never moves it.
+ * Never to a CPU outside the affinity the vector had when it was requested
+ * (irqaffinity=, /proc/irq/default_smp_affinity) nor to an isolated one.
+ * And the admin decides where it goes: while the vector's affinity is
+ * neither that nor what was set here, someone else (the admin, irqbalance)
+ * set it, and it stays; setting it back to what it was lets it follow
+ * again. The affinity is read without the descriptor's lock, as /proc
+ * reads it: a stale view only defers the decision to a later submission.
  */
 static void qaic_dbc_follow(struct qaic_dbc *dbc)
 {
@@ -935,26 +996,31 @@ static void qaic_dbc_follow(struct qaic_dbc *dbc)
 
 	if (!READ_ONCE(datapath_irq_follows) || datapath_polling || !f)
 		return;
+	if (!cpumask_test_cpu(cpu, f->home) || !qaic_cpu_takes_irqs(cpu))
+		return;
 	now = irq_data_get_affinity_mask(f->data);
-	if (cpumask_equal(now, cpumask_of(cpu)))
-		return; /* here already */
+	if (cpumask_equal(now, cpumask_of(cpu))) {
+		/* Here already; a move that was pending is done. */
+		if (READ_ONCE(f->prev) >= 0 && mutex_trylock(&f->lock)) {
+			if (f->cpu == cpu && qaic_irq_follow_done(f))
+				f->prev = -1;
+			mutex_unlock(&f->lock);
+		}
+		return;
+	}
 	if (!mutex_trylock(&f->lock))
 		return; /* another DBC of the vector is moving it */
 	if (time_before(jiffies, f->moved + msecs_to_jiffies(QAIC_IRQ_FOLLOW_MS)))
 		goto out;
 	f->moved = jiffies;
-	if (!cpumask_equal(now, f->home) &&
-	    (f->cpu < 0 || !cpumask_equal(now, cpumask_of(f->cpu)))) {
-		if (!f->kept)
-			pci_info(dbc->qdev->pdev, "interrupt %d: affinity %*pbl set elsewhere, kept\n",
-				 f->data->irq, cpumask_pr_args(now));
+	if (qaic_irq_follow_ours(f, now)) {
+		f->kept = false;
+		qaic_irq_follow_move(f, now, cpu);
+	} else if (!f->kept) {
+		pci_info(dbc->qdev->pdev, "interrupt %d: affinity %*pbl set elsewhere, kept\n",
+			 f->data->irq, cpumask_pr_args(now));
 		f->kept = true;
-		goto out;
 	}
-	f->kept = false;
-	/* Should it fail, the affinity stays, and so does the next check. */
-	if (!irq_set_affinity(f->data->irq, cpumask_of(cpu)))
-		f->cpu = cpu;
 out:
 	mutex_unlock(&f->lock);
 }
@@ -1408,6 +1474,7 @@ static int qaic_irq_follow_init(struct qaic_device *qdev, struct qaic_irq_follow
 		return ret;
 	f->data = irq_get_irq_data(irq);
 	f->cpu = -1;
+	f->prev = -1;
 	f->moved = jiffies - msecs_to_jiffies(QAIC_IRQ_FOLLOW_MS);
 	f->kept = false;
 	cpumask_copy(f->home, irq_data_get_affinity_mask(f->data));
