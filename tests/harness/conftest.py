@@ -65,7 +65,9 @@ NNC_CASES = [
 
 # The data-path suite's cases (tests/guest/qaic_data_tests.cc), in order.
 DATA_CASES = ["round_trip", "workloads", "qpc_containers", "pipelined", "processes_16", "partial_execute",
-              "dmabuf_import", "irq_affinity", "dbc_debugfs", "bo_ioctl_errors", "bo_mmap_after_unbind"]
+              "dmabuf_import", "dmabuf_waits_for_producer", "dmabuf_card_fence_busy", "dmabuf_fence_after_ssr",
+              "irq_affinity", "irq_follow_own_move", "dbc_debugfs", "bo_ioctl_errors", "irq_follow_within_home",
+              "bo_mmap_after_unbind"]
 
 # The health suite's cases (tests/guest/qaic_health_tests.cc), in order: with
 # our driver, and with upstream's (which binds none of the health channels).
