@@ -63,7 +63,7 @@ test: build
 	scripts/unit
 	scripts/qtest
 	$(PYTEST) -v tests/bench
-	$(PYTEST) -v tests/scripts/umd
+	$(PYTEST) -v tests/scripts/umd tests/scripts/test_apt_lock.py
 	$(PYTEST) -v tests/harness
 
 fuzz: setup
@@ -81,7 +81,7 @@ fresh-root:
 # The runner's tests run on the host (they make roots of their own).
 test-fresh-root:
 	@dpkg-query -W -f='$${Status}' python3-pytest 2>/dev/null | grep -q 'ok installed' || \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-pytest >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends python3-pytest >/dev/null
 	$(PYTEST) -v tests/scripts
 
 vm: build

@@ -137,7 +137,7 @@ make_debian_base() {
 	local codename=$1 include=$2 mirror=$3 keyring=$4 out=$5 hook=${6:-} tmp
 	command -v debootstrap >/dev/null || {
 		log "installing debootstrap on the host"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null ||
+		DEBIAN_FRONTEND=noninteractive apt_get install -y -qq --no-install-recommends debootstrap >/dev/null ||
 			die "cannot install debootstrap"
 	}
 	tmp=$out.tmp.d
@@ -162,6 +162,31 @@ step_log() { echo "$AIC_BUILD/logs/$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_'
 # (at least every 20 s) otherwise. On failure, prints the log's tail and
 # dies. ninja's [n/N], kbuild's "CC [M]", apt's Get/Unpacking/Setting up
 # and pytest-like lines are recognised; any other line is shown as it is.
+# Another package job (unattended-upgrades, a user's apt) may hold the
+# dpkg or apt lists lock. apt_get waits for it, bounded by
+# AIC100_APT_LOCK_TIMEOUT seconds (default 600), and says who holds it,
+# instead of failing at once: apt waits for dpkg's lock itself
+# (DPkg::Lock::Timeout), but not for the lists' (apt-get update), so a run
+# refused for a lock is run again once the holder may be done.
+APT_LOCK_TIMEOUT=${AIC100_APT_LOCK_TIMEOUT:-600}
+apt_get() {
+	local deadline=$((SECONDS + APT_LOCK_TIMEOUT)) out rc holder
+	out=$(mktemp)
+	while :; do
+		set +e
+		apt-get -o DPkg::Lock::Timeout="$APT_LOCK_TIMEOUT" "$@" 2>&1 | tee "$out"
+		rc=${PIPESTATUS[0]}
+		set -e
+		if [ "$rc" = 0 ] || ! grep -q "Could not get lock" "$out" || [ "$SECONDS" -ge "$deadline" ]; then
+			rm -f "$out"
+			return "$rc"
+		fi
+		holder=$(grep -m1 -o 'held by process.*' "$out" || echo "held by another process")
+		log "apt-get $*: the lock is $holder; waiting for it (at most $((deadline - SECONDS)) s more)"
+		sleep 2
+	done
+}
+
 step() {
 	local label=$1 slog
 	shift
