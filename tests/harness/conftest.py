@@ -213,6 +213,13 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
                   status_padding=(("upstream_patched", UPSTREAM_PATCHED_MODULE, "fixed"),
                                   ("upstream", UPSTREAM_MODULE, "bug"))),
            Config("1card-1msi-polling", 1, 1, data=True, module_args="datapath_polling=1"),
+           # The card's user-visible threading properties, each off, through
+           # every suite: its work in QEMU's main loop instead of a thread of
+           # its own, and the DMA Bridge's registers under the BQL.
+           Config("1card-32msi-nothread", 1, 32, card_opts="test-mailbox=on,worker-thread=off", nnc=True,
+                  data=True, health=True),
+           Config("1card-32msi-bql", 1, 32, card_opts="test-mailbox=on,dbc-lockless=off", nnc=True, data=True,
+                  health=True),
            # Upstream's boot-log teardown race, made certain (docs/upstream-bugs.md):
            # our driver and upstream's with our patch survive it; upstream's
            # 6.12 oopses, last, as the guest's MHI state worker never returns.
