@@ -7,7 +7,9 @@
 # SANITIZE=1 (e.g. make SANITIZE=1 test) builds the host C++ and QEMU with
 # ASan and UBSan, in build directories of their own (build/cmake-asan, QEMU's
 # build-asan), and runs the unit tests and the guests with them: any
-# sanitizer report fails the run.
+# sanitizer report fails the run. SANITIZE=thread (make SANITIZE=thread
+# unit) builds the host C++ with ThreadSanitizer (build/cmake-tsan) and runs
+# the unit tests of the threaded code with it.
 #
 #   make fuzz    build the device core's libFuzzer target and run it for
 #                FUZZ_SECONDS (default 120); fails on any finding
@@ -30,6 +32,9 @@ PYTEST := /usr/bin/python3 -m pytest
 
 ifeq ($(SANITIZE),1)
 export AIC100_SANITIZE := 1
+endif
+ifeq ($(SANITIZE),thread)
+export AIC100_SANITIZE := thread
 endif
 ifneq ($(FUZZ_SECONDS),)
 export FUZZ_SECONDS

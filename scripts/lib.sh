@@ -34,15 +34,27 @@ CMAKE_BUILD=$AIC_BUILD/cmake
 # directory of its own, so that the normal build stays as it is. Any report
 # stops the process (SIGABRT) with its stack trace on stderr.
 AIC_SANITIZE=${AIC100_SANITIZE:-0}
-case "$AIC_SANITIZE" in 0 | 1) ;; *) die "AIC100_SANITIZE=$AIC_SANITIZE: 0 or 1" ;; esac
+case "$AIC_SANITIZE" in 0 | 1 | thread) ;; *) die "AIC100_SANITIZE=$AIC_SANITIZE: 0, 1 or thread" ;; esac
 if [ "$AIC_SANITIZE" = 1 ]; then
 	QEMU_BUILD=$QEMU_DIR/build-asan
 	CMAKE_BUILD=$AIC_BUILD/cmake-asan
+fi
+# AIC100_SANITIZE=thread (make SANITIZE=thread unit): the host C++ with
+# ThreadSanitizer in build/cmake-tsan; QEMU stays the normal build
+# (docs/reliability.md says why).
+if [ "$AIC_SANITIZE" = thread ]; then
+	CMAKE_BUILD=$AIC_BUILD/cmake-tsan
 fi
 # For the programs a sanitizer build runs (vm-run's QEMU, the unit tests):
 # halt_on_error, as UBSan would otherwise carry on after a report, and
 # abort_on_error, so that the run ends by SIGABRT, which ctest and the
 # harness see as a crash. A caller's own options come after ours and win.
+# ThreadSanitizer: the first report ends the program (abort, so that ctest
+# sees a crash); tests/unit/tsan.supp holds the suppressions, each with its
+# reason.
+tsan_env() {
+	export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$AIC_TOP/tests/unit/tsan.supp${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
+}
 sanitizer_env() {
 	export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:print_summary=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 	export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"

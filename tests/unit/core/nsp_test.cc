@@ -1184,10 +1184,12 @@ TEST_P(NspWorkers, NoEndCallbackAfterStop)
 
 TEST_P(NspWorkers, StopsPromptlyInsideAGemm)
 {
-	const uint64_t n = 1024;
-	win.assign(3 * n * n * 4, 0);
-	ASSERT_TRUE(wk.start(workload({Li(4, n * n * 4), Li(5, n * n * 8), I(Op::MmF32, 3, 4, 5, 0, pack_mnk(n, n, n)),
-				       I(Op::Jmp)},
+	// Each NSP writes a C of its own (at r1 * n²·4): two cores writing the
+	// same bytes would be the program's race, which ThreadSanitizer reports.
+	const uint64_t n = 1024, matrix = n * n * 4;
+	win.assign(4 * matrix, 0);
+	ASSERT_TRUE(wk.start(workload({Li(6, matrix), I(Op::Mul, 3, 1, 6), Li(4, 2 * matrix), Li(5, 3 * matrix),
+				       I(Op::MmF32, 3, 4, 5, 0, pack_mnk(n, n, n)), I(Op::Jmp)},
 				      2, win.size()),
 			     win, sems, ctr));
 	std::this_thread::sleep_for(30ms);
