@@ -14,6 +14,8 @@
 #   make fuzz    build the device core's libFuzzer target and run it for
 #                FUZZ_SECONDS (default 120); fails on any finding
 #   make fuzz-seeds   regenerate the fuzzer's committed seed corpus
+#   make qemu-fuzz    QEMU's own generic-fuzz on two cards (FUZZ_SECONDS each
+#                configuration, with and without intel-iommu); fails on a finding
 #
 # Other targets: setup, build, unit, qtest (the device's qtest), guest-test, vm (interactive guest), clean,
 # checkpatch (upstream's checkpatch.pl --strict over our driver; informational),
@@ -41,7 +43,7 @@ export FUZZ_SECONDS
 endif
 
 .PHONY: all setup build demo test unit qtest guest-test vm clean checkpatch bench fresh-root test-fresh-root \
-	fuzz fuzz-seeds soak umd-test
+	fuzz fuzz-seeds qemu-fuzz soak umd-test
 
 all: build
 
@@ -73,6 +75,11 @@ test: build
 
 fuzz: setup
 	scripts/fuzz
+
+# QEMU's generic-fuzz on q35 with two cards, with and without intel-iommu
+# (a clang build of QEMU in its own folder); FUZZ_SECONDS per configuration.
+qemu-fuzz: build
+	scripts/qemu-fuzz
 
 # The generator is built with the host C++; its test (ctest fuzz-seeds) fails
 # when the committed seeds are not what it makes.
