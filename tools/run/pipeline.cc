@@ -182,10 +182,7 @@ RunResult Pipeline::run(uint64_t count, bool check)
 		if (i < count) {
 			const unsigned s = i % depth_;
 			std::memcpy(in_[s].data(), inputs[i % kInputs].data(), inputs[i % kInputs].size());
-			const qaic_execute_entry ents[2] = {{in_[s].handle(), kToDevice}, {out_[s].handle(), kFromDevice}};
-			// A full queue drains as outputs complete; one that never
-			// does (a DBC the card gave up) fails like a WAIT_BO would.
-			const int r = execute_when_room(dev_, dbc_, ents, wait_ms_);
+			const int r = submit(s);
 			if (r) {
 				res.problem = "EXECUTE_BO of inference " + std::to_string(i) + ": " + errno_name(-r);
 				res.error = r;
@@ -195,6 +192,18 @@ RunResult Pipeline::run(uint64_t count, bool check)
 	}
 	res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	return res;
+}
+
+// EXECUTE_BO of slot `s`: 0 or -errno. A full queue drains as outputs
+// complete; one that never does (a DBC the card gave up) fails like a
+// WAIT_BO would.
+int Pipeline::submit(unsigned s)
+{
+	const qaic_execute_entry ents[2] = {{in_[s].handle(), kToDevice}, {out_[s].handle(), kFromDevice}};
+	if (!one_bo_per_execute_)
+		return execute_when_room(dev_, dbc_, ents, wait_ms_);
+	const int r = execute_when_room(dev_, dbc_, std::span(ents, 1), wait_ms_);
+	return r ? r : execute_when_room(dev_, dbc_, std::span(ents + 1, 1), wait_ms_);
 }
 
 } // namespace qaic

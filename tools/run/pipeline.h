@@ -77,6 +77,12 @@ public:
 	// How long run() waits for one output, or for room in the queue,
 	// before giving up (ms; default 35000).
 	void set_wait_timeout(uint32_t ms) { wait_ms_ = ms ? ms : 1; }
+	// EXECUTE_BO the input and the output of a slot one at a time rather
+	// than together: a failed EXECUTE_BO then has nothing of its own
+	// queued to take back. Upstream's error path takes back BOs that a
+	// release of the DBC (an SSR, a reset) already took off its queue
+	// (docs/upstream-bugs.md); this keeps a client out of that path.
+	void set_one_bo_per_execute(bool on) { one_bo_per_execute_ = on; }
 	// Outputs run() has received (and checked) since construction; may be
 	// read from another thread while run() goes on, to know that the
 	// workload is streaming.
@@ -88,11 +94,13 @@ public:
 private:
 	std::string activate();
 	std::string attach();
+	int submit(unsigned slot);
 
 	const Device &dev_;
 	const aic100::workloads::Example &e_;
 	unsigned depth_;
 	uint32_t wait_ms_ = 35000;
+	bool one_bo_per_execute_ = false;
 	Nnc nnc_;
 	uint32_t elf_id_ = 0;
 	ActivateResult act_;
