@@ -46,6 +46,10 @@ OUR_MODULES = {"6.12": OUR_MODULE, "7.3": BUILD / "kernel-7.3" / "drivers" / "ac
 BOOTLOG_GATE_MODULE = TOP / "tests" / "guest" / "kmod" / "qaic_bootlog_gate.ko"
 TIMESYNC_GATE_MODULES = {"6.12": TOP / "tests" / "guest" / "kmod" / "qaic_timesync_gate.ko",
                          "7.3": BUILD / "kmod-7.3" / "qaic_timesync_gate.ko"}
+# The health suite's ssr_execute_unwind holds an EXECUTE_BO with it
+# (qaic-health-tests --exec-gate; docs/upstream-bugs.md).
+EXEC_GATE_MODULES = {"6.12": TOP / "tests" / "guest" / "kmod" / "qaic_exec_gate.ko",
+                     "7.3": BUILD / "kmod-7.3" / "qaic_exec_gate.ko"}
 
 
 # The NNC suite's cases (tests/guest/qaic_nnc_tests.cc), in order.
@@ -75,7 +79,7 @@ HEALTH_CASES = ["mailbox_present", "sahara_crash_dump",
                 "hwmon_sensors_follow_injections", "hwmon_power_limit",
                 "telemetry_nsp_counters", "bad_injections_refused", "ssr_errno_epipe", "ssr_devcoredump",
                 "ssr_crash_loop", "ssr_epipe_after_quick_recovery", "ssr_kill_during_recovery",
-                "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing",
+                "ssr_execute_unwind", "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing",
                 "ras_ue_resets_card"]
 HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
                          "upstream_ras_sensor_injections_ignored", "upstream_ue_syserr_recovery"]
@@ -85,7 +89,7 @@ HEALTH_UPSTREAM73_CASES = ["mailbox_present", "sahara_crash_dump",
                            "dbc_debugfs_queued", "timesync_host_time_follows",
                            "bad_injections_refused", "ssr_dbc_state_through_recovery", "ssr_errno_epipe",
                            "ssr_devcoredump", "ssr_crash_loop", "ssr_epipe_after_quick_recovery",
-                           "ssr_kill_during_recovery", "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
+                           "ssr_kill_during_recovery", "ssr_execute_unwind", "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
 
 # The teardown race reproducers' cases per run (tests/guest/qaic_teardown_race_tests.cc).
 BOOTLOG_RACE_RUN_CASES = ["reproducer_armed", "driver_loaded", "outcome"]
@@ -140,16 +144,23 @@ class Config:
     close_after_unbind_scenario: str = "unbind"
     # Extra guest kernel parameters (vm-run --kernel-arg).
     kernel_args: tuple = ()
-    # Known upstream bugs the health suite keeps out of its way, and says so
-    # (qaic-health-tests --known-bug NAME): "close-after-unbind".
+    # Known upstream bugs the health suite keeps out of its way, or expects,
+    # and says so (qaic-health-tests --known-bug NAME): "close-after-unbind",
+    # "execute-unwind".
     health_known_bugs: tuple = ()
+    # Only this health case (qaic-health-tests --case), or all of them.
+    health_case: str = ""
+    # The module loaded at boot instead of upstream's as it is (with
+    # upstream), and the driver's name in the matrix.
+    module: Path = None
+    driver_label: str = ""
 
     @property
     def driver(self):
         runs = self.bootlog_race or self.timesync_race or self.close_after_unbind
         if runs:
             return "/".join(label for label, _, _ in runs)
-        return "upstream" if self.upstream else "ours"
+        return self.driver_label or ("upstream" if self.upstream else "ours")
 
     @property
     def crc(self):
@@ -172,8 +183,10 @@ class Config:
             return list(DATA_CASES)
         if suite == "health":
             if self.upstream:
-                return list(HEALTH_UPSTREAM73_CASES if self.kernel == "7.3" else HEALTH_UPSTREAM_CASES)
-            return list(HEALTH_CASES)
+                cases = HEALTH_UPSTREAM73_CASES if self.kernel == "7.3" else HEALTH_UPSTREAM_CASES
+            else:
+                cases = HEALTH_CASES
+            return [c for c in cases if not self.health_case or c == self.health_case]
         if suite == "status_padding":
             return [f"{label}_{c}" for label, _, _ in self.status_padding for c in STATUS_PADDING_RUN_CASES]
         if suite == "close_after_unbind":
@@ -250,9 +263,12 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
            # Its health suite (qaic-health-tests --upstream 7.3) keeps out of
            # the way of upstream's use after free at a close() after unbind
            # (its users close before an unbind: --known-bug close-after-unbind),
-           # which k7.3-close-after-unbind reproduces.
+           # which k7.3-close-after-unbind reproduces, and its ssr_execute_unwind
+           # expects upstream's EXECUTE_BO error path to take back BOs that the
+           # SSR took off the DBC's queue (--known-bug execute-unwind; the
+           # WARNING it may print is between the case's marker lines).
            Config("k7.3-upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True,
-                  data=True, health=True, health_known_bugs=("close-after-unbind",), kernel="7.3",
+                  data=True, health=True, health_known_bugs=("close-after-unbind", "execute-unwind"), kernel="7.3",
                   status_padding=(("upstream_patched", UPSTREAM73_PATCHED_MODULE, "fixed"),
                                   ("upstream", UPSTREAM_MODULES["7.3"], "bug"))),
            # Upstream's use after free of its qaic_device at a close() after
@@ -276,7 +292,13 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
                   close_after_unbind_scenario="rebind",
                   close_after_unbind=(("ours", OUR_MODULES["7.3"], "clean"),
                                       ("upstream_patched", UPSTREAM73_PATCHED_MODULE, "clean"),
-                                      ("upstream_but_0007", UPSTREAM73_BUT_0007_MODULE, "oops")))]
+                                      ("upstream_but_0007", UPSTREAM73_BUT_0007_MODULE, "oops"))),
+           # Upstream 7.3 with the whole series through ssr_execute_unwind
+           # alone: patch 0008 keeps the EXECUTE_BO error path to its own BOs
+           # (docs/upstream-bugs.md).
+           Config("k7.3-upstream-patched-execute-unwind", 1, 32, upstream=True, module=UPSTREAM73_PATCHED_MODULE,
+                  driver_label="upstream_patched", card_opts="test-mailbox=on", boot=False, health=True,
+                  health_case="ssr_execute_unwind", kernel="7.3")]
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
 KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
@@ -414,7 +436,7 @@ def guest_run(config: Config) -> GuestRun:
     if not config.boot:
         module = ["--module", "none"]
     if config.upstream:
-        upstream_module = UPSTREAM_MODULES[config.kernel]
+        upstream_module = config.module or UPSTREAM_MODULES[config.kernel]
         assert upstream_module.exists(), f"{upstream_module} missing: run 'make'"
         module = ["--module", str(upstream_module)]
         # The suites know which upstream release they face (--upstream 6.12|7.3).
@@ -461,8 +483,13 @@ def guest_run(config: Config) -> GuestRun:
     if config.health:
         assert HEALTH_TESTS.exists(), f"{HEALTH_TESTS} missing: run 'make' first"
         health_args = ["--card", str(config.cards - 1)] + (["--upstream", config.kernel] if config.upstream else [])
+        gate = EXEC_GATE_MODULES[config.kernel]
+        assert gate.exists(), f"{gate} missing: run 'make' first"
+        health_args += ["--exec-gate", str(gate)]
         for bug in config.health_known_bugs:
             health_args += ["--known-bug", bug]
+        if config.health_case:
+            health_args += ["--case", config.health_case]
         script += "echo '# suite: health'; " + shlex.join([str(HEALTH_TESTS), *health_args]) + " || rc=1; "
     if config.status_padding:
         for path in (STATUS_PADDING_TESTS, *(m for _, m, _ in config.status_padding)):
