@@ -128,7 +128,8 @@ static struct drm_gem_object *gate_lookup(struct drm_file *filp, u32 handle)
 		if (!wait_event_timeout(release_wq, READ_ONCE(release),
 					msecs_to_jiffies(READ_ONCE(hold_timeout_ms)))) {
 			timed_out++;
-			pr_warn("nobody released thread %d in %u ms\n", current->pid, hold_timeout_ms);
+			pr_warn("nobody released thread %d in %u ms\n", current->pid,
+				hold_timeout_ms);
 		}
 		WRITE_ONCE(holding, 0);
 		WRITE_ONCE(watching, true);
