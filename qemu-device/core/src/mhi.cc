@@ -666,10 +666,20 @@ void Mhi::do_commands()
 		return;
 	const uint64_t wp = crdb_[0] | (uint64_t{crdb_[1]} << 32);
 	const uint64_t epoch = epoch_;
-	commands_.doorbell(wp, [this, epoch](const RingElement &e, uint64_t at) {
-		const bool go_on = run_command(e, at);
-		return go_on && epoch == epoch_ && state_ == MhiState::M0;
-	});
+	bool more = false;
+	commands_.doorbell(
+		wp,
+		[this, epoch](const RingElement &e, uint64_t at) {
+			const bool go_on = run_command(e, at);
+			return go_on && epoch == epoch_ && state_ == MhiState::M0;
+		},
+		kCommandsPerPass, more);
+	// A ring of any length is the host's to choose: the rest waits for
+	// the next pass, so that QEMU's main loop and the vCPUs get their turn.
+	if (more) {
+		pending_crdb_ = true;
+		host_.kick();
+	}
 }
 
 void Mhi::finish_deferred_reset()

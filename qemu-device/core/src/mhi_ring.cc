@@ -153,15 +153,21 @@ bool CommandRing::load(uint64_t ctx_addr)
 	return true;
 }
 
-bool CommandRing::doorbell(uint64_t wp, const std::function<bool(const RingElement &, uint64_t)> &run)
+bool CommandRing::doorbell(uint64_t wp, const std::function<bool(const RingElement &, uint64_t)> &run,
+			   unsigned budget, bool &more)
 {
+	more = false;
 	if (!loaded_)
 		return false;
 	if (!geo_.contains(wp)) {
 		host_.guest_error("MHI: command ring doorbell outside the ring");
 		return false;
 	}
-	while (rp_ != wp) {
+	for (; rp_ != wp; budget--) {
+		if (!budget) {
+			more = true;
+			return true;
+		}
 		RingElement e;
 		if (host_.dma_read(rp_, &e, sizeof(e)) != DmaStatus::Ok) {
 			host_.guest_error("MHI: command element unreadable");

@@ -1194,6 +1194,30 @@ TEST_F(BootTest, ARegisterWriteFromAnotherThreadWhileTheCardWorksIsTheHosts)
 	EXPECT_EQ(dev->bar_read(2, regs::kDbcBase + regs::DBC_REQTP, 4), 5u);
 }
 
+// A command ring of a million elements with the doorbell at its far end:
+// one pass runs at most kCommandsPerPass of them and leaves the rest to the
+// next (found by QEMU's generic-fuzz: one pass held the BQL for minutes).
+TEST_F(BootTest, AHugeCommandRingIsWorkedThroughAFewCommandsPerPass)
+{
+	constexpr unsigned kElements = 1u << 20;
+	constexpr uint64_t kZeros = 0x80000000; // reads as zeros: unknown commands
+	make(true);
+	host.zero_from = kZeros;
+	mhi->cmd_elements = kElements;
+	mhi->cmd_base_at = kZeros;
+	mhi->ready_handshake();
+	const uint64_t before = host.dma_read_bytes;
+	const uint64_t wp = kZeros + uint64_t{kElements - 1} * 16;
+	mhi->w(regs::CRDB_HIGHER, uint32_t(wp >> 32));
+	mhi->w(regs::CRDB_LOWER, uint32_t(wp));
+	dev->process();
+	EXPECT_EQ(host.dma_read_bytes - before, uint64_t{Mhi::kCommandsPerPass} * 16);
+	const unsigned kicks = host.kicks;
+	dev->process();
+	EXPECT_EQ(host.dma_read_bytes - before, 2ull * Mhi::kCommandsPerPass * 16) << "the next pass goes on";
+	EXPECT_GT(host.kicks.load(), kicks) << "and asks for another";
+}
+
 TEST_F(BootTest, AChainOfMoreTresThanAllowedStopsTheChannel)
 {
 	make(true);

@@ -89,7 +89,7 @@ public:
 		ecabap_ = alloc(sizeof(mhi::EventContext), 64);
 		crcbap_ = alloc(sizeof(mhi::CommandContext), 64);
 		ev_base_ = alloc(kEventElements * 16, kEventElements * 16);
-		cmd_base_ = alloc(kCmdElements * 16, kCmdElements * 16);
+		cmd_base_ = cmd_base_at ? cmd_base_at : alloc(cmd_elements * 16, cmd_elements * 16);
 		std::vector<uint8_t> zero(128 * sizeof(mhi::ChannelContext), 0);
 		put(ccabap_, zero.data(), zero.size());
 		mhi::EventContext ec{};
@@ -101,7 +101,7 @@ public:
 		put(ecabap_, &ec, sizeof(ec));
 		mhi::CommandContext cc{};
 		cc.rbase = cmd_base_;
-		cc.rlen = kCmdElements * 16;
+		cc.rlen = uint64_t{cmd_elements} * 16;
 		cc.rp = cc.wp = cmd_base_;
 		put(crcbap_, &cc, sizeof(cc));
 		ev_rp_ = ev_base_;
@@ -165,7 +165,7 @@ public:
 		const mhi::RingElement e{0, 0, (uint32_t{ch} << 24) | (uint32_t{static_cast<uint8_t>(t)} << 16)};
 		const uint64_t at = cmd_wp_;
 		put(at, &e, sizeof(e));
-		cmd_wp_ = next(cmd_wp_, cmd_base_, kCmdElements);
+		cmd_wp_ = next(cmd_wp_, cmd_base_, cmd_elements);
 		put(crcbap_ + mhi::kCtxWpOffset, &cmd_wp_, 8);
 		w(regs::CRDB_HIGHER, static_cast<uint32_t>(cmd_wp_ >> 32));
 		w(regs::CRDB_LOWER, static_cast<uint32_t>(cmd_wp_));
@@ -272,6 +272,10 @@ public:
 	// Command completions ("cmd") and DL completions ("rx<ch>") as handled.
 	std::vector<std::string> order;
 	bool requeue = true; // give DL buffers back after each completion
+	// The command ring of the next ready_handshake(): its size, and where
+	// it is (0: allocated here).
+	unsigned cmd_elements = kCmdElements;
+	uint64_t cmd_base_at = 0;
 	std::set<unsigned> keep_buffers; // DL channels whose buffers are not given back
 	uint32_t intmod_ms = 0;
 	bool run_between_writes = false; // ready_handshake lets the device run before its M0

@@ -166,22 +166,39 @@ protected:
 		seen.emplace_back(command_channel(e), at);
 		return true;
 	};
+	// The doorbell at `wp`, at most `budget` commands run.
+	bool ring(uint64_t wp, unsigned budget = 1000) { return cr.doorbell(wp, record, budget, more); }
+	bool more = false;
 };
 
 TEST_F(CommandRingTest, RunsEachCommandOnceInOrder)
 {
 	put(0, ElementType::StartChannel, 10);
 	put(1, ElementType::StartChannel, 11);
-	ASSERT_TRUE(cr.doorbell(kRing + 2 * kElementSize, record));
-	ASSERT_TRUE(cr.doorbell(kRing + 2 * kElementSize, record)); // repeated doorbell: nothing new
+	ASSERT_TRUE(ring(kRing + 2 * kElementSize));
+	ASSERT_TRUE(ring(kRing + 2 * kElementSize)); // repeated doorbell: nothing new
 	EXPECT_EQ(seen, (std::vector<std::pair<unsigned, uint64_t>>{{10, kRing}, {11, kRing + kElementSize}}));
+}
+
+TEST_F(CommandRingTest, RunsAtMostItsBudgetAndSaysMoreAreLeft)
+{
+	for (unsigned i = 0; i < 5; i++)
+		put(i, ElementType::StartChannel, 10 + i);
+	ASSERT_TRUE(ring(kRing + 5 * kElementSize, 2));
+	EXPECT_TRUE(more);
+	EXPECT_EQ(seen.size(), 2u);
+	ASSERT_TRUE(ring(kRing + 5 * kElementSize, 2));
+	ASSERT_TRUE(ring(kRing + 5 * kElementSize, 2));
+	EXPECT_FALSE(more);
+	ASSERT_EQ(seen.size(), 5u);
+	EXPECT_EQ(seen.back(), std::make_pair(14u, kRing + 4 * kElementSize));
 }
 
 TEST_F(CommandRingTest, DoorbellOutsideTheRingRunsNothing)
 {
 	put(0, ElementType::StartChannel, 10);
-	EXPECT_FALSE(cr.doorbell(kRing + 128 * kElementSize, record));
-	EXPECT_FALSE(cr.doorbell(kRing + 3, record));
+	EXPECT_FALSE(ring(kRing + 128 * kElementSize));
+	EXPECT_FALSE(ring(kRing + 3));
 	EXPECT_TRUE(seen.empty());
 }
 
@@ -193,7 +210,7 @@ TEST_F(CommandRingTest, ElementInUnreachableMemoryStopsTheRing)
 	ctx.rp = ctx.wp = ctx.rbase;
 	host.dma_write(kCtx, &ctx, sizeof(ctx));
 	ASSERT_TRUE(cr.load(kCtx));
-	EXPECT_FALSE(cr.doorbell(ctx.rbase + 3 * kElementSize, record));
+	EXPECT_FALSE(ring(ctx.rbase + 3 * kElementSize));
 	EXPECT_EQ(seen.size(), 2u);
 }
 

@@ -134,6 +134,7 @@ public:
 	// Limits on what the host may make the card hold or do at once.
 	static constexpr size_t kMaxTdBytes = 1u << 20;
 	static constexpr size_t kMaxTdTres = 1024;           // TREs in one chained TD
+	static constexpr unsigned kCommandsPerPass = 256;    // then the next pass goes on
 	static constexpr size_t kMaxDlQueue = 512;           // messages queued per DL channel
 	static constexpr size_t kMaxDlQueueBytes = 16u << 20; // their bytes
 	static constexpr size_t kUlBudgetBytes = 64u << 20;  // UL bytes one process() call reads per channel

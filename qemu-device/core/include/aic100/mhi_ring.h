@@ -112,11 +112,13 @@ public:
 	void unload() { loaded_ = false; }
 	bool loaded() const { return loaded_; }
 
-	// Runs every command from the card's read pointer up to `wp`, in order,
-	// handing each (with its bus address) to `run`. False when `wp` or an
-	// element cannot be used; commands before it have run. `run` returns
-	// false to stop early (the ring was reset under it).
-	bool doorbell(uint64_t wp, const std::function<bool(const RingElement &, uint64_t)> &run);
+	// Runs the commands from the card's read pointer up to `wp`, in order,
+	// at most `budget` of them, handing each (with its bus address) to
+	// `run`. False when `wp` or an element cannot be used; commands before
+	// it have run. `run` returns false to stop early (the ring was reset
+	// under it). `more` tells whether commands before `wp` are left.
+	bool doorbell(uint64_t wp, const std::function<bool(const RingElement &, uint64_t)> &run, unsigned budget,
+		      bool &more);
 
 	uint64_t rp() const { return rp_; }
 
