@@ -475,6 +475,25 @@ static void test_dma_powers_off_its_own_slot(void)
     rig_free(r);
 }
 
+/*
+ * Not the card's: QEMU's intel-iommu asserted on an 8-byte write to a
+ * 32-bit register, which generic-fuzz found on the card's IOMMU
+ * configuration (qemu-device/patches/0003). QEMU must stay up.
+ */
+static void test_iommu_wide_write_to_32bit_register(void)
+{
+    QTestState *qts = qtest_initf("-machine q35 -nodefaults -display none "
+                                  "-device intel-iommu,intremap=off %s", qemu_extra());
+    QDict *rsp;
+
+    qtest_writeq(qts, 0xfed900a0, 0); /* IECTL */
+    qtest_writeq(qts, 0xfed9009c, 0); /* ICS */
+    rsp = qtest_qmp(qts, "{'execute': 'query-status'}");
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    qtest_quit(qts);
+}
+
 static void add_case(const char *name, void (*fn)(void))
 {
     g_autofree char *path = g_strdup_printf("/aic100/%s", name);
@@ -492,5 +511,6 @@ int main(int argc, char **argv)
     add_case("dma-into-own-bar", test_dma_into_own_bar_is_refused);
     add_case("unplug-while-working", test_unplug_while_working);
     add_case("dma-powers-off-own-slot", test_dma_powers_off_its_own_slot);
+    add_case("iommu-wide-write", test_iommu_wide_write_to_32bit_register);
     return g_test_run();
 }
