@@ -85,6 +85,7 @@ static void open_root_port(Rig *r, int i)
     qpci_config_writew(rp, PCI_MEMORY_BASE, (base >> 16) & 0xfff0);
     qpci_config_writew(rp, PCI_MEMORY_LIMIT, (limit >> 16) & 0xfff0);
     qpci_config_writew(rp, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    g_free(r->card[i].rp); /* opened again after a bus reset */
     r->card[i].rp = rp;
 }
 
