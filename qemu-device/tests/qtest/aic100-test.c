@@ -168,16 +168,21 @@ static unsigned mhi_state(Rig *r, int i)
  * works on its own thread, so the test lets time pass (virtual clock for
  * the card's timers, and a bounded number of polls for its thread).
  */
+#define POLLS 20000
+
+/* One poll's worth of time: the card's timers, then its thread's turn. */
+static void let_time_pass(Rig *r)
+{
+    qtest_clock_step(r->qts, 100 * 1000);
+    g_usleep(100);
+}
+
 static bool await_state(Rig *r, int i, unsigned want)
 {
-    for (int n = 0; n < 20000; n++) {
-        if (mhi_state(r, i) == want) {
-            return true;
-        }
-        qtest_clock_step(r->qts, 100 * 1000);
-        g_usleep(100);
+    for (int n = 0; n < POLLS && mhi_state(r, i) != want; n++) {
+        let_time_pass(r);
     }
-    return false;
+    return mhi_state(r, i) == want;
 }
 
 static char *card_state(Rig *r, int i)
@@ -231,8 +236,8 @@ static MhiHost hosts[2];
 
 /*
  * Contexts in guest memory, event ring 0 at `events` (anywhere the test
- * wants the card's first DMA writes to go), then M0: the card posts
- * STATE_CHANGE(M0) and EXEC_ENV(AMSS) there.
+ * wants the card's first DMA writes to go), then, once the card is READY,
+ * M0: the card posts STATE_CHANGE(M0) and EXEC_ENV(AMSS) there.
  */
 static void start_m0(Rig *r, int i, uint64_t events)
 {
@@ -241,6 +246,7 @@ static void start_m0(Rig *r, int i, uint64_t events)
     uint64_t ecabap = guest_alloc(a, CTX_SIZE);
     uint64_t credit = events + (EVENTS - 1) * 16;
 
+    g_assert_true(await_state(r, i, MHI_STATE_READY));
     h->ccabap = guest_alloc(a, 128 * CTX_SIZE);
     h->crcbap = guest_alloc(a, CTX_SIZE);
     h->cmds = guest_alloc(a, 16 * 16);
@@ -279,9 +285,8 @@ static void start_channel(Rig *r, int i, unsigned ch, uint64_t ring)
     h->cmd_wp += 16;
     qtest_memwrite(r->qts, h->crcbap + 36, &h->cmd_wp, 8);
     mhi_write64(r, i, CRDB, h->cmd_wp);
-    for (int n = 0; n < 20000 && (qtest_readl(r->qts, ctx) & 0xff) != 2; n++) {
-        qtest_clock_step(r->qts, 100 * 1000);
-        g_usleep(100);
+    for (int n = 0; n < POLLS && (qtest_readl(r->qts, ctx) & 0xff) != 2; n++) {
+        let_time_pass(r);
     }
     g_assert_cmpuint(qtest_readl(r->qts, ctx) & 0xff, ==, 2); /* RUNNING */
 }
@@ -303,7 +308,6 @@ static uint64_t card_to_m0(Rig *r, int i)
     uint64_t events = guest_alloc(&r->qs->alloc, EVENTS * 16);
 
     qtest_memset(r->qts, events, 0, EVENTS * 16);
-    g_assert_true(await_state(r, i, MHI_STATE_READY));
     start_m0(r, i, events);
     g_assert_true(await_state(r, i, MHI_STATE_M0));
     return events;
@@ -366,15 +370,10 @@ static void test_dma_into_root_port_resets_the_card(void)
     uint64_t rp_ecam = ECAM_OF(0, RP_DEVFN(0));
     g_autofree char *state = NULL;
 
-    g_assert_true(await_state(r, 0, MHI_STATE_READY));
     start_m0(r, 0, rp_ecam + 0x20);
-    for (int n = 0; n < 20000; n++) {
-        if (qpci_config_readw(r->card[0].rp, PCI_BRIDGE_CONTROL) &
-            PCI_BRIDGE_CTL_BUS_RESET) {
-            break;
-        }
-        qtest_clock_step(r->qts, 100 * 1000);
-        g_usleep(100);
+    for (int n = 0; n < POLLS && !(qpci_config_readw(r->card[0].rp,
+                                    PCI_BRIDGE_CONTROL) & PCI_BRIDGE_CTL_BUS_RESET); n++) {
+        let_time_pass(r);
     }
     g_assert_cmphex(qpci_config_readw(r->card[0].rp, PCI_BRIDGE_CONTROL) &
                     PCI_BRIDGE_CTL_BUS_RESET, ==, PCI_BRIDGE_CTL_BUS_RESET);
@@ -394,7 +393,6 @@ static void test_dma_into_another_cards_bar(void)
 {
     Rig *r = rig_new(2, "");
 
-    g_assert_true(await_state(r, 0, MHI_STATE_READY));
     start_m0(r, 0, r->card[1].bar0_addr + 0x100);
     g_assert_true(await_state(r, 0, MHI_STATE_M0));
     g_assert_cmphex(mhi_read(r, 1, MHIVER), ==, 0x01000000);
@@ -411,7 +409,6 @@ static void test_dma_into_own_bar_is_refused(void)
 {
     Rig *r = rig_new(1, "");
 
-    g_assert_true(await_state(r, 0, MHI_STATE_READY));
     start_m0(r, 0, r->card[0].bar0_addr + 0x40);
     g_assert_true(await_state(r, 0, 0xff));
     g_assert_cmphex(mhi_read(r, 0, MHIVER), ==, 0x01000000);
