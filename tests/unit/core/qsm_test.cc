@@ -394,33 +394,37 @@ TEST_F(QsmTest, RepliesNeverExceedFourKilobytes)
 	EXPECT_LE(last.size(), 4096u);
 }
 
+// One DMA_XFER_TO_DEV of ELF data: `size` bytes at host address `addr`,
+// under DMA chunk id `chunk`.
+NncTrans host_dma(uint64_t addr, uint64_t size, uint32_t chunk)
+{
+	NncTrans t{kDmaXferToDev, raw(DmaXferToDev{{kDmaXferToDev, 24 + 16}, kTagElf, 1, chunk, 0})};
+	const auto p = raw(DmaPair{addr, size});
+	t.data.insert(t.data.end(), p.begin(), p.end());
+	return t;
+}
+
 TEST_F(QsmTest, DmaHeldForUnfinishedMessagesIsCappedForAllUsersTogether)
 {
 	// Each user may stage up to the cap, but the card holds no more than
 	// the cap for everyone: the host chooses both the sizes and the users.
 	constexpr uint64_t kBig = 0x80000000; // host memory that reads as zeros
 	host.zero_from = kBig;
-	auto big_dma = [](uint64_t addr, uint64_t size, uint32_t chunk) {
-		NncTrans t{kDmaXferToDev, raw(DmaXferToDev{{kDmaXferToDev, 24 + 16}, kTagElf, 1, chunk, 0})};
-		const auto p = raw(DmaPair{addr, size});
-		t.data.insert(t.data.end(), p.begin(), p.end());
-		return t;
-	};
 	LoadElfReq req{};
 	req.type = kLoadElf;
 	req.tag = kTagElf;
 	req.data_length = 2ull << 30; // more than will ever arrive: the message stays held
-	auto r = send({passthrough(raw(req)), big_dma(kBig, 600u << 20, 9)}, 5);
+	auto r = send({passthrough(raw(req)), host_dma(kBig, 600u << 20, 9)}, 5);
 	ASSERT_EQ(r.size(), 1u);
 	ASSERT_EQ(r[0].type, kDmaXferCont);
-	r = send({passthrough(raw(req)), big_dma(kBig, 500u << 20, 9)}, 6);
+	r = send({passthrough(raw(req)), host_dma(kBig, 500u << 20, 9)}, 6);
 	ASSERT_EQ(r.size(), 1u);
 	EXPECT_EQ(as<StatusFromDev>(r[0].data).status, 4u) << "too large: the cap is shared";
 	EXPECT_EQ(host.dma_read_bytes, 600ull << 20) << "refused before reading";
 	// The first user gives up; the second now fits.
 	r = send({dma(0, {}, 9)}, 5);
 	EXPECT_TRUE(r.empty());
-	r = send({passthrough(raw(req)), big_dma(kBig, 500u << 20, 9)}, 6);
+	r = send({passthrough(raw(req)), host_dma(kBig, 500u << 20, 9)}, 6);
 	ASSERT_EQ(r.size(), 1u);
 	EXPECT_EQ(r[0].type, kDmaXferCont);
 	r = send({dma(0, {}, 9)}, 6);
@@ -437,12 +441,9 @@ TEST_F(QsmTest, MessagesHeldAtOnceAreCapped)
 	req.type = kLoadElf;
 	req.tag = kTagElf;
 	req.data_length = elf.size();
-	const std::vector<uint8_t> part(elf.begin(), elf.begin() + 100);
 	constexpr uint64_t kZeros = 0x80000000; // host memory that reads as zeros, counted
 	host.zero_from = kZeros;
-	NncTrans zeros{kDmaXferToDev, raw(DmaXferToDev{{kDmaXferToDev, 24 + 16}, kTagElf, 1, 9, 0})};
-	const auto pair = raw(DmaPair{kZeros, 100});
-	zeros.data.insert(zeros.data.end(), pair.begin(), pair.end());
+	const NncTrans zeros = host_dma(kZeros, 100, 9);
 	for (uint32_t user = 1; user <= Qsm::kMaxHeldMessages; user++) {
 		auto r = send({passthrough(raw(req)), zeros}, user);
 		ASSERT_EQ(r.size(), 1u);
@@ -455,11 +456,11 @@ TEST_F(QsmTest, MessagesHeldAtOnceAreCapped)
 	EXPECT_EQ(as<StatusFromDev>(r[0].data).status, 4u);
 	EXPECT_EQ(host.dma_read_bytes, read_before) << "refused before reading";
 	// A user that already holds one continues it.
-	r = send({dma(kTagElf, part, 9)}, 7);
+	r = send({zeros}, 7);
 	EXPECT_EQ(r[0].type, kDmaXferCont);
 	r = send({dma(0, {}, 9)}, 1);
 	EXPECT_TRUE(r.empty());
-	r = send({passthrough(raw(req)), dma(kTagElf, part, 9)}, 5000);
+	r = send({passthrough(raw(req)), zeros}, 5000);
 	EXPECT_EQ(r[0].type, kDmaXferCont);
 }
 
