@@ -3,6 +3,15 @@
 #   make demo    set up (as root: packages, guest kernel, QEMU), build, boot a
 #                guest with two cards, load qaic and show the cards
 #   make test    set up, build, run the unit tests and the in-guest suites
+#                (with the debug guests: Linux 7.3 built from source with
+#                KASAN, lockdep, DMA-API debugging, UBSAN and kmemleak;
+#                DEBUG_GUESTS=0 leaves them out)
+#   make test KERNEL_TREE=DIR [KERNEL_CONFIG=plain|debug]
+#                the suites on a kernel built from your Linux tree instead:
+#                its own qaic, ours and its own with patches/upstream, with
+#                JUnit XML in build/results (README.md, "Testing your kernel
+#                tree")
+#   make kernel [KERNEL_TREE=DIR] [KERNEL_CONFIG=...]   only build that kernel
 #
 # SANITIZE=1 (e.g. make SANITIZE=1 test) builds the host C++ and QEMU with
 # ASan and UBSan, in build directories of their own (build/cmake-asan, QEMU's
@@ -41,9 +50,13 @@ endif
 ifneq ($(FUZZ_SECONDS),)
 export FUZZ_SECONDS
 endif
+export KERNEL_TREE KERNEL_CONFIG
+ifeq ($(DEBUG_GUESTS),0)
+export AIC100_DEBUG_GUESTS := 0
+endif
 
 .PHONY: all setup build demo test unit qtest guest-test vm clean checkpatch bench fresh-root test-fresh-root \
-	fuzz fuzz-seeds qemu-fuzz soak umd-test
+	fuzz fuzz-seeds qemu-fuzz soak umd-test kernel
 
 all: build
 
@@ -64,13 +77,18 @@ qtest: build
 	scripts/qtest
 
 guest-test: build
+	scripts/build-source-kernels
 	$(PYTEST) -v tests/harness
 
+kernel: setup
+	scripts/build-kernel
+
 test: build
+	scripts/build-source-kernels
 	scripts/unit
 	scripts/qtest
 	$(PYTEST) -v tests/bench
-	$(PYTEST) -v tests/scripts/umd tests/scripts/test_apt_lock.py
+	$(PYTEST) -v tests/scripts/umd tests/scripts/test_apt_lock.py tests/scripts/test_kernel_tree.py
 	$(PYTEST) -v tests/harness
 
 fuzz: setup

@@ -65,45 +65,79 @@ KERNEL_CACHE=$AIC_CACHE/kernel
 # Guest kernel series: Debian 12's 6.12 (the default) and Debian 13's 7.3
 # from trixie-backports. Setup fetches the newest release of each into
 # $KERNEL_CACHE/<release>/ and names it in $KERNEL_CACHE/current-<series>.
+# Wherever a series is asked for, a kernel built by scripts/build-kernel may
+# be named instead by its output folder (which holds release, series, image,
+# root/ and obj/).
 KERNEL_SERIES_ALL=(6.12 7.3)
 KERNEL_SERIES_DEFAULT=6.12
+kernel_is_built() { case "$1" in */*) [ -f "$1/release" ] ;; *) false ;; esac; }
 check_kernel_series() {
-	case "$1" in 6.12 | 7.3) ;; *) die "kernel series '$1': 6.12 or 7.3" ;; esac
+	case "$1" in 6.12 | 7.3) return 0 ;; esac
+	kernel_is_built "$1" ||
+		die "kernel '$1': 6.12, 7.3 or a folder made by scripts/build-kernel (scripts/build-kernel --print-dir)"
+}
+# The series a kernel belongs to: what decides its build root and the
+# suites' expectations (a built 7.3 is a 7.3).
+kernel_series() {
+	local k=${1:-$KERNEL_SERIES_DEFAULT}
+	check_kernel_series "$k"
+	if kernel_is_built "$k"; then cat "$k/series"; else echo "$k"; fi
+}
+# A short name for file names: the series, or the built kernel's folder name.
+kernel_tag() {
+	local k=${1:-$KERNEL_SERIES_DEFAULT}
+	if kernel_is_built "$k"; then basename "$k"; else echo "$k"; fi
 }
 
-# The release chosen by setup for a series (default 6.12), e.g.
-# 6.12.117+deb12-amd64 or 7.3.4+deb13-amd64.
+# The release of a kernel (default 6.12), e.g. 6.12.117+deb12-amd64,
+# 7.3.4+deb13-amd64 or 7.3.4-aic100-debug.
 kernel_release() {
 	local series=${1:-$KERNEL_SERIES_DEFAULT}
 	check_kernel_series "$series"
+	if kernel_is_built "$series"; then cat "$series/release"; return; fi
 	[ -f "$KERNEL_CACHE/current-$series" ] || die "no $series guest kernel yet: run scripts/setup"
 	cat "$KERNEL_CACHE/current-$series"
 }
-kernel_root() { echo "$KERNEL_CACHE/$(kernel_release "$@")/root"; }
+kernel_root() {
+	if kernel_is_built "${1:-}"; then echo "$1/root"; else echo "$KERNEL_CACHE/$(kernel_release "$@")/root"; fi
+}
 # Debian 12 installs the image in /boot; Debian 13 in the modules folder.
 kernel_image_in() {
 	local root=$1 rel=$2
 	if [ -f "$root/usr/lib/modules/$rel/vmlinuz" ]; then echo "$root/usr/lib/modules/$rel/vmlinuz"; else
 		echo "$root/boot/vmlinuz-$rel"; fi
 }
-kernel_image() { kernel_image_in "$(kernel_root "$@")" "$(kernel_release "$@")"; }
-kernel_headers() { echo "$KERNEL_CACHE/$(kernel_release "$@")/headers/usr/src/linux-headers-$(kernel_release "$@")"; }
-# Debian 13's kbuild tools need its C library: modules for 7.3 are built in a
-# Debian 13 root (scripts/kbuild-root); 6.12's on the host.
-kernel_needs_build_root() { [ "${1:-$KERNEL_SERIES_DEFAULT}" != 6.12 ]; }
-# Our module for a series: 6.12's is built in the tree, as it always was;
-# 7.3's in a copy of the sources under the build folder (scripts/build-qaic).
+kernel_image() {
+	if kernel_is_built "${1:-}"; then cat "$1/image"; else kernel_image_in "$(kernel_root "$@")" "$(kernel_release "$@")"; fi
+}
+# Where external modules build against the kernel (make -C).
+kernel_headers() {
+	if kernel_is_built "${1:-}"; then echo "$1/obj"; return; fi
+	echo "$KERNEL_CACHE/$(kernel_release "$@")/headers/usr/src/linux-headers-$(kernel_release "$@")"
+}
+# The folders a module build for the kernel reads (bound into the build root).
+kernel_build_dirs() {
+	if kernel_is_built "${1:-}"; then echo "$1"; cat "$1/source"; return; fi
+	dirname "$(dirname "$(dirname "$(kernel_headers "$@")")")"
+}
+# Debian 13's kbuild tools need its C library, and sources newer than 6.12
+# its gcc-14: modules for those kernels are built in a Debian 13 root
+# (scripts/kbuild-root); 6.12's on the host.
+kernel_needs_build_root() { [ "$(kernel_series "${1:-$KERNEL_SERIES_DEFAULT}")" != 6.12 ]; }
+# Our module for a kernel: 6.12's is built in the tree, as it always was;
+# the others' in a copy of the sources under the build folder (scripts/build-qaic).
 module_path() {
 	local series=${1:-$KERNEL_SERIES_DEFAULT}
 	check_kernel_series "$series"
 	if [ "$series" = 6.12 ]; then echo "$AIC_TOP/drivers/accel/qaic/qaic.ko"; else
-		echo "$AIC_BUILD/kernel-$series/drivers/accel/qaic/qaic.ko"; fi
+		echo "$AIC_BUILD/kernel-$(kernel_tag "$series")/drivers/accel/qaic/qaic.ko"; fi
 }
-# Where upstream's qaic.ko for a series goes (scripts/build-upstream-qaic).
+# Where upstream's qaic.ko for a kernel goes (scripts/build-upstream-qaic);
+# a built kernel's own is among its modules.
 upstream_build_dir() {
 	local series=${1:-$KERNEL_SERIES_DEFAULT}
 	check_kernel_series "$series"
-	if [ "$series" = 6.12 ]; then echo "$AIC_BUILD/upstream"; else echo "$AIC_BUILD/upstream-$series"; fi
+	if [ "$series" = 6.12 ]; then echo "$AIC_BUILD/upstream"; else echo "$AIC_BUILD/upstream-$(kernel_tag "$series")"; fi
 }
 
 # A module for a kernel with CONFIG_MODVERSIONS must carry the CRCs of the
