@@ -26,6 +26,7 @@ HEALTH_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-health-tests"
 TEARDOWN_RACE_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-teardown-race-tests"
 STATUS_PADDING_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-status-padding-tests"
 CLOSE_AFTER_UNBIND_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-close-after-unbind-tests"
+HOSTILE_DMA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-hostile-dma-tests"
 # The compiled networks with their reference pairs (docs/compiler.md).
 NETWORKS = BUILD / "cmake" / "tools" / "qpc-networks"
 
@@ -50,6 +51,9 @@ TIMESYNC_GATE_MODULES = {"6.12": TOP / "tests" / "guest" / "kmod" / "qaic_timesy
 # (qaic-health-tests --exec-gate; docs/upstream-bugs.md).
 EXEC_GATE_MODULES = {"6.12": TOP / "tests" / "guest" / "kmod" / "qaic_exec_gate.ko",
                      "7.3": BUILD / "kmod-7.3" / "qaic_exec_gate.ko"}
+# The hostile-DMA suite aims the cards' loopback echoes with it.
+DMA_AIM_MODULES = {"6.12": TOP / "tests" / "guest" / "kmod" / "qaic_dma_aim.ko",
+                   "7.3": BUILD / "kmod-7.3" / "qaic_dma_aim.ko"}
 
 
 # The NNC suite's cases (tests/guest/qaic_nnc_tests.cc), in order.
@@ -90,6 +94,12 @@ HEALTH_UPSTREAM73_CASES = ["mailbox_present", "sahara_crash_dump",
                            "bad_injections_refused", "ssr_dbc_state_through_recovery", "ssr_errno_epipe",
                            "ssr_devcoredump", "ssr_crash_loop", "ssr_epipe_after_quick_recovery",
                            "ssr_kill_during_recovery", "ssr_execute_unwind", "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
+
+# The hostile-DMA suite's cases (tests/guest/qaic_hostile_dma_tests.cc), in
+# order: a card's own DMA at its root port's Bridge Control (SBR) and at the
+# other card's BARs; without a translating IOMMU the unmapped case skips.
+HOSTILE_DMA_CASES = ["loaded", "unmapped_dma_refused_by_iommu", "dma_into_other_card", "sbr_by_own_dma",
+                     "sbr_card_recovers", "unloaded"]
 
 # The teardown race reproducers' cases per run (tests/guest/qaic_teardown_race_tests.cc).
 BOOTLOG_RACE_RUN_CASES = ["reproducer_armed", "driver_loaded", "outcome"]
@@ -154,6 +164,9 @@ class Config:
     # upstream), and the driver's name in the matrix.
     module: Path = None
     driver_label: str = ""
+    # The hostile-DMA suite (card 0's DMA aimed at its root port and at the
+    # other card), after the health suite.
+    hostile_dma: bool = False
 
     @property
     def driver(self):
@@ -174,13 +187,16 @@ class Config:
                 + (["timesync_race"] if self.timesync_race else [])
                 + (["close_after_unbind"] if self.close_after_unbind else [])
                 + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
-                + (["health"] if self.health else []) + (["status_padding"] if self.status_padding else []))
+                + (["health"] if self.health else []) + (["hostile_dma"] if self.hostile_dma else [])
+                + (["status_padding"] if self.status_padding else []))
 
     def expected_cases(self, suite="boot"):
         if suite == "nnc":
             return list(NNC_CASES)
         if suite == "data":
             return list(DATA_CASES)
+        if suite == "hostile_dma":
+            return list(HOSTILE_DMA_CASES)
         if suite == "health":
             if self.upstream:
                 cases = HEALTH_UPSTREAM73_CASES if self.kernel == "7.3" else HEALTH_UPSTREAM_CASES
@@ -220,7 +236,7 @@ class Config:
 # card, and with upstream's driver, which must tolerate what it does not bind.
 CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=True),
            Config("2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True,
-                  networks=True),
+                  networks=True, hostile_dma=True),
            Config("upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True, data=True,
                   health=True, networks=True,
                   status_padding=(("upstream_patched", UPSTREAM_PATCHED_MODULE, "fixed"),
@@ -256,7 +272,7 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
            # through the boot, NNC, data-path and health suites (the last in
            # its own terms: it has SSR and RAS clients of its own).
            Config("k7.3-2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True,
-                  kernel="7.3"),
+                  kernel="7.3", hostile_dma=True),
            Config("k7.3-1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=True, kernel="7.3"),
            # Both end with upstream's padded-STATUS reproducer: the driver with
            # patch 0002 answers, the driver as it is times out.
@@ -293,6 +309,10 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
                   close_after_unbind=(("ours", OUR_MODULES["7.3"], "clean"),
                                       ("upstream_patched", UPSTREAM73_PATCHED_MODULE, "clean"),
                                       ("upstream_but_0007", UPSTREAM73_BUT_0007_MODULE, "oops"))),
+           # Upstream 7.3's qaic facing a card whose DMA hits its root port
+           # (SBR) and the other card, without an IOMMU (the raw addresses
+           # reach; behind the IOMMU, 2cards-32msi and k7.3-2cards-32msi).
+           Config("k7.3-upstream-2cards-hostile-dma", 2, 1, upstream=True, boot=False, hostile_dma=True, kernel="7.3"),
            # Upstream 7.3 with the whole series through ssr_execute_unwind
            # alone: patch 0008 keeps the EXECUTE_BO error path to its own BOs
            # (docs/upstream-bugs.md).
@@ -491,6 +511,12 @@ def guest_run(config: Config) -> GuestRun:
         if config.health_case:
             health_args += ["--case", config.health_case]
         script += "echo '# suite: health'; " + shlex.join([str(HEALTH_TESTS), *health_args]) + " || rc=1; "
+    if config.hostile_dma:
+        gate = DMA_AIM_MODULES[config.kernel]
+        for path in (HOSTILE_DMA_TESTS, gate):
+            assert Path(path).exists(), f"{path} missing: run 'make' first"
+        dma_args = ["--card", "0", "--gate", str(gate)] + (["--upstream", config.kernel] if config.upstream else [])
+        script += "echo '# suite: hostile_dma'; " + shlex.join([str(HOSTILE_DMA_TESTS), *dma_args]) + " || rc=1; "
     if config.status_padding:
         for path in (STATUS_PADDING_TESTS, *(m for _, m, _ in config.status_padding)):
             assert Path(path).exists(), f"{path} missing: run 'make' first"
@@ -563,7 +589,7 @@ def pytest_generate_tests(metafunc):
 # sanitizer report).
 _outcomes = {}
 ALL_SUITES = ("boot", "bootlog_race", "timesync_race", "close_after_unbind", "nnc", "data", "health",
-              "status_padding")
+              "hostile_dma", "status_padding")
 
 
 @pytest.hookimpl(hookwrapper=True)
