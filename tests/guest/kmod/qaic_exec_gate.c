@@ -45,6 +45,7 @@
 #include <linux/list.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/wait.h>
 
@@ -158,10 +159,18 @@ static int list_del_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct list_head *entry = (struct list_head *)regs_get_kernel_argument(regs, 0);
 
-	if (!READ_ONCE(watching) || !is_named_thread())
+	/*
+	 * Interrupts and softirqs that run on the thread's stack are not its
+	 * ioctl: an RCU callback or a timer may take a lone entry off a list.
+	 */
+	if (!READ_ONCE(watching) || !is_named_thread() || !in_task())
 		return 0;
-	if (READ_ONCE(entry->next) == entry && READ_ONCE(entry->prev) == entry)
+	if (READ_ONCE(entry->next) == entry && READ_ONCE(entry->prev) == entry) {
 		unlinked++;
+		/* Who did it: at the probed entry, the return address is on top. */
+		pr_info("a lone entry taken off a list by %pS\n",
+			(void *)regs_get_kernel_stack_nth(regs, 0));
+	}
 	return 0;
 }
 
