@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+import expectations
+import kernels
+
 TOP = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("AIC100_BUILD", TOP / "build"))
 GUEST_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-guest-tests"
@@ -34,7 +37,7 @@ NETWORKS = BUILD / "cmake" / "tools" / "qpc-networks"
 # Guest kernel series (scripts/vm-run --kernel): Debian 12's 6.12 and
 # Debian 13's 7.3. Upstream's qaic is built for each (scripts/build-upstream-qaic).
 KERNELS = ("6.12", "7.3")
-UPSTREAM_MODULES = {"6.12": BUILD / "upstream" / "qaic.ko", "7.3": BUILD / "upstream-7.3" / "qaic.ko"}
+UPSTREAM_MODULES = {k: kernels.upstream_module(k) for k in KERNELS}
 UPSTREAM_MODULE = UPSTREAM_MODULES["6.12"]
 # Upstream's qaic with our fixes for its bugs (patches/upstream).
 UPSTREAM_PATCHED_MODULE = BUILD / "upstream-patched" / "qaic.ko"
@@ -199,7 +202,7 @@ class Config:
             return list(HOSTILE_DMA_CASES)
         if suite == "health":
             if self.upstream:
-                cases = HEALTH_UPSTREAM73_CASES if self.kernel == "7.3" else HEALTH_UPSTREAM_CASES
+                cases = HEALTH_UPSTREAM73_CASES if kernels.series(self.kernel) == "7.3" else HEALTH_UPSTREAM_CASES
             else:
                 cases = HEALTH_CASES
             return [c for c in cases if not self.health_case or c == self.health_case]
@@ -320,10 +323,73 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
                   driver_label="upstream_patched", card_opts="test-mailbox=on", boot=False, health=True,
                   health_case="ssr_execute_unwind", kernel="7.3")]
 
+def source_tree_configs(prefix, kernel, patched_suites=False):
+    """A kernel built from a source tree (scripts/build-kernel): our driver
+    and the tree's own qaic through every suite, and the reproducers of
+    upstream's bugs; with patched_suites, the tree's qaic with our patches
+    through every suite too. Each reproducer expects the tree's qaic to
+    show its bug unless the tree already carries the patch that fixes it.
+    With the debug configuration, the unpatched runs must show those bugs
+    as the detectors' reports (test_guest.py)."""
+    carried = kernels.carried_patches(kernel)
+    ours, patched, upstream = (kernels.our_module(kernel), kernels.upstream_patched_module(kernel),
+                               kernels.upstream_module(kernel))
+
+    def runs(bug, fix, last=("upstream", upstream)):
+        return (("ours", ours, "clean-nogate" if bug == "oops-race" else "clean"),
+                ("upstream_patched", patched, "clean"),
+                (*last, "clean" if fix in carried else ("oops" if bug != "bug" else "bug")))
+
+    k73 = kernels.series(kernel) == "7.3"
+    known = tuple(b for b, fix in (("close-after-unbind", "0005"), ("execute-unwind", "0008"))
+                  if k73 and fix not in carried)
+    padding = (("upstream_patched", patched, "fixed"),
+               ("upstream", upstream, "fixed" if "0002" in carried else "bug"))
+    configs = [
+        Config(f"{prefix}-2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True,
+               hostile_dma=True, kernel=kernel),
+        Config(f"{prefix}-upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True,
+               data=True, health=True, health_known_bugs=known, kernel=kernel, status_padding=padding),
+        Config(f"{prefix}-timesync-race", 1, 1, card_opts="test-mailbox=on", boot=False, kernel=kernel,
+               timesync_race=runs("oops-race", "0003")),
+        Config(f"{prefix}-close-after-unbind", 1, 1, boot=False, kernel=kernel, kernel_args=("init_on_free=1",),
+               close_after_unbind=runs("oops", "0005" if k73 else "0006"))]
+    if k73:
+        configs.append(Config(f"{prefix}-close-after-rebind", 1, 1, boot=False, kernel=kernel,
+                              close_after_unbind_scenario="rebind",
+                              close_after_unbind=runs("oops", "0007", ("upstream_but_0007",
+                                                                       kernels.upstream_but_0007_module(kernel)))))
+    else:
+        configs.append(Config(f"{prefix}-bootlog-race", 1, 1, card_opts="test-mailbox=on", boot=False,
+                              kernel=kernel, bootlog_race=runs("oops-race", "0001")))
+    if patched_suites:
+        configs.append(Config(f"{prefix}-upstream-patched-1card-32msi", 1, 32, upstream=True, module=patched,
+                              driver_label="upstream_patched", card_opts="test-mailbox=on", nnc=True, data=True,
+                              health=True, kernel=kernel))
+    return configs
+
+
+# make test KERNEL_TREE=DIR [KERNEL_CONFIG=plain|debug]: the matrix on the
+# user's tree alone. Otherwise the matrix above, and Linux 7.3 from Debian's
+# linux-source with the detectors (scripts/build builds both;
+# AIC100_DEBUG_GUESTS=0 leaves the debug guests out).
+DEBUG_GUESTS = os.environ.get("AIC100_DEBUG_GUESTS", "1") != "0"
+if os.environ.get("KERNEL_TREE"):
+    CONFIGS = source_tree_configs("tree", kernels.built_kernel(os.environ["KERNEL_TREE"],
+                                                               os.environ.get("KERNEL_CONFIG") or "plain"),
+                                  patched_suites=True)
+elif DEBUG_GUESTS:
+    CONFIGS += source_tree_configs("dbg7.3", kernels.built_kernel("7.3", "debug"))
+
+
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
 KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
 # Kernel trouble, and the guest's own set-up going wrong (mounts, modules).
+# With the debug kernel's detectors: KASAN, KCSAN, lockdep's and
+# DEBUG_ATOMIC_SLEEP's reports start "BUG:" or "WARNING:"; DMA-API
+# debugging, UBSAN, debug objects and kmemleak have their own.
 ALARMING = re.compile(r"Oops|BUG:|WARNING:|Call Trace|general protection|Kernel panic"
+                      r"|DMA-API: |UBSAN: |ODEBUG: |suspected memory leak"
                       r"|^mount: |^modprobe: |^insmod: |aic100-guest: ")
 
 
@@ -456,12 +522,12 @@ def guest_run(config: Config) -> GuestRun:
     if not config.boot:
         module = ["--module", "none"]
     if config.upstream:
-        upstream_module = config.module or UPSTREAM_MODULES[config.kernel]
+        upstream_module = config.module or kernels.upstream_module(config.kernel)
         assert upstream_module.exists(), f"{upstream_module} missing: run 'make'"
         module = ["--module", str(upstream_module)]
         # The suites know which upstream release they face (--upstream 6.12|7.3).
-        guest_args += ["--upstream", config.kernel]
-        nnc_args += ["--upstream", config.kernel]
+        guest_args += ["--upstream", kernels.series(config.kernel)]
+        nnc_args += ["--upstream", kernels.series(config.kernel)]
     if config.card_opts:
         module += ["--card-opts", config.card_opts]
     if config.module_args:
@@ -477,7 +543,7 @@ def guest_run(config: Config) -> GuestRun:
         runs = config.race_runs(suite)
         if not runs:
             continue
-        gate = BOOTLOG_GATE_MODULE if race == "bootlog" else TIMESYNC_GATE_MODULES[config.kernel]
+        gate = BOOTLOG_GATE_MODULE if race == "bootlog" else kernels.test_module(config.kernel, "qaic_timesync_gate")
         for path in (TEARDOWN_RACE_TESTS, gate, *(m for _, m, _ in runs)):
             assert Path(path).exists(), f"{path} missing: run 'make' first"
         race_args = ["--race", race, "--gate", str(gate)]
@@ -498,12 +564,13 @@ def guest_run(config: Config) -> GuestRun:
     if config.data:
         assert DATA_TESTS.exists(), f"{DATA_TESTS} missing: run 'make' first"
         data_args = (["--card", "0"] + (["--networks", str(NETWORKS)] if config.networks else [])
-                     + (["--upstream", config.kernel] if config.upstream else []))
+                     + (["--upstream", kernels.series(config.kernel)] if config.upstream else []))
         script += "echo '# suite: data'; " + shlex.join([str(DATA_TESTS), *data_args]) + " || rc=1; "
     if config.health:
         assert HEALTH_TESTS.exists(), f"{HEALTH_TESTS} missing: run 'make' first"
-        health_args = ["--card", str(config.cards - 1)] + (["--upstream", config.kernel] if config.upstream else [])
-        gate = EXEC_GATE_MODULES[config.kernel]
+        health_args = ["--card", str(config.cards - 1)] + (
+            ["--upstream", kernels.series(config.kernel)] if config.upstream else [])
+        gate = kernels.test_module(config.kernel, "qaic_exec_gate")
         assert gate.exists(), f"{gate} missing: run 'make' first"
         health_args += ["--exec-gate", str(gate)]
         for bug in config.health_known_bugs:
@@ -512,10 +579,11 @@ def guest_run(config: Config) -> GuestRun:
             health_args += ["--case", config.health_case]
         script += "echo '# suite: health'; " + shlex.join([str(HEALTH_TESTS), *health_args]) + " || rc=1; "
     if config.hostile_dma:
-        gate = DMA_AIM_MODULES[config.kernel]
+        gate = kernels.test_module(config.kernel, "qaic_dma_aim")
         for path in (HOSTILE_DMA_TESTS, gate):
             assert Path(path).exists(), f"{path} missing: run 'make' first"
-        dma_args = ["--card", "0", "--gate", str(gate)] + (["--upstream", config.kernel] if config.upstream else [])
+        dma_args = ["--card", "0", "--gate", str(gate)] + (
+            ["--upstream", kernels.series(config.kernel)] if config.upstream else [])
         script += "echo '# suite: hostile_dma'; " + shlex.join([str(HOSTILE_DMA_TESTS), *dma_args]) + " || rc=1; "
     if config.status_padding:
         for path in (STATUS_PADDING_TESTS, *(m for _, m, _ in config.status_padding)):
@@ -533,7 +601,7 @@ def guest_run(config: Config) -> GuestRun:
     # host's clock: online at arrival - (N - U). A QEMU crash is a result
     # like any other: vm-run keeps its evidence and the configuration fails.
     start = time.monotonic()
-    say(f"[{config.name}] booting the {config.kernel} guest ({config.driver} qaic, {config.cards} card(s), "
+    say(f"[{config.name}] booting the {kernels.label(config.kernel)} guest ({config.driver} qaic, {config.cards} card(s), "
         f"{config.msi} MSI, suites: {' '.join(config.suites())})")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             errors="replace", bufsize=1)
@@ -581,7 +649,10 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize(("config", "suite", "case"), params,
                              ids=[f"{c.name}:{n}" if s == "boot" else f"{c.name}:{s}:{n}" for c, s, n in params])
     elif "config" in metafunc.fixturenames:
-        metafunc.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
+        # A check that holds for some configurations names them (applies).
+        applies = getattr(metafunc.function, "applies", lambda c: True)
+        configs = [c for c in CONFIGS if applies(c)]
+        metafunc.parametrize("config", configs, ids=[c.name for c in configs])
 
 
 # (config name, suite) -> outcome -> count; suite "run" holds the checks on
@@ -602,9 +673,70 @@ def pytest_runtest_makereport(item, call):
         return
     # An item counts once: by its call, or by its setup when that did not pass.
     if rep.when == "call" or (rep.when == "setup" and not rep.passed):
-        key = (config.name, params.get("suite", "run"))
+        suite = params.get("suite", "run")
+        case = params.get("case") or item.originalname.removeprefix("test_")
+        _judge(item, rep, config, suite, case)
+        key = (config.name, suite)
         counts = _outcomes.setdefault(key, {})
         counts[rep.outcome] = counts.get(rep.outcome, 0) + 1
+
+
+# make test KERNEL_TREE=DIR judges its results against tests/expectations
+# (expectations.py, the DRM CI style); every run writes JUnit XML per
+# configuration to build/results/junit.
+TREE_MODE = bool(os.environ.get("KERNEL_TREE"))
+RESULTS = BUILD / "results"
+_expectations = {}
+_junit = {}  # config name -> [(suite, case, verdict, reason, output)]
+_seen = {}  # (driver, series) -> [(case id, verdict, reason)]
+
+
+def case_driver(config, suite, case):
+    """The driver a case ran: a reproducer's cases are named after their run."""
+    runs = {"close_after_unbind": config.close_after_unbind, "status_padding": config.status_padding}.get(
+        suite, config.race_runs(suite) if suite in RACE_SUITES else ())
+    for label in sorted((label for label, _, _ in runs), key=len, reverse=True):
+        if case.startswith(label + "_"):
+            return label
+    return config.driver
+
+
+def _judge(item, rep, config, suite, case):
+    """Applies the expectations (tree runs only) to the report, and records
+    the verdict for the JUnit files."""
+    driver, series = case_driver(config, suite, case), kernels.series(config.kernel)
+    key = (driver, series)
+    if key not in _expectations:
+        _expectations[key] = (expectations.Expectations.load(driver, series) if TREE_MODE
+                              else expectations.Expectations(driver, series, {k: {} for k in expectations.KINDS}))
+    if rep.skipped:
+        verdict, reason = "skip", str(rep.longrepr[-1]) if isinstance(rep.longrepr, tuple) else "skipped"
+    else:
+        verdict, reason = _expectations[key].judge(f"{suite}:{case}", rep.passed)
+    output = rep.longreprtext if rep.failed else ""
+    listed = f"{driver}-{series}-{{}}.txt ({reason})"
+    if verdict == "xfail" or (verdict == "flake" and rep.failed):
+        rep.outcome, rep.wasxfail = "skipped", listed.format("fails" if verdict == "xfail" else "flakes")
+    elif verdict == "xpass":
+        rep.outcome, rep.longrepr = "failed", f"listed in {listed.format('fails')} but passed: take it off the list"
+    elif verdict == "skip" and not rep.skipped:
+        rep.outcome, rep.longrepr = "skipped", (str(item.path), 0, f"Skipped: {listed.format('skips')}")
+    _junit.setdefault(config.name, []).append((suite, case, verdict, reason, output))
+    _seen.setdefault(key, []).append((f"{suite}:{case}", verdict, reason))
+
+
+def pytest_sessionfinish(session):
+    """JUnit XML per configuration that ran; for a tree run, the fails lists
+    this run would need, beside them (as DRM CI's update script writes)."""
+    if not _junit:
+        return
+    (RESULTS / "junit").mkdir(parents=True, exist_ok=True)
+    for name, results in _junit.items():
+        (RESULTS / "junit" / f"{name}.xml").write_text(expectations.junit_xml(name, results))
+    if TREE_MODE:
+        (RESULTS / "expectations").mkdir(parents=True, exist_ok=True)
+        for (driver, series), text in expectations.seen_lists(_seen).items():
+            (RESULTS / "expectations" / f"{driver}-{series}-fails.txt").write_text(text)
 
 
 def _cell(counts):
@@ -625,7 +757,7 @@ def result_matrix():
     header = ("kernel", "driver", "configuration", *suites, "run checks")
     rows = [header]
     for config in ran:
-        rows.append((config.kernel, config.driver, config.name,
+        rows.append((kernels.label(config.kernel), config.driver, config.name,
                      *(_cell(_outcomes.get((config.name, suite))) for suite in suites),
                      _cell(_outcomes.get((config.name, "run")))))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

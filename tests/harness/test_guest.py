@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+import kernels
 from conftest import ALARMING, RACE_SUITES, guest_run, sanitizer_report
 
 
@@ -104,3 +105,36 @@ def test_no_sanitizer_report(config):
     run = guest_run(config)
     report = sanitizer_report(run.output)
     assert report is None, f"QEMU's sanitizers reported (exit {run.returncode}):\n{report[:12000]}"
+
+
+# The kernel's bug detectors (scripts/build-kernel --config debug or kcsan).
+# KASAN's reports start "BUG: KASAN:", but a NULL pointer is its shadow's
+# fault: "general protection fault ... KASAN: null-ptr-deref in range".
+DETECTOR_REPORT = re.compile(r"KASAN: |BUG: KCSAN: |WARNING: possible (?:circular|recursive) locking|"
+                             r"WARNING: suspicious RCU usage|BUG: sleeping function called|DMA-API: |UBSAN: |"
+                             r"ODEBUG: |suspected memory leak")
+
+
+def expected_bug_markers(config):
+    """The armed lines of the reproducer runs that expect the driver's bug."""
+    marks = [f"aic100-test: {label}: {what} race reproducer armed"
+             for suite, (_, what) in RACE_SUITES.items()
+             for label, _, expect in config.race_runs(suite) if expect == "oops"]
+    marks += [f"aic100-test: {label}: close-after-unbind reproducer armed"
+              for label, _, expect in config.close_after_unbind if expect == "oops"]
+    return marks
+
+
+def test_detectors_name_known_bugs(config):
+    """With the detectors on, a reproducer's run of a driver with the bug
+    shows it as a detector's report after its armed line: proof that they
+    are on and reach the driver."""
+    log = guest_run(config).serial_log
+    for mark in expected_bug_markers(config):
+        assert mark in log, f"no '{mark}' in the serial log"
+        after = log[log.index(mark):]
+        assert DETECTOR_REPORT.search(after), f"no detector report after '{mark}':\n{after[-3000:]}"
+
+
+test_detectors_name_known_bugs.applies = lambda config: (kernels.detectors(config.kernel)
+                                                          and bool(expected_bug_markers(config)))
