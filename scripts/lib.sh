@@ -140,6 +140,21 @@ upstream_build_dir() {
 	if [ "$series" = 6.12 ]; then echo "$AIC_BUILD/upstream"; else echo "$AIC_BUILD/upstream-$(kernel_tag "$series")"; fi
 }
 
+# Whether patch $2 (-p1) applies to the tree $1 ("applies"), is already in
+# it ("carried": it applies in reverse and not forward) or neither
+# ("conflicts"). A plain "patch -R --dry-run" is no test: on a tree without
+# the patch it says "Unreversed patch detected! Ignoring -R." and succeeds.
+patch_state() {
+	local tree=$1 p=$2
+	if patch -d "$tree" -p1 --dry-run --forward --batch -s <"$p" >/dev/null 2>&1; then
+		echo applies
+	elif patch -d "$tree" -p1 --dry-run --reverse --force -s <"$p" >/dev/null 2>&1; then
+		echo carried
+	else
+		echo conflicts
+	fi
+}
+
 # A module for a kernel with CONFIG_MODVERSIONS must carry the CRCs of the
 # symbols it uses; without them the kernel loads it only by force, tainted
 # 'F'. Dies if $1 (a .ko) lacks them where the headers $2 ask for them.

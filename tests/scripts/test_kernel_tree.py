@@ -117,3 +117,36 @@ def test_build_kernel_names_its_output_by_tree_and_configuration():
     assert r.returncode == 0, r.stderr
     assert pathlib.Path(r.stdout.strip()).name.startswith("linux-source-7.3-")
     assert r.stdout.strip().endswith("-debug")
+
+
+@pytest.fixture
+def tree_and_patch(tmp_path):
+    tree = tmp_path / "linux"
+    (tree / "drivers").mkdir(parents=True)
+    (tree / "drivers" / "a.c").write_text("one\ntwo\nthree\n")
+    patch = tmp_path / "0001-fix.patch"
+    patch.write_text("--- a/drivers/a.c\n+++ b/drivers/a.c\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n")
+    return tree, patch
+
+
+def patch_state(tree, patch):
+    r = subprocess.run(["bash", "-c", f". {TOP}/scripts/lib.sh && patch_state \"$1\" \"$2\"", "x",
+                        str(tree), str(patch)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_a_patch_missing_from_the_tree_applies(tree_and_patch):
+    assert patch_state(*tree_and_patch) == "applies"
+
+
+def test_a_patch_already_in_the_tree_is_carried(tree_and_patch):
+    tree, patch = tree_and_patch
+    (tree / "drivers" / "a.c").write_text("one\nTWO\nthree\n")
+    assert patch_state(tree, patch) == "carried"
+
+
+def test_a_patch_that_fits_neither_way_conflicts(tree_and_patch):
+    tree, patch = tree_and_patch
+    (tree / "drivers" / "a.c").write_text("one\n2\nthree\n")
+    assert patch_state(tree, patch) == "conflicts"
