@@ -100,6 +100,7 @@ struct Options {
 	bool execute_unwind_bug = false;
 	std::string exec_gate; // --exec-gate: tests/guest/kmod/qaic_exec_gate.ko for the guest's kernel
 	std::string only;      // run this case alone
+	std::map<std::string, std::string> skips; // --skip NAME=WHY
 };
 
 constexpr double kOnlineTimeout = 60; // seconds; TCG guests are slow
@@ -816,10 +817,15 @@ void check_dump(ktap::Case &t, const std::string &bdf, uint32_t dbc, const std::
 struct Suite {
 	ktap::Suite &s;
 	std::string only;
+	// --skip NAME=WHY: the case is listed, skipped with the reason.
+	std::map<std::string, std::string> skips;
 	void add_isolated(const std::string &name, unsigned timeout_s, std::function<void(ktap::Case &)> fn)
 	{
-		if (only.empty() || only == name)
-			s.add_isolated(name, timeout_s, std::move(fn));
+		if (!only.empty() && only != name)
+			return;
+		if (auto it = skips.find(name); it != skips.end())
+			return s.add(name, [why = it->second](ktap::Case &t) { t.skip(why); });
+		s.add_isolated(name, timeout_s, std::move(fn));
 	}
 };
 
@@ -3787,6 +3793,8 @@ int main(int argc, char **argv)
 			o.soak = v == "1";
 		else if (k == "--case")
 			o.only = v;
+		else if (k == "--skip" && v.find('=') != std::string::npos)
+			o.skips[v.substr(0, v.find('='))] = v.substr(v.find('=') + 1);
 		else if (k == "--exec-gate")
 			o.exec_gate = v;
 		else if (k == "--known-bug") {
@@ -3809,7 +3817,7 @@ int main(int argc, char **argv)
 	if (fig != MAP_FAILED)
 		g_fig = new (fig) SoakFigures{};
 	ktap::Suite ks;
-	Suite s{ks, o.only};
+	Suite s{ks, o.only, o.skips};
 	if (o.soak) {
 		if (!g_fig) {
 			std::fprintf(stderr, "mmap: %s\n", std::strerror(errno));
