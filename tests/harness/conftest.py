@@ -165,7 +165,7 @@ class Config:
     health_case: str = ""
     # Detector reports of known upstream bugs that the driver under test
     # shows and the serial log check allows (test_guest.py, KNOWN_REPORTS
-    # and KNOWN_LEAKS): "wrapper-lock", "ssr-read-leak".
+    # and KNOWN_LEAKS): "wrapper-lock", "upstream-leaks".
     known_reports: tuple = ()
     # Health cases listed but not run, with the reason (qaic-health-tests
     # --skip NAME=WHY): (name, why) pairs.
@@ -351,7 +351,7 @@ def source_tree_configs(prefix, kernel, patched_suites=False):
     known = tuple(b for b, fix in (("close-after-unbind", "0005"), ("execute-unwind", "0008"))
                   if k73 and fix not in carried)
     # Lockdep reports it at the first NNC message, and is off from then on.
-    reports = (() if "0009" in carried else ("wrapper-lock",)) + ("ssr-read-leak",)
+    reports = (() if "0009" in carried else ("wrapper-lock",)) + ("upstream-leaks",)
     # Under KASAN upstream's EXECUTE_BO unwind reads a BO through the DBC's
     # list head and oopses with the thread holding its locks: the guest
     # would hang. The bug's reproduction runs on Debian's 7.3 guest.
