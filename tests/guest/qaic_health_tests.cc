@@ -2688,9 +2688,15 @@ void expect_unwind_outcome(ktap::Case &t, const Options &o, const UnwindRun &u, 
 	       u.waiter_slept ? "slept until the SSR released the DBC" : "returned at once",
 	       qaic::errno_name(-u.waited).c_str(), static_cast<long long>(u.unlinked), warnings);
 	if (!o.execute_unwind_bug) {
-		t.expect(u.unlinked == 0 && warnings == 0, "EXECUTE_BO's error path took the DBC's emptied transfer "
-			 "list for a BO and dropped a reference through it (upstream's bug, docs/upstream-bugs.md: "
-			 "\"An SSR during a failing EXECUTE_BO\"; patches/upstream/0008-*)");
+		// The gate's count cannot tell upstream's removal of the DBC's
+		// list head from a list_del_init() of an entry that is already off
+		// its list, which is legal (it counted one such, now and then, in
+		// our driver's runs; the kernel log names the caller). The bug
+		// itself drops a reference through what it took: a refcount
+		// underflow, or DEBUG_LIST's report, both alarming above.
+		t.expect(warnings == 0, "EXECUTE_BO's error path took the DBC's emptied transfer list for a BO and "
+			 "dropped a reference through it (upstream's bug, docs/upstream-bugs.md: \"An SSR during a "
+			 "failing EXECUTE_BO\"; patches/upstream/0008-*)");
 		return;
 	}
 	t.note("known bug: upstream's EXECUTE_BO error path takes back what the SSR already took off the DBC's "

@@ -168,8 +168,8 @@ static int list_del_pre(struct kprobe *p, struct pt_regs *regs)
 	if (READ_ONCE(entry->next) == entry && READ_ONCE(entry->prev) == entry) {
 		unlinked++;
 		/* Who did it: at the probed entry, the return address is on top. */
-		pr_info("a lone entry taken off a list by %pS\n",
-			(void *)regs_get_kernel_stack_nth(regs, 0));
+		pr_notice("a lone entry taken off a list by %pS\n",
+			  (void *)regs_get_kernel_stack_nth(regs, 0));
 	}
 	return 0;
 }
