@@ -763,7 +763,9 @@ def pytest_sessionfinish(session):
     if TREE_MODE:
         (RESULTS / "expectations").mkdir(parents=True, exist_ok=True)
         for (driver, series), text in expectations.seen_lists(_seen).items():
-            (RESULTS / "expectations" / f"{driver}-{series}-fails.txt").write_text(text)
+            # A reproducer's run checks belong to all of its drivers ("a/b/c").
+            name = driver.replace("/", "+")
+            (RESULTS / "expectations" / f"{name}-{series}-fails.txt").write_text(text)
 
 
 def _cell(counts):
