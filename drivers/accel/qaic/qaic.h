@@ -174,11 +174,12 @@ struct qaic_dbc {
 	int			lost_handle;
 
 	/*
-	 * The data path (qaic_data.c). Ioctls, the interrupt thread and the
-	 * polling work use the DBC's FIFOs and BOs only inside an SRCU read
-	 * section of @srcu, having seen @active; a release clears @active and
-	 * @usr and waits for them before it completes the queued BOs, detaches
-	 * the sliced ones and frees the FIFOs.
+	 * The data path (qaic_data.c and the files it names). Ioctls, the
+	 * interrupt thread and the polling work use the DBC's FIFOs and BOs
+	 * only inside an SRCU read section of @srcu, having seen @active; a
+	 * release clears @active and @usr and waits for them before it
+	 * completes the queued BOs, detaches the sliced ones and frees the
+	 * FIFOs.
 	 */
 	struct srcu_struct	srcu;
 	/* The FIFOs are valid and the card serves them (set last, cleared first). */
@@ -195,7 +196,7 @@ struct qaic_dbc {
 	u32			rsp_head;
 	/* Serialises draining the response FIFO (interrupts off). */
 	spinlock_t		rsp_lock;
-	/* Where the DBC's interrupt is steered (qaic_data.c). */
+	/* Where the DBC's interrupt is steered (qaic_irq.c). */
 	struct qaic_irq_follow	*follow;
 	/* Protects xfer_list, bos and the queue state of the BOs on them. */
 	spinlock_t		xfer_lock;
@@ -451,18 +452,26 @@ int qaic_mmap_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file
 
 /* qaic_data.c */
 int qaic_attach_slice_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
-int qaic_execute_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
-int qaic_partial_execute_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
-int qaic_wait_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
-int qaic_perf_stats_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 int qaic_detach_slice_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
 void qaic_data_init_bo(struct qaic_bo *bo);
 int qaic_data_init_dbc(struct qaic_device *qdev, struct qaic_dbc *dbc);
-int qaic_data_request_irqs(struct qaic_device *qdev);
-void qaic_data_disable_irqs(struct qaic_device *qdev);
 void qaic_data_bind_dbc(struct qaic_dbc *dbc);
 void qaic_data_release_dbc(struct qaic_dbc *dbc, bool ssr);
+
+/* qaic_submit.c */
+int qaic_execute_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int qaic_partial_execute_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+
+/* qaic_irq.c */
+int qaic_data_request_irqs(struct qaic_device *qdev);
+void qaic_data_disable_irqs(struct qaic_device *qdev);
 void qaic_data_fini(struct qaic_device *qdev);
+
+/* qaic_wait.c */
+int qaic_wait_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+int qaic_perf_stats_bo_ioctl(struct drm_device *drm, void *data, struct drm_file *file);
+
+/* qaic_debugfs.c */
 void qaic_data_debugfs_root_init(void);
 void qaic_data_debugfs_root_fini(void);
 void qaic_data_debugfs_init(struct qaic_device *qdev);
