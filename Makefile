@@ -9,8 +9,7 @@
 #   make test KERNEL_TREE=DIR [KERNEL_CONFIG=plain|debug]
 #                the suites on a kernel built from your Linux tree instead:
 #                its own qaic, ours and its own with patches/upstream, with
-#                JUnit XML in build/results (README.md, "Testing your kernel
-#                tree")
+#                JUnit XML in build/results (docs/kernels-from-source.md)
 #   make kernel [KERNEL_TREE=DIR] [KERNEL_CONFIG=...]   only build that kernel
 #
 # SANITIZE=1 (e.g. make SANITIZE=1 test) builds the host C++ and QEMU with
@@ -29,7 +28,7 @@
 # Other targets: setup, build, unit, qtest (the device's qtest), guest-test, vm (interactive guest), clean,
 # checkpatch (upstream's checkpatch.pl --strict over our driver; informational),
 # umd-test UMD_SRC=DIR [UMD_DEPS=DIR] (the open UMD built from a checkout of
-# it and run in guests under both drivers; README.md, "Testing the open UMD"),
+# it and run in guests under both drivers; docs/umd-test.md),
 # soak (one guest: 1000 SSRs, 100 module reloads and 100 resets under load,
 # then nothing leaked; SOAK_ARGS="--crashes N ..." for other counts),
 # fresh-root (the two commands above in a pristine Debian root, as a new user
@@ -128,7 +127,7 @@ endif
 umd-test: build
 	scripts/umd-test --umd-src '$(UMD_SRC)' $(if $(UMD_DEPS),--deps '$(UMD_DEPS)') $(UMD_TEST_ARGS)
 
-# Long: see scripts/soak and README.md, "Soak".
+# Long: see scripts/soak and docs/testing.md, "Soak".
 soak: build
 	scripts/soak $(SOAK_ARGS)
 

@@ -2205,9 +2205,10 @@ private:
 	int status_ = 0;
 };
 
-// What a user in the middle of a reset or an unplug may be told (README,
-// docs/health.md): ENODEV while the card is not ONLINE or gone, EPERM for a
-// DBC the reset took away, EPIPE for one under SSR.
+// What a user in the middle of a reset or an unplug may be told
+// (docs/testing.md, "Soak"; docs/health.md): ENODEV while the card is not
+// ONLINE or gone, EPERM for a DBC the reset took away, EPIPE for one under
+// SSR.
 bool reset_errno(int e) { return e == -ENODEV || e == -EPERM || e == -EPIPE; }
 
 std::string errno_counts(const std::map<int, unsigned> &m)
