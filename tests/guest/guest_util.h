@@ -3,6 +3,7 @@
 // log, waiting for a condition, and a card's state as users see it.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -129,6 +131,47 @@ inline std::string kernel_trouble(const std::string &log)
 		return log.substr(at == std::string::npos ? 0 : at + 1, 3000);
 	}
 	return {};
+}
+
+// A known upstream bug's detector report (--known-report NAME): its first
+// line, a line it must hold, its last line (docs/upstream-bugs.md).
+struct KnownReport {
+	const char *name, *first, *holds, *last;
+};
+inline constexpr KnownReport kKnownReports[] = {
+	// patches/upstream/0009-*
+	{"wrapper-lock", "WARNING: inconsistent lock state", "&wrappers->lock", "</TASK>"},
+	// patches/upstream/0010-* (0011-* on 6.12)
+	{"srcu-class", "WARNING: possible recursive locking detected", "disable_dbc", "</TASK>"},
+};
+
+inline bool is_known_report(const std::string &name)
+{
+	for (const auto &r : kKnownReports)
+		if (name == r.name)
+			return true;
+	return false;
+}
+
+// `log` without the first report of each known bug in `names`: lockdep
+// reports once and is off from then on.
+inline std::string without_known_reports(std::string log, const std::vector<std::string> &names)
+{
+	for (const auto &r : kKnownReports) {
+		if (std::find(names.begin(), names.end(), r.name) == names.end())
+			continue;
+		size_t first = log.find(r.first);
+		if (first == std::string::npos)
+			continue;
+		const size_t last = log.find(r.last, first);
+		if (last == std::string::npos || log.substr(first, last - first).find(r.holds) == std::string::npos)
+			continue;
+		first = log.rfind('\n', first);
+		first = first == std::string::npos ? 0 : first + 1;
+		const size_t end = log.find('\n', last);
+		log.erase(first, end == std::string::npos ? std::string::npos : end + 1 - first);
+	}
+	return log;
 }
 
 // `text` as KTAP diagnostic lines (each one prefixed by the note's "# ").

@@ -401,36 +401,13 @@ void add_card_tests(ktap::Suite &s, const Options &o, unsigned i)
 	});
 }
 
-// A known upstream bug's detector report (--known-report NAME): its first
-// line, a line it must hold, its last line.
-struct KnownReport {
-	const char *name, *first, *holds, *last;
-};
-constexpr KnownReport kKnownReports[] = {
-	// docs/upstream-bugs.md, patches/upstream/0009-*
-	{"wrapper-lock", "WARNING: inconsistent lock state", "&wrappers->lock", "</TASK>"},
-};
-
-// The kernel log, without the first report of each known bug named.
+// The kernel log's lines, without the first report of each known bug named.
 std::vector<std::string> kernel_log_but_known_reports(const Options &o)
 {
 	std::vector<std::string> lines;
-	FILE *p = popen("dmesg", "r");
-	for (char line[1024]; p && fgets(line, sizeof(line), p);)
-		lines.emplace_back(line);
-	if (p)
-		pclose(p);
-	for (const auto &name : o.known_reports) {
-		for (const auto &r : kKnownReports) {
-			if (name != r.name)
-				continue;
-			auto has = [](const std::string &l, const char *what) { return l.find(what) != std::string::npos; };
-			auto first = std::find_if(lines.begin(), lines.end(), [&](auto &l) { return has(l, r.first); });
-			auto last = std::find_if(first, lines.end(), [&](auto &l) { return has(l, r.last); });
-			if (last != lines.end() && std::any_of(first, last, [&](auto &l) { return has(l, r.holds); }))
-				lines.erase(first, last + 1);
-		}
-	}
+	std::istringstream log(without_known_reports(dmesg(), o.known_reports));
+	for (std::string line; std::getline(log, line);)
+		lines.push_back(line);
 	return lines;
 }
 
@@ -664,8 +641,7 @@ int main(int argc, char **argv)
 		} else if (k == "--firmware")
 			o.firmware = v;
 		else if (k == "--known-report") {
-			if (std::none_of(std::begin(kKnownReports), std::end(kKnownReports),
-					 [&](const KnownReport &r) { return v == r.name; })) {
+			if (!is_known_report(v)) {
 				std::fprintf(stderr, "unknown report %s\n", v.c_str());
 				return 2;
 			}

@@ -4,10 +4,12 @@
 // the driver's validation (contract §8.7), what the card's QSM answers
 // (docs/qsm.md), several users at once, and clean-up when a user dies.
 // Usage: qaic-nnc-tests [--card I] [--crc 0|1] [--upstream 0|1] [--big-mib N]
-//                       [--users N] [--rounds N]
+//                       [--users N] [--rounds N] [--fixed status-padding]
 // --card picks the I-th AIC100 function (PCI order); --crc says whether the
 // card was started with crc=on; --upstream 1 notes that the driver is
-// upstream Linux's qaic (the uapi and the checks are the same).
+// upstream Linux's qaic (the uapi and the checks are the same); --fixed
+// NAME, that its module carries the fix of one of upstream's bugs
+// (patches/upstream/0002-* for the padded STATUS).
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -47,6 +49,7 @@ struct Options {
 	int crc = -1; // unknown
 	bool upstream = false;
 	bool upstream_73 = false; // upstream Linux 7.3's qaic (--upstream 7.3)
+	std::vector<std::string> fixed; // upstream bugs its module has the fix of (--fixed NAME)
 	unsigned big_mib = 256;
 	unsigned users = 8;
 	unsigned rounds = 3;
@@ -58,6 +61,7 @@ constexpr double kOnlineTimeout = 60; // seconds; TCG guests are slow
 struct Env {
 	bool upstream = false;
 	bool upstream_73 = false;
+	std::vector<std::string> fixed;
 	// The guest runs Linux 6.19 or later, where upstream's MANAGE errnos
 	// changed; of the kernels tested, 7.3 (6.12 otherwise).
 	bool kernel_7_3 = false;
@@ -317,7 +321,14 @@ struct Upstream73Bug {
 	int want;      // its errno
 	bool no_reply; // the card drops what 7.3 sends: the ioctl waits control_resp_timeout_s
 	const char *why;
+	const char *fix; // its name for --fixed (the patch of patches/upstream that fixes it)
 };
+
+// Whether the driver under test has the bug (upstream 7.3's, without its fix).
+bool has_bug(const std::optional<Upstream73Bug> &bug)
+{
+	return env.upstream_73 && bug && std::find(env.fixed.begin(), env.fixed.end(), bug->fix) == env.fixed.end();
+}
 
 struct ErrnoCase {
 	const char *name;
@@ -443,7 +454,8 @@ std::vector<ErrnoCase> errno_cases()
 		 },
 		 Upstream73Bug{ETIMEDOUT, true,
 			       "7.3's wire header counts the STATUS's 4072 bytes without sending them: the card "
-			       "drops the message as malformed"}},
+			       "drops the message as malformed",
+			       "status-padding"}},
 		{"errno_activate_no_room", {EINVAL, 0},
 		 [=](const qaic::Device &d, ktap::Case &) {
 			 // A 4064-byte passthrough fills 4096 bytes of wire message; ACTIVATE_TO_DEV is 40 more.
@@ -513,7 +525,7 @@ void add_errno_tests(ktap::Suite &s)
 			auto d = device(t);
 			if (!d)
 				return;
-			if (env.upstream_73 && c.upstream_73_bug) {
+			if (has_bug(c.upstream_73_bug)) {
 				const Upstream73Bug &u = *c.upstream_73_bug;
 				t.note("upstream 7.3's bug: %s", u.why);
 				std::optional<RespTimeout> shorter;
@@ -1487,6 +1499,12 @@ int main(int argc, char **argv)
 				return 2;
 			o.upstream = *d != DriverUnderTest::Ours;
 			o.upstream_73 = *d == DriverUnderTest::Upstream73;
+		} else if (k == "--fixed") {
+			if (v != "status-padding") {
+				std::fprintf(stderr, "--fixed %s: the known fix is status-padding\n", v.c_str());
+				return 2;
+			}
+			o.fixed.push_back(v);
 		} else if (k == "--big-mib")
 			o.big_mib = std::stoul(v);
 		else if (k == "--users")
@@ -1500,6 +1518,7 @@ int main(int argc, char **argv)
 	}
 	env.upstream = o.upstream;
 	env.upstream_73 = o.upstream_73;
+	env.fixed = o.fixed;
 	const auto kernel = running_kernel();
 	if (!kernel) {
 		std::fprintf(stderr, "cannot read the running kernel's version from uname()\n");

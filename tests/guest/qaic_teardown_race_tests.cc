@@ -5,6 +5,7 @@
 //
 // Usage: qaic-teardown-race-tests --race bootlog|timesync --gate GATE.ko
 //                                 --run LABEL=MODULE.ko:EXPECT [--run ...]
+//                                 [--known-report NAME ...]
 // The guest starts with no qaic module loaded (vm-run --module none) and
 // card 0 has test-mailbox=on. Each run, in order:
 //   1. arms the card's injection and loads the race's gate module
@@ -86,7 +87,17 @@ struct Options {
 	const Race *race = nullptr;
 	std::string gate;
 	std::vector<Run> runs;
+	// Detector reports of known upstream bugs that a run of a driver
+	// without their fixes shows (--known-report NAME; guest_util.h).
+	std::vector<std::string> known_reports;
 };
+
+// The kernel's report of trouble since `mark`, but for the known reports.
+std::string trouble_since(const Options &o, size_t mark)
+{
+	const std::string log = dmesg();
+	return kernel_trouble(without_known_reports(log.substr(std::min(mark, log.size())), o.known_reports));
+}
 
 // Long enough for a loaded TCG guest to take the card from PBL to ONLINE.
 constexpr double kOutcomeTimeout = 240;
@@ -169,7 +180,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 		wait_for([&] {
 			const std::string log = dmesg();
 			since = log.substr(std::min(st->mark, log.size()));
-			oops = kernel_trouble(since);
+			oops = trouble_since(o, st->mark);
 			online = is_online(st->bdf);
 			return online || !oops.empty();
 		}, kOutcomeTimeout);
@@ -177,8 +188,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 			// An oops may follow ONLINE by a moment: the late work items run
 			// only once the logging client's remove() flushes them.
 			wait_for([&] {
-				const std::string log = dmesg();
-				oops = kernel_trouble(log.substr(std::min(st->mark, log.size())));
+				oops = trouble_since(o, st->mark);
 				return !oops.empty();
 			}, 30);
 		}
@@ -239,7 +249,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 		qaic::Mailbox mb(st->bdf);
 		const std::string err = mb.run(race.normal);
 		t.expect(err.empty(), "%s: %s", race.normal, err.c_str());
-		const std::string trouble = kernel_trouble(dmesg().substr(std::min(st->mark, dmesg().size())));
+		const std::string trouble = trouble_since(o, st->mark);
 		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
 	});
 }
@@ -256,6 +266,10 @@ bool parse(int argc, char **argv, Options &o)
 				return false;
 		} else if (k == "--gate") {
 			o.gate = v;
+		} else if (k == "--known-report") {
+			if (!is_known_report(v))
+				return false;
+			o.known_reports.push_back(v);
 		} else if (k == "--run") {
 			const size_t eq = v.find('='), colon = v.rfind(':');
 			if (eq == std::string::npos || colon == std::string::npos || colon < eq)

@@ -32,6 +32,9 @@ CLOSE_AFTER_UNBIND_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-close-aft
 HOSTILE_DMA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-hostile-dma-tests"
 # The compiled networks with their reference pairs (docs/compiler.md).
 NETWORKS = BUILD / "cmake" / "tools" / "qpc-networks"
+# The known detector reports the guest programs leave out (--known-report;
+# tests/guest/guest_util.h); test_guest.py knows the same for the serial log.
+GUEST_KNOWN_REPORTS = ("wrapper-lock", "srcu-class")
 
 
 # Guest kernel series (scripts/vm-run --kernel): Debian 12's 6.12 and
@@ -165,8 +168,11 @@ class Config:
     health_case: str = ""
     # Detector reports of known upstream bugs that the driver under test
     # shows and the serial log check allows (test_guest.py, KNOWN_REPORTS
-    # and KNOWN_LEAKS): "wrapper-lock", "upstream-leaks".
+    # and KNOWN_LEAKS): "wrapper-lock", "srcu-class", "upstream-leaks".
     known_reports: tuple = ()
+    # Upstream bugs whose fix the upstream module under test carries, for
+    # the suites that expect upstream's bugs (qaic-nnc-tests --fixed).
+    upstream_fixes: tuple = ()
     # Health cases listed but not run, with the reason (qaic-health-tests
     # --skip NAME=WHY): (name, why) pairs.
     health_skips: tuple = ()
@@ -330,14 +336,15 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
                   driver_label="upstream_patched", card_opts="test-mailbox=on", boot=False, health=True,
                   health_case="ssr_execute_unwind", kernel="7.3")]
 
-def source_tree_configs(prefix, kernel, patched_suites=False):
-    """A kernel built from a source tree (scripts/build-kernel): our driver
-    and the tree's own qaic through every suite, and the reproducers of
-    upstream's bugs; with patched_suites, the tree's qaic with our patches
-    through every suite too. Each reproducer expects the tree's qaic to
-    show its bug unless the tree already carries the patch that fixes it.
-    With the debug configuration, the unpatched runs must show those bugs
-    as the detectors' reports (test_guest.py)."""
+def source_tree_configs(prefix, kernel):
+    """A kernel built from a source tree (scripts/build-kernel): our driver and
+    the tree's own qaic through every suite, and the reproducers of upstream's
+    bugs; the tree's qaic with our patches through every suite too (in the
+    unpatched driver's guest, lockdep is off after its first report). Each
+    reproducer expects the tree's qaic to show its bug unless the tree
+    already carries the patch that fixes it. With the debug configuration,
+    the unpatched runs must show those bugs as the detectors' reports
+    (test_guest.py)."""
     carried = kernels.carried_patches(kernel)
     ours, patched, upstream = (kernels.our_module(kernel), kernels.upstream_patched_module(kernel),
                                kernels.upstream_module(kernel))
@@ -350,8 +357,11 @@ def source_tree_configs(prefix, kernel, patched_suites=False):
     k73 = kernels.series(kernel) == "7.3"
     known = tuple(b for b, fix in (("close-after-unbind", "0005"), ("execute-unwind", "0008"))
                   if k73 and fix not in carried)
-    # Lockdep reports it at the first NNC message, and is off from then on.
-    reports = (() if "0009" in carried else ("wrapper-lock",)) + ("upstream-leaks",)
+    # Lockdep reports the first of these and is off from then on.
+    lock_reports = ((() if "0009" in carried else ("wrapper-lock",))
+                    + (() if carried & {"0010", "0011"} else ("srcu-class",)))
+    reports = lock_reports + ("upstream-leaks",)
+    fixes = ("status-padding",) if "0002" in carried else ()
     # Under KASAN upstream's EXECUTE_BO unwind reads a BO through the DBC's
     # list head and oopses with the thread holding its locks: the guest
     # would hang. The bug's reproduction runs on Debian's 7.3 guest.
@@ -371,23 +381,25 @@ def source_tree_configs(prefix, kernel, patched_suites=False):
                hostile_dma=True, kernel=kernel, kernel_args=args),
         Config(f"{prefix}-upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True,
                data=True, health=True, health_known_bugs=known, kernel=kernel, status_padding=padding,
-               known_reports=reports, health_skips=skips, kernel_args=args),
+               known_reports=reports, upstream_fixes=fixes, health_skips=skips, kernel_args=args),
         Config(f"{prefix}-timesync-race", 1, 1, card_opts="test-mailbox=on", boot=False, kernel=kernel,
-               kernel_args=args, timesync_race=runs("oops-race", "0003")),
+               kernel_args=args, known_reports=lock_reports, timesync_race=runs("oops-race", "0003")),
         Config(f"{prefix}-close-after-unbind", 1, 1, boot=False, kernel=kernel, kernel_args=("init_on_free=1", *args),
-               close_after_unbind=runs("oops", "0005" if k73 else "0006"))]
+               known_reports=lock_reports, close_after_unbind=runs("oops", "0005" if k73 else "0006"))]
     if k73:
         configs.append(Config(f"{prefix}-close-after-rebind", 1, 1, boot=False, kernel=kernel,
-                              close_after_unbind_scenario="rebind", kernel_args=args,
+                              close_after_unbind_scenario="rebind", kernel_args=args, known_reports=lock_reports,
                               close_after_unbind=runs("oops", "0007", ("upstream_but_0007",
                                                                        kernels.upstream_but_0007_module(kernel)))))
     else:
         configs.append(Config(f"{prefix}-bootlog-race", 1, 1, card_opts="test-mailbox=on", boot=False,
-                              kernel=kernel, kernel_args=args, bootlog_race=runs("oops-race", "0001")))
-    if patched_suites:
-        configs.append(Config(f"{prefix}-upstream-patched-1card-32msi", 1, 32, upstream=True, module=patched,
-                              driver_label="upstream_patched", card_opts="test-mailbox=on", nnc=True, data=True,
-                              health=True, kernel=kernel, kernel_args=args))
+                              kernel=kernel, kernel_args=args, known_reports=lock_reports,
+                              bootlog_race=runs("oops-race", "0001")))
+    configs.append(Config(f"{prefix}-upstream-patched-1card-32msi", 1, 32, upstream=True, module=patched,
+                          driver_label="upstream_patched", card_opts="test-mailbox=on", nnc=True, data=True,
+                          health=True, kernel=kernel, kernel_args=args, upstream_fixes=("status-padding",),
+                          # Its open leaks are not among the patches.
+                          known_reports=("upstream-leaks",)))
     return configs
 
 
@@ -398,8 +410,7 @@ def source_tree_configs(prefix, kernel, patched_suites=False):
 DEBUG_GUESTS = os.environ.get("AIC100_DEBUG_GUESTS", "1") != "0"
 if os.environ.get("KERNEL_TREE"):
     CONFIGS = source_tree_configs("tree", kernels.built_kernel(os.environ["KERNEL_TREE"],
-                                                               os.environ.get("KERNEL_CONFIG") or "plain"),
-                                  patched_suites=True)
+                                                               os.environ.get("KERNEL_CONFIG") or "plain"))
 elif DEBUG_GUESTS:
     CONFIGS += source_tree_configs("dbg7.3", kernels.built_kernel("7.3", "debug"))
 
@@ -541,9 +552,9 @@ def guest_run(config: Config) -> GuestRun:
     module = []
     guest_args = ["--cards", str(config.cards), "--msi", str(config.msi)]
     nnc_args = ["--card", "0", "--crc", "1" if config.crc else "0"]
-    # The boot suite's dmesg_clean knows the lock report; leaks show at the end.
-    for name in (n for n in config.known_reports if n == "wrapper-lock"):
-        guest_args += ["--known-report", name]
+    # The guest programs know the lock reports; leaks show at the end.
+    reports = [a for n in config.known_reports if n in GUEST_KNOWN_REPORTS for a in ("--known-report", n)]
+    guest_args += reports
     if not config.boot:
         module = ["--module", "none"]
     if config.upstream:
@@ -571,20 +582,22 @@ def guest_run(config: Config) -> GuestRun:
         gate = BOOTLOG_GATE_MODULE if race == "bootlog" else kernels.test_module(config.kernel, "qaic_timesync_gate")
         for path in (TEARDOWN_RACE_TESTS, gate, *(m for _, m, _ in runs)):
             assert Path(path).exists(), f"{path} missing: run 'make' first"
-        race_args = ["--race", race, "--gate", str(gate)]
+        race_args = ["--race", race, "--gate", str(gate), *reports]
         for label, mod, expect in runs:
             race_args += ["--run", f"{label}={mod}:{expect}"]
         script += f"echo '# suite: {suite}'; " + shlex.join([str(TEARDOWN_RACE_TESTS), *race_args]) + " || rc=1; "
     if config.close_after_unbind:
         for path in (CLOSE_AFTER_UNBIND_TESTS, *(m for _, m, _ in config.close_after_unbind)):
             assert Path(path).exists(), f"{path} missing: run 'make' first"
-        cau_args = ["--card", "0", "--scenario", config.close_after_unbind_scenario]
+        cau_args = ["--card", "0", "--scenario", config.close_after_unbind_scenario, *reports]
         for label, mod, expect in config.close_after_unbind:
             cau_args += ["--run", f"{label}={mod}:{expect}"]
         script += ("echo '# suite: close_after_unbind'; " + shlex.join([str(CLOSE_AFTER_UNBIND_TESTS), *cau_args])
                    + " || rc=1; ")
     if config.nnc:
         assert NNC_TESTS.exists(), f"{NNC_TESTS} missing: run 'make' first"
+        for fix in config.upstream_fixes:
+            nnc_args += ["--fixed", fix]
         script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
     if config.data:
         assert DATA_TESTS.exists(), f"{DATA_TESTS} missing: run 'make' first"

@@ -54,6 +54,10 @@ KNOWN_REPORTS = {
                      re.compile(r"^.*</TASK>$", re.M),
                      "upstream qaic's wrapper list lock taken with bottom halves on (docs/upstream-bugs.md; "
                      "patches/upstream/0009-*)"),
+    "srcu-class": (re.compile(r"^.*WARNING: possible recursive locking detected$", re.M), "disable_dbc",
+                   re.compile(r"^.*</TASK>$", re.M),
+                   "upstream qaic's SRCU structs sharing one lockdep class, a DBC's synchronized inside the "
+                   "device's (docs/upstream-bugs.md; patches/upstream/0010-*, 0011-* on 6.12)"),
 }
 
 
