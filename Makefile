@@ -8,7 +8,7 @@
 #                DEBUG_GUESTS=0 leaves them out)
 #   make test KERNEL_TREE=DIR [KERNEL_CONFIG=plain|debug]
 #                the suites on a kernel built from your Linux tree instead:
-#                its own qaic, ours and its own with patches/upstream, with
+#                its own qaic, ours and its own with patches/linux, with
 #                JUnit XML in build/results (docs/kernels-from-source.md)
 #   make kernel [KERNEL_TREE=DIR] [KERNEL_CONFIG=...]   only build that kernel
 #

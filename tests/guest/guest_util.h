@@ -139,9 +139,9 @@ struct KnownReport {
 	const char *name, *first, *holds, *last;
 };
 inline constexpr KnownReport kKnownReports[] = {
-	// patches/upstream/0009-*
+	// patches/linux/0009-*
 	{"wrapper-lock", "WARNING: inconsistent lock state", "&wrappers->lock", "</TASK>"},
-	// patches/upstream/0010-* (0011-* on 6.12)
+	// patches/linux/0010-* (0011-* on 6.12)
 	{"srcu-class", "WARNING: possible recursive locking detected", "disable_dbc", "</TASK>"},
 };
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The reproducer of upstream qaic's use after free at a close() after unbind
-// (docs/upstream-bugs.md, patches/upstream/0005-* and 0006-*). Upstream
+// (docs/upstream-bugs.md, patches/linux/0005-* and 0006-*). Upstream
 // allocates its qaic_device with devm_kzalloc(), so it is freed when the
 // card is unbound, but the SRCU structs in it are cleaned up by DRM managed
 // actions that run when the last reference to the DRM device goes: for a
@@ -18,7 +18,7 @@
 // an oops run, so it must be the last.
 //
 // --scenario rebind: the reproducer of the second bug there, the PCI drvdata
-// cleared at that close (patches/upstream/0007-*). The card is bound again
+// cleared at that close (patches/linux/0007-*). The card is bound again
 // while the node is held, and comes ONLINE under a new instance of the
 // driver before the child closes the old node; then a process reads the new
 // instance's ce_count, which the driver finds through the PCI drvdata.

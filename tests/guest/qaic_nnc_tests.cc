@@ -9,7 +9,7 @@
 // card was started with crc=on; --upstream 1 notes that the driver is
 // upstream Linux's qaic (the uapi and the checks are the same); --fixed
 // NAME, that its module carries the fix of one of upstream's bugs
-// (patches/upstream/0002-* for the padded STATUS).
+// (patches/linux/0002-* for the padded STATUS).
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -321,7 +321,7 @@ struct Upstream73Bug {
 	int want;      // its errno
 	bool no_reply; // the card drops what 7.3 sends: the ioctl waits control_resp_timeout_s
 	const char *why;
-	const char *fix; // its name for --fixed (the patch of patches/upstream that fixes it)
+	const char *fix; // its name for --fixed (the patch of patches/linux that fixes it)
 };
 
 // Whether the driver under test has the bug (upstream 7.3's, without its fix).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The reproducer of upstream qaic's STATUS length bug (docs/upstream-bugs.md,
-// patches/upstream/0002-*): a STATUS transaction that the user pads beyond
+// patches/linux/0002-*): a STATUS transaction that the user pads beyond
 // its 8-byte header. The driver copies 8 bytes to the wire message, but its
 // headers count the user's length, so the card receives a message shorter
 // than its header says and drops it; the user waits for the driver's

@@ -42,7 +42,7 @@ GUEST_KNOWN_REPORTS = ("wrapper-lock", "srcu-class")
 KERNELS = ("6.12", "7.3")
 UPSTREAM_MODULES = {k: kernels.upstream_module(k) for k in KERNELS}
 UPSTREAM_MODULE = UPSTREAM_MODULES["6.12"]
-# Upstream's qaic with our fixes for its bugs (patches/upstream).
+# Upstream's qaic with our fixes for its bugs (patches/linux).
 UPSTREAM_PATCHED_MODULE = BUILD / "upstream-patched" / "qaic.ko"
 UPSTREAM73_PATCHED_MODULE = BUILD / "upstream-7.3-patched" / "qaic.ko"
 # The same but for patch 0007, whose bug only a driver with 0005 reaches.
@@ -368,7 +368,7 @@ def source_tree_configs(prefix, kernel):
     skips = ()
     if "execute-unwind" in known and kernels.detectors(kernel):
         known = tuple(b for b in known if b != "execute-unwind")
-        skips = (("ssr_execute_unwind", "upstream's known EXECUTE_BO unwind bug (patches/upstream/0008) oopses "
+        skips = (("ssr_execute_unwind", "upstream's known EXECUTE_BO unwind bug (patches/linux/0008) oopses "
                   "under KASAN; reproduced in k7.3-upstream-1card-32msi"),)
     # KASAN on a 5-level paging guest (QEMU's -cpu max has LA57) reports a
     # wild access for an interrupt that lands while the boot CPU's features

@@ -5,7 +5,7 @@ A kernel is named as scripts/vm-run --kernel names it: Debian's "6.12" or
 "7.3" (by series), or the output folder of scripts/build-kernel (a kernel
 built from a source tree: Debian's linux-source, or the user's KERNEL_TREE).
 For each there is our driver built against it, upstream's qaic as that
-kernel has it, upstream's with our patches (patches/upstream), and the test
+kernel has it, upstream's with our patches (patches/linux), and the test
 modules of tests/guest/kmod."""
 
 import os

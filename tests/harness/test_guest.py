@@ -14,18 +14,18 @@ from conftest import ALARMING, RACE_SUITES, guest_run, sanitizer_report
 # which and where it is written up.
 KNOWN_UPSTREAM_BUGS = [
     (re.compile(r"Workqueue: qaic_bootlog bootlog_log|bootlog_log\+0x"),
-     "upstream qaic's boot-log teardown race (docs/upstream-bugs.md; patches/upstream/0001-*)"),
+     "upstream qaic's boot-log teardown race (docs/upstream-bugs.md; patches/linux/0001-*)"),
     (re.compile(r"Workqueue: qaic_ts qaic_boot_timesync_worker|qaic_boot_timesync_worker\+0x"),
-     "upstream qaic's boot-timesync teardown race (docs/upstream-bugs.md; patches/upstream/0003-*)"),
+     "upstream qaic's boot-timesync teardown race (docs/upstream-bugs.md; patches/linux/0003-*)"),
     (re.compile(r"cleanup_srcu_struct\+0x"),
      "upstream qaic's use after free at a close() after unbind (docs/upstream-bugs.md; "
-     "patches/upstream/0005-*, 0006-*)"),
+     "patches/linux/0005-*, 0006-*)"),
     (re.compile(r"ce_count_show\+0x"),
      "upstream qaic's PCI drvdata cleared by a close() after a rebind (docs/upstream-bugs.md; "
-     "patches/upstream/0007-*)"),
+     "patches/linux/0007-*)"),
     (re.compile(r"refcount_t: underflow; use-after-free.*(?:\n.*){0,40}__qaic_execute_bo_ioctl"),
      "upstream qaic's EXECUTE_BO error path taking back BOs that an SSR or reset took off the DBC's queue "
-     "(docs/upstream-bugs.md; patches/upstream/0008-*)"),
+     "(docs/upstream-bugs.md; patches/linux/0008-*)"),
 ]
 
 # The health suite's ssr_execute_unwind, run with --known-bug execute-unwind,
@@ -53,11 +53,11 @@ KNOWN_REPORTS = {
     "wrapper-lock": (re.compile(r"^.*WARNING: inconsistent lock state$", re.M), "&wrappers->lock",
                      re.compile(r"^.*</TASK>$", re.M),
                      "upstream qaic's wrapper list lock taken with bottom halves on (docs/upstream-bugs.md; "
-                     "patches/upstream/0009-*)"),
+                     "patches/linux/0009-*)"),
     "srcu-class": (re.compile(r"^.*WARNING: possible recursive locking detected$", re.M), "disable_dbc",
                    re.compile(r"^.*</TASK>$", re.M),
                    "upstream qaic's SRCU structs sharing one lockdep class, a DBC's synchronized inside the "
-                   "device's (docs/upstream-bugs.md; patches/upstream/0010-*, 0011-* on 6.12)"),
+                   "device's (docs/upstream-bugs.md; patches/linux/0010-*, 0011-* on 6.12)"),
 }
 
 

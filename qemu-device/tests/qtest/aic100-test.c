@@ -476,7 +476,7 @@ static void test_dma_powers_off_its_own_slot(void)
 /*
  * Not the card's: QEMU's intel-iommu asserted on an 8-byte write to a
  * 32-bit register, which generic-fuzz found on the card's IOMMU
- * configuration (qemu-device/patches/0003). QEMU must stay up.
+ * configuration (patches/qemu/0003). QEMU must stay up.
  */
 static void test_iommu_wide_write_to_32bit_register(void)
 {
