@@ -20,6 +20,21 @@ namespace ktap {
 
 enum class Result { Pass, Fail, Skip };
 
+class Case;
+
+// One row of a suite's table of cases, in the shape of kselftest_harness.h's
+// TEST_F: a function of its own, given the suite's fixture (what every case
+// is given, e.g. the card, the driver's profile and the options), run in a
+// child process of its own under a time limit (Suite::add_isolated).
+// KTAP_CASE names the case after its function, so that a name in the
+// results is found in the source as a function's.
+template <class Fixture> struct Def {
+	const char *name;
+	void (*fn)(Case &, const Fixture &);
+	unsigned timeout_s;
+};
+#define KTAP_CASE(fn, timeout_s) {#fn, fn, timeout_s}
+
 class Case {
 public:
 	// Records a failed expectation; the case goes on.
@@ -71,6 +86,17 @@ public:
 	void add_isolated(std::string name, unsigned timeout_s, std::function<void(Case &)> fn)
 	{
 		cases_.push_back({std::move(name), std::move(fn), timeout_s});
+	}
+	// A row of a table of cases (Def), run as add_isolated() runs a
+	// function, given the fixture.
+	template <class Fixture> void add(const Def<Fixture> &d, const Fixture &f)
+	{
+		add_isolated(d.name, d.timeout_s, [fn = d.fn, f](Case &t) { fn(t, f); });
+	}
+	// A case listed by name that only skips, with the reason.
+	void add_skipped(std::string name, std::string why)
+	{
+		add(std::move(name), [why = std::move(why)](Case &t) { t.skip(why); });
 	}
 
 	// Returns the number of failed cases.
