@@ -26,6 +26,7 @@
 // SECTION is memcpy, gemm, examples or network; without --only, all four.
 // --nsps: the NSP counts of the network section (default 1,2,4).
 #include <aic100/nsp.h>
+#include <aic100/nsp_interpreter.h>
 #include <aic100/nsp_kernels.h>
 #include <cblas.h>
 

@@ -10,6 +10,7 @@
 // compared with the reference's; prints inferences per second. Exit
 // status 0 when all matched, 1 on a mismatch or a fault, 2 on usage.
 #include <aic100/nsp.h>
+#include <aic100/nsp_interpreter.h>
 #include <aic100/semaphores.h>
 
 #include <chrono>

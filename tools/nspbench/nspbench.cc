@@ -5,6 +5,7 @@
 // several runs, one thread, timed in thread CPU time so that other load on
 // the host matters less.
 #include <aic100/nsp.h>
+#include <aic100/nsp_interpreter.h>
 #include <aic100/nsp_kernels.h>
 
 #include <algorithm>

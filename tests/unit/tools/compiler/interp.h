@@ -5,6 +5,7 @@
 #pragma once
 
 #include <aic100/nsp.h>
+#include <aic100/nsp_interpreter.h>
 #include <aic100/semaphores.h>
 
 #include <chrono>
