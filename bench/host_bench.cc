@@ -26,7 +26,7 @@
 // SECTION is memcpy, gemm, examples or network; without --only, all four.
 // --nsps: the NSP counts of the network section (default 1,2,4).
 #include <aic100/nsp.h>
-#include <aic100/nsp_kernels.h>
+#include <aic100/nsp_run.h>
 #include <cblas.h>
 
 #include <algorithm>
@@ -52,7 +52,7 @@
 #include "workloads.h"
 
 namespace nsp = aic100::nsp;
-namespace kernels = aic100::nsp::kernels;
+namespace nsp_run = aic100::nsp_run;
 namespace wl = aic100::workloads;
 
 namespace {
@@ -188,16 +188,12 @@ std::string gemm(unsigned m, unsigned n, unsigned k, double budget)
 	}, budget);
 	check_f(cf.data(), "OpenBLAS sgemm");
 	report("openblas_sgemm_GOPs", "OpenBLAS sgemm (fp32)", blas_f);
-	kernels::Scratch scratch;
-	const kernels::Isa isa = kernels::best_isa();
+	nsp_run::Kernels kern; // the interpreter's code path
 	std::fill(cf.begin(), cf.end(), 0.0f);
-	const double kern_f = best_window_seconds([&] {
-		kernels::gemm_f32(reinterpret_cast<uint8_t *>(cf.data()), reinterpret_cast<const uint8_t *>(af.data()),
-				  reinterpret_cast<const uint8_t *>(bf.data()), m, n, k, scratch, nullptr, isa);
-	}, budget);
+	const double kern_f =
+		best_window_seconds([&] { kern.gemm_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget);
 	check_f(cf.data(), "NSP gemm_f32 kernel");
-	report("nsp_gemm_f32_GOPs", (std::string("NSP gemm_f32 kernel (") + kernels::isa_name(isa) + ")").c_str(),
-	       kern_f);
+	report("nsp_gemm_f32_GOPs", ("NSP gemm_f32 kernel (" + kern.path() + ")").c_str(), kern_f);
 
 	// int8, against sgemm on the same values
 	std::vector<float> aif(ai.begin(), ai.end()), bif(bi.begin(), bi.end());
@@ -211,17 +207,13 @@ std::string gemm(unsigned m, unsigned n, unsigned k, double budget)
 		check_i(ci.data(), "OpenBLAS sgemm on int8 values");
 	report("openblas_sgemm_on_int8_GOPs", "OpenBLAS sgemm on the int8 values", blas_i);
 	std::fill(ci.begin(), ci.end(), 0);
-	const double kern_i = best_window_seconds([&] {
-		kernels::gemm_i8(reinterpret_cast<uint8_t *>(ci.data()), reinterpret_cast<const uint8_t *>(ai.data()),
-				 reinterpret_cast<const uint8_t *>(bi.data()), m, n, k, scratch, nullptr, isa);
-	}, budget);
+	const double kern_i =
+		best_window_seconds([&] { kern.gemm_i8(ci.data(), ai.data(), bi.data(), m, n, k); }, budget);
 	check_i(ci.data(), "NSP gemm_i8 kernel");
-	report("nsp_gemm_i8_GOPs", (std::string("NSP gemm_i8 kernel (") + kernels::isa_name(isa) + ")").c_str(), kern_i);
+	report("nsp_gemm_i8_GOPs", ("NSP gemm_i8 kernel (" + kern.path() + ")").c_str(), kern_i);
 
 	// The instructions, through the interpreter, outputs checked.
 	const uint64_t a_off = 0, b_off = uint64_t(m) * k * 4, c_off = b_off + uint64_t(k) * n * 4;
-	aic100::Semaphores sems;
-	nsp::Counters ctr;
 	double mm_f = 0, mm_i = 0;
 	for (nsp::Op op : {nsp::Op::MmF32, nsp::Op::MmI8}) {
 		const bool f32 = op == nsp::Op::MmF32;
@@ -237,8 +229,7 @@ std::string gemm(unsigned m, unsigned n, unsigned k, double budget)
 		const double start = cpu_seconds();
 		for (int w = 0; w < 5 || cpu_seconds() - start < budget; w++) {
 			const double w0 = cpu_seconds();
-			nsp::Core core(prog, 0, window, sems, ctr);
-			core.run([] { return false; });
+			nsp_run::run(prog, window);
 			s = std::min(s, (cpu_seconds() - w0) / double(reps));
 		}
 		if (f32) {
@@ -456,9 +447,8 @@ public:
 				const int8_t *a = in.data();
 				if (l.kind == cc::LayerKind::Conv && (k != 1 || l.stride != 1 || l.pad != 0)) {
 					col_.resize(rows * depth);
-					kernels::im2col_i8(reinterpret_cast<uint8_t *>(col_.data()),
-							   reinterpret_cast<const uint8_t *>(in.data()), is.h, is.w, is.c, k,
-							   l.stride, l.pad, 0, os.h);
+					nsp_run::Kernels::im2col_i8(col_.data(), in.data(), is.h, is.w, is.c, k, l.stride,
+								    l.pad, 0, os.h);
 					a = col_.data();
 				}
 				ad_.assign(a, a + rows * depth);
@@ -474,9 +464,8 @@ public:
 				break;
 			}
 			case cc::LayerKind::MaxPool:
-				kernels::maxpool_i8(reinterpret_cast<uint8_t *>(out.data()),
-						    reinterpret_cast<const uint8_t *>(in.data()), is.h, is.w, is.c, l.k, l.stride,
-						    l.pad, 0, os.h);
+				nsp_run::Kernels::maxpool_i8(out.data(), in.data(), is.h, is.w, is.c, l.k, l.stride, l.pad, 0,
+							     os.h);
 				break;
 			case cc::LayerKind::Add: {
 				const std::vector<int8_t> &y = t[size_t(l.in1)];
@@ -537,32 +526,30 @@ std::string network(bool quick, const std::vector<unsigned> &nsp_counts)
 		w.program = c->code;
 		std::vector<uint8_t> window(c->meta.io_size, 0);
 		std::copy(c->constants.begin(), c->constants.end(), window.begin() + long(c->meta.const_offset));
-		aic100::Semaphores sems;
-		nsp::Counters counters;
-		nsp::Workers workers;
+		nsp_run::Activation act;
 		Rate card;
 		unsigned done = 0, wrong = 0;
-		if (!workers.start(w, window, sems, counters)) {
+		if (!act.start(w, window)) {
 			fail("the NSP threads did not start");
 			continue;
 		}
-		const unsigned threads = workers.threads();
-		const std::function<bool()> faulted = [&] { return workers.faulted(); };
+		const unsigned threads = act.threads();
+		using Op = aic100::sem::Op;
 		card = best_rate(per_window, budget, done, wrong, [&](unsigned i) {
-			if (!sems.wait(cc::kSemIn, aic100::Semaphores::Op::WaitEq, 0, faulted))
+			if (!act.wait(cc::kSemIn, Op::WaitEq, 0))
 				return false;
 			std::memcpy(window.data() + c->input_offset, in[i % kPairs].data(), c->input_bytes);
-			sems.apply(cc::kSemIn, aic100::Semaphores::Op::Inc, 1);
-			if (!sems.wait(cc::kSemOut, aic100::Semaphores::Op::WaitGe, 1, faulted))
+			act.apply(cc::kSemIn, Op::Inc, 1);
+			if (!act.wait(cc::kSemOut, Op::WaitGe, 1))
 				return false;
 			const bool same = std::memcmp(window.data() + c->output_offset, want[i % kPairs].data(),
 						      c->output_bytes) == 0;
-			sems.apply(cc::kSemOut, aic100::Semaphores::Op::Dec, 1);
+			act.apply(cc::kSemOut, Op::Dec, 1);
 			return same;
 		});
-		workers.stop();
-		if (workers.faulted())
-			fail(net.name + " on " + std::to_string(nsps) + " NSPs: " + workers.fault());
+		act.stop();
+		if (act.faulted())
+			fail(net.name + " on " + std::to_string(nsps) + " NSPs: " + act.fault());
 		if (wrong)
 			fail(net.name + " on " + std::to_string(nsps) + " NSPs: " + std::to_string(wrong) + " of " +
 			     std::to_string(done) + " outputs differ from the reference");
@@ -590,7 +577,7 @@ std::string network(bool quick, const std::vector<unsigned> &nsp_counts)
 			", \"openblas_threads\": " + std::to_string(nsps) + ", \"openblas_inf_per_s\": " +
 			num(blas.inf_per_s) + ", \"openblas_cpu_ms_per_inf\": " + num(blas.cpu_ms) +
 			", \"barriers\": " + std::to_string(c->barriers) +
-			", \"outputs_ok\": " + (card_wrong || wrong || workers.faulted() ? "false" : "true") + "}";
+			", \"outputs_ok\": " + (card_wrong || wrong || act.faulted() ? "false" : "true") + "}";
 	}
 	return "{\"name\": \"" + net.name + "\", \"macs\": " + num(double(net.macs())) +
 	       ", \"host_threads\": " + std::to_string(host_threads) + ", \"runs\": [" + rows + "]}";

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <map>
 
+#include <aic100/sem.h>
+
 #include "nspasm.h"
 
 namespace aic100::compiler {
@@ -497,7 +499,7 @@ private:
 			po.split = how;
 		}
 		out_.barriers = barriers_;
-		if (barriers_ * nsps_ > Semaphores::kMax) {
+		if (barriers_ * nsps_ > sem::kMax) {
 			err = "the network needs " + std::to_string(barriers_) + " barriers; the semaphore counts to 4095";
 			return;
 		}

@@ -10,7 +10,7 @@
 // compared with the reference's; prints inferences per second. Exit
 // status 0 when all matched, 1 on a mismatch or a fault, 2 on usage.
 #include <aic100/nsp.h>
-#include <aic100/semaphores.h>
+#include <aic100/nsp_run.h>
 
 #include <chrono>
 #include <cstdio>
@@ -58,31 +58,28 @@ int run(const compiler::Network &n, const compiler::Compiled &c, unsigned count)
 	w.program = c.code;
 	std::vector<uint8_t> window(c.meta.io_size, 0);
 	std::copy(c.constants.begin(), c.constants.end(), window.begin() + long(c.meta.const_offset));
-	Semaphores sems;
-	nsp::Counters counters;
-	nsp::Workers workers;
-	if (!workers.start(w, window, sems, counters)) {
+	nsp_run::Activation act;
+	if (!act.start(w, window)) {
 		std::fprintf(stderr, "aic100-compile: the NSP threads did not start\n");
 		return 1;
 	}
-	const std::function<bool()> faulted = [&] { return workers.faulted(); };
 	unsigned bad = 0, done = 0;
 	const auto t0 = Clock::now();
 	for (unsigned i = 0; i < count; i++) {
-		if (!sems.wait(compiler::kSemIn, Semaphores::Op::WaitEq, 0, faulted))
+		if (!act.wait(compiler::kSemIn, sem::Op::WaitEq, 0))
 			break;
 		std::memcpy(window.data() + c.input_offset, in[i % pairs].data(), c.input_bytes);
-		sems.apply(compiler::kSemIn, Semaphores::Op::Inc, 1);
-		if (!sems.wait(compiler::kSemOut, Semaphores::Op::WaitGe, 1, faulted))
+		act.apply(compiler::kSemIn, sem::Op::Inc, 1);
+		if (!act.wait(compiler::kSemOut, sem::Op::WaitGe, 1))
 			break;
 		bad += std::memcmp(window.data() + c.output_offset, want[i % pairs].data(), c.output_bytes) != 0;
-		sems.apply(compiler::kSemOut, Semaphores::Op::Dec, 1);
+		act.apply(compiler::kSemOut, sem::Op::Dec, 1);
 		done++;
 	}
 	const double s = seconds_since(t0);
-	workers.stop();
-	if (workers.faulted()) {
-		std::fprintf(stderr, "aic100-compile: %s\n", workers.fault().c_str());
+	act.stop();
+	if (act.faulted()) {
+		std::fprintf(stderr, "aic100-compile: %s\n", act.fault().c_str());
 		return 1;
 	}
 	std::printf("interpreter: %u inferences in %.2f s (%.2f/s) on %u NSP threads, %u differ from the reference\n",

@@ -14,6 +14,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include <aic100/sem.h>
+
 namespace aic100::nspasm {
 
 namespace {
@@ -440,8 +442,8 @@ private:
 			break;
 		case Form::SemCond: {
 			count(ops, 3, n);
-			in.a = uint8_t(ranged(ops[0], Semaphores::kCount - 1, "semaphore"));
-			in.imm32 = uint32_t(ranged(ops[1], Semaphores::kMax, "semaphore value"));
+			in.a = uint8_t(ranged(ops[0], sem::kCount - 1, "semaphore"));
+			in.imm32 = uint32_t(ranged(ops[1], sem::kMax, "semaphore value"));
 			const std::string c = lower(ops[2]);
 			if (c == "eq" || c == "==")
 				in.b = 0;
@@ -455,8 +457,8 @@ private:
 		}
 		case Form::SemValue:
 			count(ops, 2, n);
-			in.a = uint8_t(ranged(ops[0], Semaphores::kCount - 1, "semaphore"));
-			in.imm32 = uint32_t(ranged(ops[1], Semaphores::kMax, "semaphore value"));
+			in.a = uint8_t(ranged(ops[0], sem::kCount - 1, "semaphore"));
+			in.imm32 = uint32_t(ranged(ops[1], sem::kMax, "semaphore value"));
 			break;
 		case Form::Reg4:
 			count(ops, 4, n);

@@ -5,7 +5,7 @@
 // several runs, one thread, timed in thread CPU time so that other load on
 // the host matters less.
 #include <aic100/nsp.h>
-#include <aic100/nsp_kernels.h>
+#include <aic100/nsp_run.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -19,7 +19,7 @@
 #include "gemm_operands.h"
 
 namespace nsp = aic100::nsp;
-namespace kernels = aic100::nsp::kernels;
+namespace nsp_run = aic100::nsp_run;
 
 namespace {
 
@@ -105,26 +105,20 @@ int main(int argc, char **argv)
 	const auto &[af, bf, ai, bi] = operands;
 	std::vector<float> cf(size_t(m) * n);
 	std::vector<int32_t> ci(size_t(m) * n);
-	auto *cfb = reinterpret_cast<uint8_t *>(cf.data());
-	auto *cib = reinterpret_cast<uint8_t *>(ci.data());
-	const auto *afb = reinterpret_cast<const uint8_t *>(af.data());
-	const auto *bfb = reinterpret_cast<const uint8_t *>(bf.data());
-	const auto *aib = reinterpret_cast<const uint8_t *>(ai.data());
-	const auto *bib = reinterpret_cast<const uint8_t *>(bi.data());
 
 	std::printf("GEMM %ux%ux%u, one thread, best of %.1f s of CPU each (GOP/s = 2*M*N*K / time)\n", m, n, k, budget);
 	auto report = [&](const char *what, double s) { std::printf("  %-34s %8.2f GOP/s  %9.3f ms\n", what, ops / s / 1e9, s * 1e3); };
-	kernels::Scratch scratch;
-	const std::vector<kernels::Isa> isas = kernels::usable_isas();
+	const std::vector<std::string> paths = nsp_run::Kernels::paths();
 
 	std::printf("int8 x int8 -> int32\n");
 	report("naive i,j,k loop", best_seconds([&] { naive_ijk_i8(ci.data(), ai.data(), bi.data(), m, n, k); }, budget));
 	const std::vector<int32_t> want_i = ci;
-	for (kernels::Isa isa : isas) {
-		std::string label = std::string("gemm_i8 ") + kernels::isa_name(isa);
-		report(label.c_str(), best_seconds([&] { kernels::gemm_i8(cib, aib, bib, m, n, k, scratch, nullptr, isa); }, budget));
+	for (const std::string &path : paths) {
+		nsp_run::Kernels kern(path);
+		std::string label = "gemm_i8 " + path;
+		report(label.c_str(), best_seconds([&] { kern.gemm_i8(ci.data(), ai.data(), bi.data(), m, n, k); }, budget));
 		if (ci != want_i) {
-			std::fprintf(stderr, "gemm_i8 %s: wrong result\n", kernels::isa_name(isa));
+			std::fprintf(stderr, "gemm_i8 %s: wrong result\n", path.c_str());
 			return 1;
 		}
 	}
@@ -133,12 +127,13 @@ int main(int argc, char **argv)
 	report("naive i,j,k loop", best_seconds([&] { naive_ijk_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget));
 	report("naive i,k,j loop", best_seconds([&] { naive_ikj_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget));
 	const std::vector<float> want_f = cf;
-	for (kernels::Isa isa : isas) {
-		std::string label = std::string("gemm_f32 ") + kernels::isa_name(isa);
-		report(label.c_str(), best_seconds([&] { kernels::gemm_f32(cfb, afb, bfb, m, n, k, scratch, nullptr, isa); }, budget));
+	for (const std::string &path : paths) {
+		nsp_run::Kernels kern(path);
+		std::string label = "gemm_f32 " + path;
+		report(label.c_str(), best_seconds([&] { kern.gemm_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget));
 		for (size_t i = 0; i < cf.size(); i++)
 			if (std::abs(cf[i] - want_f[i]) > 1e-3f * (1 + std::abs(want_f[i]))) {
-				std::fprintf(stderr, "gemm_f32 %s: wrong result at %zu\n", kernels::isa_name(isa), i);
+				std::fprintf(stderr, "gemm_f32 %s: wrong result at %zu\n", path.c_str(), i);
 				return 1;
 			}
 	}
@@ -148,16 +143,11 @@ int main(int argc, char **argv)
 	std::vector<uint8_t> window(c_off + uint64_t(m) * n * 4);
 	std::memcpy(&window[a_off], af.data(), af.size() * 4);
 	std::memcpy(&window[b_off], bf.data(), bf.size() * 4);
-	aic100::Semaphores sems;
-	nsp::Counters ctr;
 	for (nsp::Op op : {nsp::Op::MmI8, nsp::Op::MmF32}) {
 		// In a loop, as a workload runs it: `reps` GEMMs of ~20 ms
 		// together per run.
 		auto program = [&](uint64_t reps) { return gemm_loop_program(op, a_off, b_off, c_off, m, n, k, reps); };
-		auto run = [&](const std::vector<nsp::Instr> &prog) {
-			nsp::Core core(prog, 0, window, sems, ctr);
-			core.run([] { return false; });
-		};
+		auto run = [&](const std::vector<nsp::Instr> &prog) { nsp_run::run(prog, window); };
 		const double t0 = cpu_seconds();
 		run(program(1));
 		const uint64_t reps = std::max<uint64_t>(1, uint64_t(0.02 / std::max(cpu_seconds() - t0, 1e-7)));
@@ -174,10 +164,7 @@ int main(int argc, char **argv)
 		{uint8_t(nsp::Op::Bne), 3, 4, 0, 1, 0},
 		{uint8_t(nsp::Op::Halt), 0, 0, 0, 0, 0},
 	};
-	const double s = best_seconds([&] {
-		nsp::Core core(loop, 0, window, sems, ctr);
-		core.run([] { return false; });
-	}, budget);
+	const double s = best_seconds([&] { nsp_run::run(loop, window); }, budget);
 	std::printf("scalar instructions (ADDI/BNE loop) %8.1f M/s\n", 2.0 * double(iters) / s / 1e6);
 	return 0;
 }

@@ -7,49 +7,10 @@
 
 namespace aic100 {
 
+using namespace dbc;
 using namespace regs;
 
 namespace {
-
-// Request element fields (docs/dma-bridge.md).
-constexpr uint8_t kCmdForceMsi = 1u << 7;
-constexpr uint8_t kCmdResponse = 1u << 4;
-constexpr uint8_t kCmdTransferMask = 3;
-constexpr uint8_t kCmdBulk = 1u << 3;
-constexpr uint8_t kDbEnable = 1u << 7;
-constexpr uint32_t kSemEnable = 1u << 31;
-// The fences hold whether or not the word's command is enabled: qaic sets
-// them on a word whose command is NOP.
-constexpr uint32_t kSemFenceToDev = 1u << 30;
-constexpr uint32_t kSemFenceFromDev = 1u << 29;
-constexpr uint32_t kSemPresync = 1u << 22;
-
-struct __attribute__((packed)) Request {
-	uint16_t req_id;
-	uint8_t seq_id;
-	uint8_t cmd;
-	uint32_t reserved0;
-	uint64_t src;
-	uint64_t dest;
-	uint32_t len;
-	uint32_t reserved1;
-	uint64_t db_addr;
-	uint8_t db_len;
-	uint8_t reserved2[3];
-	uint32_t db_data;
-	uint32_t sem[4];
-};
-static_assert(sizeof(Request) == 64);
-
-// One element of a linked-list transfer, in host memory.
-struct __attribute__((packed)) LinkedDescriptor {
-	uint64_t host; // host bus address
-	uint64_t dev;  // device address
-	uint32_t len;
-	uint32_t reserved;
-	uint64_t next; // host bus address of the next descriptor, 0 at the end
-};
-static_assert(sizeof(LinkedDescriptor) == 32);
 
 Request request_of(const uint8_t (&raw)[64])
 {
@@ -64,19 +25,6 @@ unsigned direction_of(const Request &r)
 {
 	const unsigned t = r.cmd & kCmdTransferMask;
 	return t == 3 ? 0 : t;
-}
-
-auto op_of(uint32_t s)
-{
-	return static_cast<Semaphores::Op>((s >> 24) & 7);
-}
-unsigned idx_of(uint32_t s)
-{
-	return (s >> 16) & 0x1F;
-}
-uint16_t val_of(uint32_t s)
-{
-	return static_cast<uint16_t>(s & 0xFFF);
 }
 
 // The request's presync command: its index in sem[], -1 for none, -2 for
@@ -300,7 +248,7 @@ bool DmaBridge::can_start(unsigned i, const InFlight &f) const
 	const Request r = request_of(f.raw);
 	const int pre = presync_of(r);
 	// A malformed presync ends the request at once, whatever came before.
-	if (pre == -2 || (pre >= 0 && op_of(r.sem[pre]) > Semaphores::Op::WaitGt0))
+	if (pre == -2 || (pre >= 0 && sem_op(r.sem[pre]) > Semaphores::Op::WaitGt0))
 		return true;
 
 	uint32_t fences = 0;
@@ -324,8 +272,8 @@ bool DmaBridge::can_start(unsigned i, const InFlight &f) const
 	}
 	if (pre >= 0) {
 		const uint32_t s = r.sem[pre];
-		const auto op = op_of(s);
-		if (op >= Semaphores::Op::WaitEq && !sems_[i]->satisfied(idx_of(s), op, val_of(s)))
+		const auto op = sem_op(s);
+		if (op >= Semaphores::Op::WaitEq && !sems_[i]->satisfied(sem_index(s), op, sem_value(s)))
 			return false;
 	}
 	return true;
@@ -342,11 +290,11 @@ void DmaBridge::start(unsigned i, InFlight &f)
 		f.status = kTwoPresyncs;
 	} else if (pre >= 0) {
 		const uint32_t s = r.sem[pre];
-		const auto op = op_of(s);
+		const auto op = sem_op(s);
 		if (op > Semaphores::Op::WaitGt0)
 			f.status = kBadSemaphore;
 		else if (op < Semaphores::Op::WaitEq)
-			sems_[i]->apply(idx_of(s), op, val_of(s));
+			sems_[i]->apply(sem_index(s), op, sem_value(s));
 	}
 	// A request whose presync is malformed ends at once, before any
 	// transfer: no postsync, no doorbell.
@@ -398,10 +346,10 @@ void DmaBridge::complete(unsigned i, InFlight &f)
 		for (uint32_t s : r.sem) {
 			if (!(s & kSemEnable) || (s & kSemPresync))
 				continue;
-			const auto op = op_of(s);
+			const auto op = sem_op(s);
 			if (op == Semaphores::Op::Nop)
 				continue;
-			if (op >= Semaphores::Op::WaitEq || !sems.apply(idx_of(s), op, val_of(s)))
+			if (op >= Semaphores::Op::WaitEq || !sems.apply(sem_index(s), op, sem_value(s)))
 				status = status ? status : uint16_t{kBadSemaphore};
 		}
 		if (r.db_len & kDbEnable) {
@@ -428,8 +376,8 @@ void DmaBridge::complete(unsigned i, InFlight &f)
 	}
 	bool msi = r.cmd & kCmdForceMsi;
 	if (r.cmd & kCmdResponse) {
-		const uint16_t rsp[2] = {r.req_id, status};
-		const DmaStatus st = host_.dma_write(q.rsp + uint64_t{d.rsp_tail} * 4, rsp, sizeof(rsp));
+		const Response rsp = {r.req_id, status};
+		const DmaStatus st = host_.dma_write(q.rsp + uint64_t{d.rsp_tail} * sizeof(rsp), &rsp, sizeof(rsp));
 		if (gone(i, gen))
 			return;
 		if (st == DmaStatus::Ok) {

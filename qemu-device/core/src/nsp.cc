@@ -2,7 +2,7 @@
 // The NSP interpreter (docs/nsp.md) and the threads of an activation. Every
 // operand range is checked against the window before a kernel touches it;
 // anything wrong stops the core with a message naming the instruction.
-#include "aic100/nsp.h"
+#include "aic100/nsp_interpreter.h"
 
 #include <algorithm>
 #include <bit>

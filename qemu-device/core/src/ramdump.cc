@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "aic100/sahara.h"
+#include "aic100/sahara_wire.h"
 
 namespace aic100 {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "aic100/nsp.h"
+#include "aic100/nsp_interpreter.h"
 
 #include <gtest/gtest.h>
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <aic100/nsp.h>
+#include <aic100/nsp_interpreter.h>
 
 #include <cmath>
 #include <cstring>

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 
+#include "aic100/dbc.h"
 #include "aic100/ddr.h"
 #include "aic100/host.h"
 #include "aic100/regs.h"
@@ -68,17 +69,10 @@ public:
 	// Works the requests the host queued; runs from the host's event loop.
 	void process();
 
-	// Status codes of response elements.
-	enum Status : uint16_t {
-		kOk = 0,
-		kIllegalTransfer = 1, // transfer type 3
-		kUnalignedDoorbell = 2,
-		kHostDmaFault = 3,    // host address outside guest memory
-		kOutsideWindow = 4,   // device address outside the workload's DDR
-		kTwoPresyncs = 5,
-		kBadSemaphore = 6,    // a wait as postsync, or an unknown command
-		kBadList = 7,         // a linked list longer than allowed (or a loop)
-	};
+	// Status codes of response elements (the ABI's; DmaBridge::kOk etc.
+	// name them here too).
+	using Status = dbc::Status;
+	using enum dbc::Status;
 	// Longest linked list one request may follow.
 	static constexpr uint32_t kMaxLinked = 65536;
 

@@ -21,7 +21,7 @@
 #include "aic100/dma_bridge.h"
 #include "aic100/mhi.h"
 #include "aic100/nnc.h"
-#include "aic100/nsp.h"
+#include "aic100/nsp_interpreter.h"
 #include "aic100/ras.h"
 #include "aic100/sahara.h"
 #include "aic100/ssr.h"

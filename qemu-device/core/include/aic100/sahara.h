@@ -17,48 +17,10 @@
 
 #include "aic100/firmware.h"
 #include "aic100/ramdump.h"
+#include "aic100/sahara_wire.h"
 #include "aic100/sha256.h"
 
 namespace aic100 {
-
-namespace sahara {
-enum Command : uint32_t {
-	kHello = 0x01,
-	kHelloResp = 0x02,
-	kReadData = 0x03,
-	kEndOfImage = 0x04,
-	kDone = 0x05,
-	kDoneResp = 0x06,
-	kReset = 0x07,
-	kResetResp = 0x08,
-	kMemDebug64 = 0x10,
-	kMemRead64 = 0x11,
-};
-enum Mode : uint32_t {
-	kModeImageTxPending = 0,
-	kModeMemoryDebug = 2,
-};
-// Status codes of END_OF_IMAGE (the Sahara protocol's NAK values).
-enum Status : uint32_t {
-	kSuccess = 0x00,
-	kInvalidCommand = 0x01,
-	kProtocolMismatch = 0x02,
-	kInvalidPacketSize = 0x05,
-	kUnexpectedImageId = 0x06,
-	kInvalidDataSize = 0x08,
-	kInvalidImageType = 0x09,
-	kInvalidRxLength = 0x0B,
-	kInvalidMemoryRead = 0x19,
-	kInvalidDataSizeRequest = 0x1A,
-	kHashVerificationFailure = 0x22,
-};
-inline constexpr uint32_t kVersion = 2;
-inline constexpr uint32_t kMaxReadLength = 0x80000; // what the host serves per READ_DATA
-inline constexpr uint32_t kHelloLength = 0x30;
-inline constexpr uint32_t kMemDebug64Length = 0x18;
-inline constexpr uint32_t kMemRead64Length = 0x18;
-inline constexpr uint32_t kEndOfImageLength = 0x10;
-} // namespace sahara
 
 struct LoadedImage {
 	fw::Header header;

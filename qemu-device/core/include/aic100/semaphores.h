@@ -13,14 +13,16 @@
 #include <span>
 #include <vector>
 
+#include "aic100/sem.h"
+
 namespace aic100 {
 
 class Semaphores {
 public:
-	static constexpr unsigned kCount = 32;
-	static constexpr uint16_t kMax = 0xFFF; // 12-bit values
+	static constexpr unsigned kCount = sem::kCount;
+	static constexpr uint16_t kMax = sem::kMax;
 
-	enum class Op : uint8_t { Nop = 0, Init = 1, Inc = 2, Dec = 3, WaitEq = 4, WaitGe = 5, WaitGt0 = 6 };
+	using Op = sem::Op;
 	// A wait op on one semaphore.
 	struct Cond {
 		unsigned index;

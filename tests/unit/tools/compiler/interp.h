@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Runs a compiled network on the NSP interpreter as the card and the host
 // would: the window as ACTIVATE leaves it (constants at const_offset), then
-// per inference the host's protocol on semaphores 0 and 1 (lower.h).
+// per inference the host's protocol on semaphores 0 and 1 (lower.h). It
+// goes through aic100/nsp_run.h, as aic100-compile --run does.
 #pragma once
 
 #include <aic100/nsp.h>
-#include <aic100/semaphores.h>
+#include <aic100/nsp_run.h>
 
 #include <chrono>
 #include <cstring>
@@ -32,32 +33,30 @@ inline InterpResult run_on_interpreter(const Compiled &c, const std::vector<std:
 	w.program = c.code;
 	std::vector<uint8_t> window(c.meta.io_size, 0);
 	std::copy(c.constants.begin(), c.constants.end(), window.begin() + long(c.meta.const_offset));
-	Semaphores sems;
-	nsp::Counters counters;
-	nsp::Workers workers;
-	if (!workers.start(w, window, sems, counters, nsps)) {
+	nsp_run::Activation act;
+	if (!act.start(w, window, nsps)) {
 		res.problem = "the workers did not start";
 		return res;
 	}
 	const auto deadline = Clock::now() + std::chrono::seconds(120);
-	const std::function<bool()> give_up = [&] { return workers.faulted() || Clock::now() > deadline; };
+	const std::function<bool()> give_up = [&] { return Clock::now() > deadline; };
 	for (const auto &in : inputs) {
-		if (!sems.wait(kSemIn, Semaphores::Op::WaitEq, 0, give_up))
+		if (!act.wait(kSemIn, sem::Op::WaitEq, 0, give_up))
 			break;
 		std::memcpy(window.data() + c.input_offset, in.data(), std::min<size_t>(in.size(), c.input_bytes));
-		sems.apply(kSemIn, Semaphores::Op::Inc, 1);
-		if (!sems.wait(kSemOut, Semaphores::Op::WaitGe, 1, give_up))
+		act.apply(kSemIn, sem::Op::Inc, 1);
+		if (!act.wait(kSemOut, sem::Op::WaitGe, 1, give_up))
 			break;
 		const auto *o = reinterpret_cast<const int8_t *>(window.data() + c.output_offset);
 		res.outputs.emplace_back(o, o + c.output_bytes);
-		sems.apply(kSemOut, Semaphores::Op::Dec, 1);
+		act.apply(kSemOut, sem::Op::Dec, 1);
 	}
-	if (workers.faulted())
-		res.problem = workers.fault();
+	if (act.faulted())
+		res.problem = act.fault();
 	else if (res.outputs.size() != inputs.size())
 		res.problem = "timed out after " + std::to_string(res.outputs.size()) + " inferences";
-	workers.stop();
-	res.iterations = counters.iterations.load();
+	act.stop();
+	res.iterations = act.iterations();
 	return res;
 }
 

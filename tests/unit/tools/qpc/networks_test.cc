@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <aic100/nsp.h>
+#include <aic100/nsp_interpreter.h>
 #include <aic100/semaphores.h>
 
 #include <chrono>
