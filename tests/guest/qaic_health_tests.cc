@@ -2967,7 +2967,7 @@ void reload_under_load(ktap::Case &t, const Fixture &f)
 	if (f.p.close_after_unbind_bug)
 		t.note("known bug: the driver frees its device at unbind but cleans up locks in it at the last "
 		       "close (upstream's use after free at a close() after unbind: docs/upstream-bugs.md, "
-		       "patches/upstream/0005-*, 0006-*; reproduced by qaic-close-after-unbind-tests in the "
+		       "patches/linux/0005-*, 0006-*; reproduced by qaic-close-after-unbind-tests in the "
 		       "close-after-unbind configurations): the users end and close before each unbind");
 	for (unsigned k = 0; k < f.o.reloads && !t.failed(); k++) {
 		if (!reload_once(t, f, mod, cards, k, n))
@@ -3224,11 +3224,11 @@ void expect_unwind_outcome(ktap::Case &t, const Profile &p, const UnwindRun &u, 
 		// underflow, or DEBUG_LIST's report, both alarming above.
 		t.expect(warnings == 0, "EXECUTE_BO's error path took the DBC's emptied transfer list for a BO and "
 			 "dropped a reference through it (upstream's bug, docs/upstream-bugs.md: \"An SSR during a "
-			 "failing EXECUTE_BO\"; patches/upstream/0008-*)");
+			 "failing EXECUTE_BO\"; patches/linux/0008-*)");
 		return;
 	}
 	t.note("known bug: upstream's EXECUTE_BO error path takes back what the SSR already took off the DBC's "
-	       "queue (docs/upstream-bugs.md, \"An SSR during a failing EXECUTE_BO\"; patches/upstream/0008-*)");
+	       "queue (docs/upstream-bugs.md, \"An SSR during a failing EXECUTE_BO\"; patches/linux/0008-*)");
 	t.expect(u.waiter_slept && u.unlinked > 0, "the known bug did not show (the waiter %s, %lld entries on no "
 		 "list taken off): fixed upstream? Then drop --known-bug execute-unwind",
 		 u.waiter_slept ? "slept" : "did not sleep", static_cast<long long>(u.unlinked));
