@@ -15,7 +15,7 @@
 #include "aic100/firmware.h"
 #include "aic100/qsm.h"
 #include "aic100/sahara.h"
-#include "host_mhi.h"
+#include "fake_card.h"
 #include "packet_bytes.h"
 
 namespace aic100::test {
@@ -46,43 +46,147 @@ std::vector<uint8_t> manifest(std::initializer_list<uint32_t> ids)
 	return m;
 }
 
-class BootTest : public ::testing::Test {
+bool has(const std::vector<std::string> &lines, const std::string &s)
+{
+	return std::any_of(lines.begin(), lines.end(),
+			   [&](const std::string &l) { return l.find(s) != std::string::npos; });
+}
+
+class BootTest : public CardTest<> {
 protected:
-	// AMSS with the loopback channels running, DL buffers not given back,
-	// and one DL buffer written into the ring without a doorbell; returns
-	// the write pointer that a doorbell for that buffer carries.
-	uint64_t loopback_with_one_unrung_buffer()
-	{
-		make(true);
-		mhi->ready_handshake();
-		EXPECT_TRUE(mhi->start(0));
-		EXPECT_TRUE(mhi->start(1));
-		mhi->requeue = false;
-		mhi->queue_dl_unrung(1, 64, 1);
-		return mhi->ring_wp(1);
-	}
-	bool traced(const std::string &what) const
-	{
-		return std::any_of(host.traces.begin(), host.traces.end(),
-				   [&](const std::string &t) { return t.find(what) != std::string::npos; });
-	}
-	void make(bool amss)
+	// ---- the card's states, as the fixtures below start from them ----
+
+	// A card in PBL, waiting for the SBL through BHI.
+	void card_at_pbl() { new_card({}); }
+	// A card that starts in AMSS (boot_amss), before the host's handshake.
+	void card_in_amss()
 	{
 		DeviceConfig cfg;
-		cfg.boot_amss = amss;
-		dev = std::make_unique<Device>(host, cfg);
-		mhi = std::make_unique<HostMhi>(host, *dev);
+		cfg.boot_amss = true;
+		new_card(cfg);
+	}
+	// The SBL in, through BHI, and the host's handshake with it (READY to
+	// M0); no channel started.
+	void sbl_at_m0()
+	{
+		card_at_pbl();
+		ASSERT_EQ(mhi->bhi_load(sbl), 2u) << "BHI status success";
+		mhi->ready_handshake();
 	}
 
-	// The host's Sahara client (drivers/accel/qaic/sahara.c behaviour),
-	// answering whatever the card sent on channel 3; with takes_dumps, it
-	// takes a RAM dump as upstream 7.3's does (see dump_data()).
+	// ---- what the host saw ----
+
+	bool entered_amss() const { return std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss) != mhi->ees.end(); }
+	bool traced(const std::string &what) const { return has(host.traces, what); }
+	bool has_error(const std::string &what) const { return has(host.errors, what); }
+
+	// ---- the host's boot steps, as qaic takes them ----
+
+	// PBL → SBL: BHI load and the SBL's channels started as qaic does.
+	void boot_to_sbl(unsigned log_buffers = 16)
+	{
+		ASSERT_EQ(mhi->bhi_load(sbl), 2u) << "BHI status success";
+		EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
+		sbl_handshake(log_buffers);
+	}
+	// PBL → AMSS: the whole boot, every client of the SBL's answering.
+	void boot(unsigned log_buffers = 16)
+	{
+		ASSERT_NO_FATAL_FAILURE(boot_to_sbl(log_buffers));
+		run_sbl();
+	}
+	// The host's side once the card shows READY in the SBL.
+	void sbl_handshake(unsigned log_buffers = 16)
+	{
+		mhi->ready_handshake();
+		ASSERT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
+		ASSERT_EQ(mhi->ees, std::vector<uint8_t>{kEeSbl});
+		ASSERT_NO_FATAL_FAILURE(start_logging(log_buffers));
+		ASSERT_NO_FATAL_FAILURE(start_timesync());
+		start_sahara();
+	}
+	// The host's SBL-side clients, each starting its channels.
+	void start_logging(unsigned buffers = 16)
+	{
+		ASSERT_TRUE(mhi->start(12));
+		ASSERT_TRUE(mhi->start(13));
+		mhi->queue_dl(13, 512, buffers);
+	}
+	void start_timesync()
+	{
+		ASSERT_TRUE(mhi->start(20));
+		ASSERT_TRUE(mhi->start(21));
+		mhi->queue_dl(21, 8);
+	}
+	void start_sahara()
+	{
+		ASSERT_TRUE(mhi->start(2));
+		ASSERT_TRUE(mhi->start(3));
+		mhi->queue_dl(3, 0xFFFF);
+	}
+	// The Sahara client alone answering the SBL, long enough to fetch
+	// every image.
+	void fetch_images()
+	{
+		for (int i = 0; i < 20; i++)
+			serve_sahara();
+	}
+	// Every client of the SBL's answering until the card enters AMSS.
+	void run_sbl()
+	{
+		for (int i = 0; i < 200 && !entered_amss(); i++) {
+			serve_timesync();
+			serve_sahara();
+			log_lines = bootlog();
+			all_log.insert(all_log.end(), log_lines.begin(), log_lines.end());
+			mhi->settle();
+		}
+	}
+	// The host resets MHI (as after SYS_ERR) and forgets the states and
+	// execution environments the card reported so far.
+	void host_resets_mhi()
+	{
+		mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
+		mhi->settle();
+		mhi->states.clear();
+		mhi->ees.clear();
+	}
+	void sys_err()
+	{
+		ASSERT_EQ(dev->inject("syserr"), "");
+		mhi->settle();
+	}
+	void soc_reset()
+	{
+		mhi->w(regs::MHI_SOC_RESET_REQ, 1);
+		mhi->settle();
+	}
+	// AMSS up, then failing: the host resets MHI and finds the SBL READY.
+	void boot_then_fail_amss()
+	{
+		ASSERT_NO_FATAL_FAILURE(boot());
+		ASSERT_NO_FATAL_FAILURE(sys_err());
+		host_resets_mhi();
+		sbl_handshake();
+	}
+	// A SoC reset and the host's MHI reset, then the whole boot again,
+	// its boot log alone in all_log.
+	void reboot()
+	{
+		soc_reset();
+		host_resets_mhi();
+		all_log.clear();
+		boot();
+	}
+
+	// ---- the host's Sahara client ----
+
+	// drivers/accel/qaic/sahara.c's behaviour, answering whatever the card
+	// sent on channel 3; with takes_dumps, it takes a RAM dump as upstream
+	// 7.3's does (see dump_data()).
 	void serve_sahara()
 	{
-		for (;;) {
-			auto p = mhi->pop(3);
-			if (p.empty())
-				return;
+		for (auto p = mhi->pop(3); !p.empty(); p = mhi->pop(3)) {
 			if (dumping) {
 				dump_data(p);
 				continue;
@@ -99,25 +203,30 @@ protected:
 				dump_table_read = false;
 				dump_read(dword(p, 8), dword(p, 16));
 			} else if (cmd == sahara::kReadData) {
-				read_requests.push_back({word(p, 12), word(p, 16)});
-				auto it = files.find(word(p, 8));
-				const uint32_t off = word(p, 12), len = word(p, 16);
-				if (it == files.end() || len > sahara::kMaxReadLength || off + len > it->second.size()) {
-					mhi->send(2, words({sahara::kReset, 8}, 8));
-					continue;
-				}
-				std::vector<std::vector<uint8_t>> tres;
-				for (uint32_t o = 0; o < len; o += 0xFFFF) {
-					const uint32_t n = std::min<uint32_t>(0xFFFF, len - o);
-					tres.emplace_back(it->second.begin() + off + o, it->second.begin() + off + o + n);
-				}
-				mhi->send(2, tres);
+				read_data(word(p, 8), word(p, 12), word(p, 16));
 			} else if (cmd == sahara::kEndOfImage) {
 				end_status.push_back(word(p, 12));
 				if (word(p, 12) == 0)
 					mhi->send(2, words({sahara::kDone, 8}, 8));
 			}
 		}
+	}
+	// READ_DATA: the piece of the image asked for, in TREs of at most
+	// 0xFFFF bytes, or RESET for an image or a piece the host has not.
+	void read_data(uint32_t id, uint32_t off, uint32_t len)
+	{
+		read_requests.push_back({off, len});
+		auto it = files.find(id);
+		if (it == files.end() || len > sahara::kMaxReadLength || off + len > it->second.size()) {
+			mhi->send(2, words({sahara::kReset, 8}, 8));
+			return;
+		}
+		std::vector<std::vector<uint8_t>> tres;
+		for (uint32_t o = 0; o < len; o += 0xFFFF) {
+			const uint32_t n = std::min<uint32_t>(0xFFFF, len - o);
+			tres.emplace_back(it->second.begin() + off + o, it->second.begin() + off + o + n);
+		}
+		mhi->send(2, tres);
 	}
 	void dump_read(uint64_t addr, uint64_t len)
 	{
@@ -149,17 +258,8 @@ protected:
 				dump_refusals.push_back(word(p, 12));
 			return dump_end();
 		}
-		if (!dump_table_read) {
-			dump_table_read = true;
-			for (size_t off = 0; off + 64 <= p.size(); off += 64)
-				dump_entries.push_back({dword(p, off + 8), dword(p, off + 16),
-							std::string(reinterpret_cast<const char *>(p.data() + off + 24)),
-							std::string(reinterpret_cast<const char *>(p.data() + off + 44))});
-			dump_index = dump_off = 0;
-			if (dump_entries.empty())
-				return dump_end();
-			return dump_next();
-		}
+		if (!dump_table_read)
+			return dump_table(p);
 		auto &f = dump_files[dump_entries[dump_index].file];
 		f.insert(f.end(), p.begin(), p.end());
 		dump_off += p.size();
@@ -172,6 +272,25 @@ protected:
 		}
 		dump_next();
 	}
+	void dump_table(const std::vector<uint8_t> &p)
+	{
+		dump_table_read = true;
+		for (size_t off = 0; off + 64 <= p.size(); off += 64)
+			dump_entries.push_back({dword(p, off + 8), dword(p, off + 16),
+						std::string(reinterpret_cast<const char *>(p.data() + off + 24)),
+						std::string(reinterpret_cast<const char *>(p.data() + off + 44))});
+		dump_index = dump_off = 0;
+		if (dump_entries.empty())
+			return dump_end();
+		dump_next();
+	}
+	std::string dump_file(const std::string &name)
+	{
+		const auto &f = dump_files[name];
+		return std::string(f.begin(), f.end());
+	}
+
+	// ---- the host's time-sync and logging clients ----
 
 	void serve_timesync()
 	{
@@ -201,73 +320,22 @@ protected:
 		}
 		return lines;
 	}
-	static bool has(const std::vector<std::string> &lines, const std::string &s)
-	{
-		return std::any_of(lines.begin(), lines.end(),
-				   [&](const std::string &l) { return l.find(s) != std::string::npos; });
-	}
 
-	// PBL → SBL: BHI load and the SBL's channels started as qaic does.
-	void boot_to_sbl(unsigned log_buffers = 16)
-	{
-		ASSERT_EQ(mhi->bhi_load(sbl), 2u) << "BHI status success";
-		EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
-		sbl_handshake(log_buffers);
-	}
-	// The host resets MHI (as after SYS_ERR) and forgets the states and
-	// execution environments the card reported so far.
-	void host_resets_mhi()
-	{
-		mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-		mhi->settle();
-		mhi->states.clear();
-		mhi->ees.clear();
-	}
-	// AMSS up, then failing: the host resets MHI and finds the SBL READY.
-	void boot_then_fail_amss()
-	{
-		boot_to_sbl();
-		run_sbl();
-		ASSERT_EQ(dev->inject("syserr"), "");
-		mhi->settle();
-		host_resets_mhi();
-		sbl_handshake();
-	}
-	// The host's side once the card shows READY in the SBL.
-	void sbl_handshake(unsigned log_buffers = 16)
-	{
-		mhi->ready_handshake();
-		ASSERT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
-		ASSERT_EQ(mhi->ees, std::vector<uint8_t>{kEeSbl});
-		ASSERT_TRUE(mhi->start(12));
-		ASSERT_TRUE(mhi->start(13));
-		mhi->queue_dl(13, 512, log_buffers);
-		ASSERT_TRUE(mhi->start(20));
-		ASSERT_TRUE(mhi->start(21));
-		mhi->queue_dl(21, 8);
-		ASSERT_TRUE(mhi->start(2));
-		ASSERT_TRUE(mhi->start(3));
-		mhi->queue_dl(3, 0xFFFF);
-	}
-	void run_sbl()
-	{
-		for (int i = 0; i < 200 && std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss) == mhi->ees.end(); i++) {
-			serve_timesync();
-			serve_sahara();
-			log_lines = bootlog();
-			all_log.insert(all_log.end(), log_lines.begin(), log_lines.end());
-			mhi->settle();
-		}
-	}
+	// ---- QAIC_CONTROL in AMSS ----
 
-	// The NNC STATUS exchange qaic does when QAIC_CONTROL comes up.
-	std::vector<uint8_t> nnc_status(uint32_t seq)
+	// The STATUS message qaic sends when QAIC_CONTROL comes up.
+	void send_status(uint32_t seq)
 	{
-		mhi->queue_dl(11, 4096);
 		nnc::Header h{0, nnc::kMagic, seq, 40, 1, 0, 0xFFFFFFFF, 0};
 		std::vector<uint8_t> hdr(sizeof(h));
 		std::memcpy(hdr.data(), &h, sizeof(h));
 		mhi->send(10, {hdr, words({nnc::kStatusToDev, 8}, 8)});
+	}
+	// The NNC STATUS exchange: the reply, or empty.
+	std::vector<uint8_t> nnc_status(uint32_t seq)
+	{
+		mhi->queue_dl(11, 4096);
+		send_status(seq);
 		return mhi->pop(11);
 	}
 	void expect_status_reply(const std::vector<uint8_t> &r, uint32_t seq)
@@ -281,10 +349,15 @@ protected:
 		EXPECT_EQ(word(r, 40), 5u) << "major 5, minor 0";
 		EXPECT_EQ(word(r, 44), 0u) << "status 0";
 	}
+	// The host starts QAIC_CONTROL and the card answers its STATUS.
+	void control_answers_status(uint32_t seq)
+	{
+		ASSERT_TRUE(mhi->start(10, 128));
+		ASSERT_TRUE(mhi->start(11, 128));
+		expect_status_reply(nnc_status(seq), seq);
+	}
+	void expect_dump_of_failure(unsigned failure);
 
-	FakeHost host;
-	std::unique_ptr<Device> dev;
-	std::unique_ptr<HostMhi> mhi;
 	std::vector<uint8_t> sbl = fw::build(0, "sbl", {1, 0, 0, 1}, manifest({1, 2}));
 	std::map<uint32_t, std::vector<uint8_t>> files = {
 		{1, fw::build(1, "qsm", {1, 0, 0, 2}, payload(3000, 1))},
@@ -313,29 +386,177 @@ protected:
 	std::vector<uint32_t> dump_refusals;
 };
 
-TEST_F(BootTest, DirectAmssComesUpReadyAndAnswersNncStatus)
+// TEST_F for a test that starts from one of the states below. GoogleTest
+// ties a suite to one fixture class, so a state's tests are registered as
+// BootTest's (whose class they derive from): their names stay
+// BootTest.<name>, as docs/ cite them.
+#define BOOT_TEST(State, Name)                                                                                    \
+	class State##_##Name##_Test : public State {                                                                  \
+		void TestBody() override;                                                                             \
+	};                                                                                                            \
+	[[maybe_unused]] const ::testing::TestInfo *const State##_##Name##_info = ::testing::RegisterTest(          \
+		"BootTest", #Name, nullptr, nullptr, __FILE__, __LINE__,                                              \
+		[]() -> BootTest * { return new State##_##Name##_Test; });                                            \
+	void State##_##Name##_Test::TestBody()
+
+// A card in PBL.
+class CardAtPbl : public BootTest {
+protected:
+	void SetUp() override { card_at_pbl(); }
+};
+
+// The SBL at M0 with no channel started yet.
+class SblAtM0 : public BootTest {
+protected:
+	void SetUp() override { sbl_at_m0(); }
+};
+
+// The images in and the time-sync client's channels started, but the host
+// never answering on them: the SBL waits for time sync.
+class SblAwaitingTimesync : public BootTest {
+protected:
+	void SetUp() override
+	{
+		ASSERT_NO_FATAL_FAILURE(sbl_at_m0());
+		ASSERT_TRUE(mhi->start(20));
+		ASSERT_TRUE(mhi->start(21)); // started, but the host never answers
+		ASSERT_NO_FATAL_FAILURE(start_sahara());
+		fetch_images();
+	}
+};
+
+// The host's SBL-side clients start their channels one after another: the
+// logging and Sahara ones are up and the images in; the time-sync one has
+// not started.
+class SblWithoutTimesyncClient : public BootTest {
+protected:
+	void SetUp() override
+	{
+		ASSERT_NO_FATAL_FAILURE(sbl_at_m0());
+		ASSERT_NO_FATAL_FAILURE(start_logging());
+		ASSERT_NO_FATAL_FAILURE(start_sahara());
+		run_sbl();
+	}
+};
+
+// The whole boot run through the SBL (which may have entered AMSS).
+class BootedCard : public BootTest {
+protected:
+	void SetUp() override
+	{
+		card_at_pbl();
+		boot();
+	}
+};
+
+// The whole boot, with a logging client that gives no buffer back (it
+// posted 31).
+class SblKeepingLogBuffers : public BootTest {
+protected:
+	void SetUp() override
+	{
+		card_at_pbl();
+		mhi->keep_buffers = {13};
+		boot(31);
+	}
+};
+
+// The whole boot, with a time-sync client that gives a buffer back only
+// when it posts it again by hand (serve_timesync()).
+class SblKeepingTimesyncBuffer : public BootTest {
+protected:
+	void SetUp() override
+	{
+		card_at_pbl();
+		mhi->keep_buffers = {21};
+		ts_repost_by_hand = true;
+		boot();
+	}
+};
+
+// AMSS up and failed, back in the SBL at M0 with its dump to offer, and a
+// host that takes no dumps (upstream 6.12's Sahara client).
+class AmssFailedHostIgnoresDumps : public BootTest {
+protected:
+	void SetUp() override
+	{
+		card_at_pbl();
+		takes_dumps = false;
+		ASSERT_NO_FATAL_FAILURE(boot_then_fail_amss());
+	}
+};
+
+// A card straight in AMSS, before the host's handshake.
+class AmssCard : public BootTest {
+protected:
+	void SetUp() override { card_in_amss(); }
+};
+
+// AMSS at M0, no channel started.
+class AmssAtM0 : public BootTest {
+protected:
+	void SetUp() override
+	{
+		card_in_amss();
+		mhi->ready_handshake();
+	}
+};
+
+// AMSS at M0 with the loopback channels (0 and 1) started, no DL buffer
+// posted.
+class AmssLoopback : public BootTest {
+protected:
+	void SetUp() override
+	{
+		card_in_amss();
+		online({0, 1});
+	}
+};
+
+// AmssLoopback with DL buffers not given back and one DL buffer written
+// into the ring without a doorbell; `older` is the write pointer that a
+// doorbell for that buffer carries.
+class LoopbackWithAnUnrungBuffer : public AmssLoopback {
+protected:
+	void SetUp() override
+	{
+		ASSERT_NO_FATAL_FAILURE(AmssLoopback::SetUp());
+		mhi->requeue = false;
+		mhi->queue_dl_unrung(1, 64, 1);
+		older = mhi->ring_wp(1);
+	}
+	uint64_t older = 0;
+};
+
+// AMSS at M0 with QAIC_CONTROL (10 and 11, rings of 128) started, no DL
+// buffer posted.
+class AmssControl : public BootTest {
+protected:
+	void SetUp() override
+	{
+		card_in_amss();
+		online({10, 11}, 128);
+	}
+};
+
+BOOT_TEST(AmssCard, DirectAmssComesUpReadyAndAnswersNncStatus)
 {
-	make(true);
 	EXPECT_EQ(mhi->r(regs::MHISTATUS), 0x101u) << "READY, state READY";
 	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeAmss);
 	mhi->ready_handshake();
 	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
 	EXPECT_EQ(mhi->ees, std::vector<uint8_t>{kEeAmss});
 	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateM0);
-	ASSERT_TRUE(mhi->start(10, 128));
-	ASSERT_TRUE(mhi->start(11, 128));
-	expect_status_reply(nnc_status(7), 7);
+	control_answers_status(7);
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, FullBootLoadsEveryImageAndEntersAmss)
+BOOT_TEST(CardAtPbl, FullBootLoadsEveryImageAndEntersAmss)
 {
-	make(false);
 	EXPECT_EQ(mhi->r(regs::MHISTATUS) & 1, 0u) << "PBL is not READY";
 	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), 0u);
-	boot_to_sbl();
-	run_sbl();
-	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "never entered AMSS";
+	boot();
+	ASSERT_TRUE(entered_amss()) << "never entered AMSS";
 	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeAmss);
 	EXPECT_EQ(end_status, (std::vector<uint32_t>{0, 0}));
 	EXPECT_TRUE(has(all_log, "fw1.bin: qsm 1.0.0.2, 3000 bytes, SHA-256 ok"));
@@ -347,85 +568,59 @@ TEST_F(BootTest, FullBootLoadsEveryImageAndEntersAmss)
 	ASSERT_EQ(ts_other.size(), 1u);
 	EXPECT_EQ(ts_other[0][5], 2) << "ACK_TO_HOST after the sync";
 
-	ASSERT_TRUE(mhi->start(10, 128));
-	ASSERT_TRUE(mhi->start(11, 128));
-	expect_status_reply(nnc_status(0), 0);
+	control_answers_status(0);
 	EXPECT_EQ(dev->boot().stage(), std::string("amss"));
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, AmssStartsWithoutTheHostsLoggingAndTimesyncClients)
+BOOT_TEST(SblAtM0, AmssStartsWithoutTheHostsLoggingAndTimesyncClients)
 {
-	make(false);
-	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(2));
-	ASSERT_TRUE(mhi->start(3));
-	mhi->queue_dl(3, 0xFFFF);
-	for (int i = 0; i < 20; i++)
-		serve_sahara();
-	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
-		<< "a time-sync client gets its while to start";
+	ASSERT_NO_FATAL_FAILURE(start_sahara());
+	fetch_images();
+	EXPECT_FALSE(entered_amss()) << "a time-sync client gets its while to start";
 	mhi->fire_timer();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 }
 
-TEST_F(BootTest, SblWaitsForTimesyncThenGivesUpAfterItsGracePeriod)
+BOOT_TEST(SblAwaitingTimesync, SblWaitsForTimesyncThenGivesUpAfterItsGracePeriod)
 {
-	make(false);
-	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(20));
-	ASSERT_TRUE(mhi->start(21)); // started, but the host never answers
-	ASSERT_TRUE(mhi->start(2));
-	ASSERT_TRUE(mhi->start(3));
-	mhi->queue_dl(3, 0xFFFF);
-	for (int i = 0; i < 20; i++)
-		serve_sahara();
-	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_FALSE(entered_amss());
 	mhi->fire_timer();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 }
 
-TEST_F(BootTest, TamperedRuntimeImageHaltsTheBootWithHashFailure)
+BOOT_TEST(CardAtPbl, TamperedRuntimeImageHaltsTheBootWithHashFailure)
 {
-	make(false);
 	files[2][fw::kHeaderSize + 100] ^= 1;
-	boot_to_sbl();
-	run_sbl();
-	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	boot();
+	EXPECT_FALSE(entered_amss());
 	EXPECT_EQ(end_status, (std::vector<uint32_t>{0, sahara::kHashVerificationFailure}));
 	EXPECT_TRUE(has(all_log, "fw2.bin: bad digest (Sahara status 0x22); boot halted"));
 	EXPECT_EQ(dev->boot().stage(), std::string("sbl-halted"));
 }
 
-TEST_F(BootTest, RuntimeImageWithWrongIdOrBadHeaderIsRefused)
+BOOT_TEST(CardAtPbl, RuntimeImageWithWrongIdOrBadHeaderIsRefused)
 {
-	make(false);
 	files[1] = fw::build(9, "qsm", {1, 0, 0, 2}, payload(100, 1));
-	boot_to_sbl();
-	run_sbl();
+	boot();
 	EXPECT_EQ(end_status, std::vector<uint32_t>{sahara::kUnexpectedImageId});
 	EXPECT_TRUE(has(all_log, "fw1.bin: wrong image"));
 
-	make(false);
+	card_at_pbl();
 	end_status.clear();
 	all_log.clear();
 	files[1] = fw::build(1, "qsm", {1, 0, 0, 2}, payload(100, 1));
 	files[1][0] = 'X';
-	boot_to_sbl();
-	run_sbl();
+	boot();
 	EXPECT_EQ(end_status, std::vector<uint32_t>{sahara::kInvalidImageType});
 	EXPECT_TRUE(has(all_log, "fw1.bin: bad header"));
 }
 
-TEST_F(BootTest, MissingRuntimeImageHaltsTheBoot)
+BOOT_TEST(CardAtPbl, MissingRuntimeImageHaltsTheBoot)
 {
-	make(false);
 	files.erase(2);
-	boot_to_sbl();
-	run_sbl();
-	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	boot();
+	EXPECT_FALSE(entered_amss());
 	EXPECT_TRUE(has(all_log, "fw2.bin: the host has no such image (Sahara RESET); boot halted"));
 }
 
@@ -452,7 +647,7 @@ TEST_F(BootTest, BhiReportsEachKindOfBadImage)
 		{"bad manifest", fw::build(0, "sbl", {1, 0, 0, 0}, payload(3, 0)), fw::Error::BadHeader},
 	};
 	for (const auto &c : cases) {
-		make(false);
+		card_at_pbl();
 		EXPECT_EQ(mhi->bhi_load(c.img), 3u) << c.what;
 		EXPECT_EQ(mhi->bhi(regs::BHI_ERRCODE), static_cast<uint32_t>(c.err)) << c.what;
 		EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), 0u) << c.what << ": still PBL";
@@ -460,7 +655,7 @@ TEST_F(BootTest, BhiReportsEachKindOfBadImage)
 	}
 	// Too large is refused from IMGSIZE alone, and so is memory the card
 	// cannot reach.
-	make(false);
+	card_at_pbl();
 	mhi->w(regs::kBhiBase + regs::BHI_IMGSIZE, static_cast<uint32_t>(fw::kMaxSblSize + 1));
 	mhi->w(regs::kBhiBase + regs::BHI_IMGTXDB, 1);
 	mhi->settle();
@@ -476,15 +671,10 @@ TEST_F(BootTest, BhiReportsEachKindOfBadImage)
 	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
 }
 
-TEST_F(BootTest, SysErrInAmssRecoversThroughMhiReset)
+BOOT_TEST(AmssControl, SysErrInAmssRecoversThroughMhiReset)
 {
-	make(true);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(10, 128));
-	ASSERT_TRUE(mhi->start(11, 128));
 	const size_t msis = host.msis.size();
-	ASSERT_EQ(dev->inject("syserr"), "");
-	mhi->settle();
+	ASSERT_NO_FATAL_FAILURE(sys_err());
 	EXPECT_GT(host.msis.size(), msis);
 	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
 	EXPECT_TRUE(mhi->r(regs::MHISTATUS) & regs::MHISTATUS_SYSERR);
@@ -501,35 +691,58 @@ TEST_F(BootTest, SysErrInAmssRecoversThroughMhiReset)
 	mhi->ready_handshake();
 	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
 	EXPECT_EQ(mhi->ees, std::vector<uint8_t>{kEeAmss});
-	ASSERT_TRUE(mhi->start(10, 128));
-	ASSERT_TRUE(mhi->start(11, 128));
-	expect_status_reply(nnc_status(2), 2);
+	control_answers_status(2);
 	EXPECT_NE(dev->inject("melt"), "");
+}
+
+// What the host took as the RAM dump of the `failure`-th SYS_ERR after a
+// full boot: its table, summary, the SBL's log, MHI's registers and the
+// images AMSS ran from.
+void BootTest::expect_dump_of_failure(unsigned failure)
+{
+	ASSERT_EQ(dump_entries.size(), 5u);
+	const char *const files_in_order[] = {"summary.txt", "sbl.log", "mhi_regs.bin", "fw1.bin", "fw2.bin"};
+	for (size_t i = 0; i < 5; i++) {
+		EXPECT_EQ(dump_entries[i].file, files_in_order[i]);
+		EXPECT_EQ(dump_files[dump_entries[i].file].size(), dump_entries[i].len) << files_in_order[i];
+	}
+	const std::string summary = dump_file("summary.txt");
+	EXPECT_EQ(summary.rfind("AIC100 RAM dump\nreason: SYS_ERR injected (test)\nserial: 0x00c0ffee\n"
+				"failure: " + std::to_string(failure) + "\n", 0),
+		  0u)
+		<< summary;
+	EXPECT_NE(summary.find("image: fw1.bin qsm 1.0.0.2 3000 bytes\n"), std::string::npos) << summary;
+	EXPECT_NE(summary.find("image: fw2.bin nsp 1.0.0.3 524296 bytes\n"), std::string::npos) << summary;
+	EXPECT_NE(dump_file("sbl.log").find("SBL: all images loaded; starting AMSS\n"), std::string::npos);
+	const auto &r = dump_files["mhi_regs.bin"];
+	ASSERT_EQ(r.size(), 0x200u);
+	EXPECT_EQ(word(r, regs::MHISTATUS) >> 8, kStateSysErr) << "the registers as the failure left them";
+	EXPECT_EQ(word(r, regs::kBhiBase + regs::BHI_EXECENV), kEeAmss);
+	EXPECT_EQ(word(r, regs::kBhiBase + regs::BHI_SERIALNU), 0x00C0FFEEu);
+	for (uint32_t id : {1u, 2u}) {
+		const auto &want = files[id];
+		EXPECT_TRUE(dump_files["fw" + std::to_string(id) + ".bin"] ==
+			    std::vector<uint8_t>(want.begin() + fw::kHeaderSize, want.end()))
+			<< "fw" << id << ".bin: the payload AMSS ran from";
+	}
 }
 
 // SYS_ERR after a full boot: the host's reset brings the card back in the
 // SBL, which offers the RAM dump of the failure (Sahara mode 2), then on the
 // host's RESET loads the images again and starts AMSS.
-TEST_F(BootTest, AmssFailureComesBackThroughTheSblWhichOffersItsRamDump)
+BOOT_TEST(BootedCard, AmssFailureComesBackThroughTheSblWhichOffersItsRamDump)
 {
-	make(false);
-	boot_to_sbl();
-	run_sbl();
-	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	ASSERT_TRUE(entered_amss());
 	EXPECT_EQ(dumps_taken, 0u) << "no dump at a fresh boot";
 	for (unsigned failure = 1; failure <= 2; failure++) {
 		SCOPED_TRACE(failure);
-		ASSERT_EQ(dev->inject("syserr"), "");
-		mhi->settle();
+		ASSERT_NO_FATAL_FAILURE(sys_err());
 		EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
-		mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-		mhi->settle();
+		host_resets_mhi();
 		EXPECT_EQ(mhi->r(regs::MHICTRL) & regs::MHICTRL_RESET, 0u);
 		EXPECT_EQ(mhi->r(regs::MHISTATUS), 0x101u) << "READY";
 		EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl) << "back in the SBL, not in AMSS";
 		EXPECT_TRUE(dev->boot().dump_pending());
-		mhi->states.clear();
-		mhi->ees.clear();
 		all_log.clear();
 		read_requests.clear();
 		sbl_handshake();
@@ -538,62 +751,30 @@ TEST_F(BootTest, AmssFailureComesBackThroughTheSblWhichOffersItsRamDump)
 		EXPECT_EQ(dumps_taken, failure);
 		EXPECT_TRUE(dump_refusals.empty());
 		EXPECT_FALSE(dev->boot().dump_pending());
-		ASSERT_EQ(dump_entries.size(), 5u);
-		const char *const files_in_order[] = {"summary.txt", "sbl.log", "mhi_regs.bin", "fw1.bin", "fw2.bin"};
-		for (size_t i = 0; i < 5; i++) {
-			EXPECT_EQ(dump_entries[i].file, files_in_order[i]);
-			EXPECT_EQ(dump_files[dump_entries[i].file].size(), dump_entries[i].len) << files_in_order[i];
-		}
-		const auto &sum = dump_files["summary.txt"];
-		const std::string summary(sum.begin(), sum.end());
-		EXPECT_EQ(summary.rfind("AIC100 RAM dump\nreason: SYS_ERR injected (test)\nserial: 0x00c0ffee\n"
-					"failure: " + std::to_string(failure) + "\n", 0),
-			  0u)
-			<< summary;
-		EXPECT_NE(summary.find("image: fw1.bin qsm 1.0.0.2 3000 bytes\n"), std::string::npos) << summary;
-		EXPECT_NE(summary.find("image: fw2.bin nsp 1.0.0.3 524296 bytes\n"), std::string::npos) << summary;
-		const auto &log = dump_files["sbl.log"];
-		EXPECT_NE(std::string(log.begin(), log.end()).find("SBL: all images loaded; starting AMSS\n"),
-			  std::string::npos);
-		const auto &r = dump_files["mhi_regs.bin"];
-		ASSERT_EQ(r.size(), 0x200u);
-		EXPECT_EQ(word(r, regs::MHISTATUS) >> 8, kStateSysErr) << "the registers as the failure left them";
-		EXPECT_EQ(word(r, regs::kBhiBase + regs::BHI_EXECENV), kEeAmss);
-		EXPECT_EQ(word(r, regs::kBhiBase + regs::BHI_SERIALNU), 0x00C0FFEEu);
-		for (uint32_t id : {1u, 2u}) {
-			const auto &want = files[id];
-			EXPECT_TRUE(dump_files["fw" + std::to_string(id) + ".bin"] ==
-				    std::vector<uint8_t>(want.begin() + fw::kHeaderSize, want.end()))
-				<< "fw" << id << ".bin: the payload AMSS ran from";
-		}
+		ASSERT_NO_FATAL_FAILURE(expect_dump_of_failure(failure));
 		EXPECT_TRUE(has(all_log, "SBL: sahara: RAM dump taken"));
 		EXPECT_TRUE(has(all_log, "fw2.bin: nsp 1.0.0.3, 524296 bytes, SHA-256 ok")) << "images fetched again";
-		ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
-		ASSERT_TRUE(mhi->start(10, 128));
-		ASSERT_TRUE(mhi->start(11, 128));
-		expect_status_reply(nnc_status(failure), failure);
+		ASSERT_TRUE(entered_amss());
+		control_answers_status(failure);
 	}
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
 // Upstream 6.12's Sahara client does not answer a HELLO in mode 2: the SBL
 // withdraws the dump after its timeout and the card boots.
-TEST_F(BootTest, AHostThatIgnoresTheDumpOfferGetsItsImagesAfterTheTimeout)
+BOOT_TEST(AmssFailedHostIgnoresDumps, AHostThatIgnoresTheDumpOfferGetsItsImagesAfterTheTimeout)
 {
-	make(false);
-	takes_dumps = false;
-	ASSERT_NO_FATAL_FAILURE(boot_then_fail_amss());
 	for (int i = 0; i < 10; i++) {
 		serve_sahara();
 		mhi->settle();
 	}
 	EXPECT_EQ(dump_hellos_ignored, 1u);
-	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_FALSE(entered_amss());
 	const uint64_t before = host.clock_ns;
 	mhi->fire_timer();
 	EXPECT_EQ(host.clock_ns - before, Sbl::kDumpOfferTimeoutNs);
 	run_sbl();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 	EXPECT_TRUE(has(all_log, "RAM dump not taken: the host did not answer the memory-debug HELLO"));
 	EXPECT_FALSE(dev->boot().dump_pending());
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
@@ -601,96 +782,69 @@ TEST_F(BootTest, AHostThatIgnoresTheDumpOfferGetsItsImagesAfterTheTimeout)
 
 // The dump waits for a host that takes it: offered again after the host's
 // MHI reset; a SoC reset (PBL again) drops it.
-TEST_F(BootTest, RamDumpIsOfferedAgainAfterAnMhiResetAndDroppedByASocReset)
+BOOT_TEST(AmssFailedHostIgnoresDumps, RamDumpIsOfferedAgainAfterAnMhiResetAndDroppedByASocReset)
 {
-	make(false);
-	takes_dumps = false;
-	ASSERT_NO_FATAL_FAILURE(boot_then_fail_amss());
 	serve_sahara();
 	EXPECT_EQ(dump_hellos_ignored, 1u);
-	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-	mhi->settle();
+	host_resets_mhi();
 	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
-	mhi->states.clear();
-	mhi->ees.clear();
 	sbl_handshake();
 	serve_sahara();
 	EXPECT_EQ(dump_hellos_ignored, 2u) << "offered again";
 	EXPECT_TRUE(dev->boot().dump_pending());
-	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
-	mhi->settle();
+	soc_reset();
 	EXPECT_FALSE(dev->boot().dump_pending());
 	host_resets_mhi();
-	boot_to_sbl();
-	run_sbl();
+	boot();
 	EXPECT_EQ(dump_hellos_ignored, 2u) << "a fresh boot offers no dump";
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 }
 
 // SYS_ERR while the SBL offers the dump is the SBL failing, not AMSS: no
 // new dump; the host's reset restarts the SBL, which offers the same one.
-TEST_F(BootTest, SysErrInTheSblKeepsTheDumpOfTheAmssFailure)
+BOOT_TEST(AmssFailedHostIgnoresDumps, SysErrInTheSblKeepsTheDumpOfTheAmssFailure)
 {
-	make(false);
-	takes_dumps = false;
-	ASSERT_NO_FATAL_FAILURE(boot_then_fail_amss());
 	serve_sahara();
 	ASSERT_EQ(dump_hellos_ignored, 1u);
-	ASSERT_EQ(dev->inject("syserr"), "");
-	mhi->settle();
+	ASSERT_NO_FATAL_FAILURE(sys_err());
 	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
-	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-	mhi->settle();
+	host_resets_mhi();
 	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
-	mhi->states.clear();
-	mhi->ees.clear();
 	takes_dumps = true;
 	all_log.clear();
 	sbl_handshake();
 	run_sbl();
 	EXPECT_EQ(dumps_taken, 1u);
-	const auto &sum = dump_files["summary.txt"];
-	EXPECT_NE(std::string(sum.begin(), sum.end()).find("reason: SYS_ERR injected (test)\nserial: 0x00c0ffee\nfailure: 1\n"),
+	EXPECT_NE(dump_file("summary.txt").find("reason: SYS_ERR injected (test)\nserial: 0x00c0ffee\nfailure: 1\n"),
 		  std::string::npos)
 		<< "the AMSS failure's dump, recorded once";
-	const auto &log = dump_files["sbl.log"];
-	EXPECT_EQ(std::string(log.begin(), log.end()).find("restarted after a firmware failure"), std::string::npos)
+	EXPECT_EQ(dump_file("sbl.log").find("restarted after a firmware failure"), std::string::npos)
 		<< "the boot log of the boot that started AMSS";
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 }
 
-TEST_F(BootTest, SocResetRebootsIntoPblAndReportsSysErr)
+BOOT_TEST(BootedCard, SocResetRebootsIntoPblAndReportsSysErr)
 {
-	make(false);
-	boot_to_sbl();
-	run_sbl();
-	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
-	mhi->settle();
+	soc_reset();
 	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), 0u);
 	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateSysErr);
-	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-	mhi->settle();
+	host_resets_mhi();
 	EXPECT_EQ(mhi->r(regs::MHISTATUS), 0u) << "PBL: RESET, not READY";
-	mhi->states.clear();
-	mhi->ees.clear();
 	end_status.clear();
 	all_log.clear();
-	boot_to_sbl();
-	run_sbl();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	boot();
+	EXPECT_TRUE(entered_amss());
 }
 
 // "bootlog hold" (docs/health.md): the SBL keeps its boot log back and lets
 // it go only when the host resets QAIC_LOGGING, as a host does when it
 // removes its logging client on the card's way into AMSS.
-TEST_F(BootTest, HeldBootLogGoesOutAtTheHostsChannelResetBeforeItsAcknowledgement)
+BOOT_TEST(CardAtPbl, HeldBootLogGoesOutAtTheHostsChannelResetBeforeItsAcknowledgement)
 {
-	make(false);
 	ASSERT_EQ(dev->inject("bootlog hold ack_delay_ms=200"), "");
-	boot_to_sbl();
-	run_sbl();
+	boot();
 	// The handover did not wait for the held lines (no grace period ran).
-	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	ASSERT_TRUE(entered_amss());
 	EXPECT_EQ(host.clock_ns, 0u);
 	EXPECT_TRUE(all_log.empty()) << all_log.front();
 	const size_t held = dev->boot().sbl().held_lines();
@@ -726,22 +880,18 @@ TEST_F(BootTest, HeldBootLogGoesOutAtTheHostsChannelResetBeforeItsAcknowledgemen
 	// The channel is gone: nothing more on it, and the card runs on.
 	mhi->queue_dl(13, 512, 4);
 	EXPECT_TRUE(bootlog().empty());
-	ASSERT_TRUE(mhi->start(10, 128));
-	ASSERT_TRUE(mhi->start(11, 128));
-	expect_status_reply(nnc_status(4), 4);
+	control_answers_status(4);
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, HoldReleasedAtHandoverGoesOutAsTheSblLeavesWithoutWaitingForTheHost)
+BOOT_TEST(CardAtPbl, HoldReleasedAtHandoverGoesOutAsTheSblLeavesWithoutWaitingForTheHost)
 {
 	// The reproducer of upstream's boot-log race (docs/upstream-bugs.md):
 	// the last lines arrive as the logging client is being removed.
-	make(false);
 	ASSERT_EQ(dev->inject("bootlog hold release=handover"), "");
 	mhi->keep_buffers = {13}; // a host still busy with what it was sent
-	boot_to_sbl(31);
-	run_sbl();
-	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	boot(31);
+	ASSERT_TRUE(entered_amss());
 	EXPECT_EQ(host.clock_ns, 0u) << "no grace period ran";
 	ASSERT_FALSE(all_log.empty());
 	EXPECT_NE(all_log.front().find("log lines held by test injection, released as the SBL hands over to AMSS"),
@@ -754,12 +904,10 @@ TEST_F(BootTest, HoldReleasedAtHandoverGoesOutAsTheSblLeavesWithoutWaitingForThe
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, HeldLinesThatFindNoHostBufferAreDropped)
+BOOT_TEST(CardAtPbl, HeldLinesThatFindNoHostBufferAreDropped)
 {
-	make(false);
 	ASSERT_EQ(dev->inject("bootlog hold"), "");
-	boot_to_sbl(3); // the host posts 3 buffers for the log
-	run_sbl();
+	boot(3); // the host posts 3 buffers for the log
 	ASSERT_GE(dev->boot().sbl().held_lines(), 5u);
 	mhi->requeue = false;
 	ASSERT_TRUE(mhi->reset_channel(13)) << "ack_delay_ms defaults to 0: acknowledged at once";
@@ -773,44 +921,24 @@ TEST_F(BootTest, HeldLinesThatFindNoHostBufferAreDropped)
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, HoldSurvivesASocResetAndIsUsedOnce)
+BOOT_TEST(BootedCard, HoldSurvivesASocResetAndIsUsedOnce)
 {
-	make(false);
-	boot_to_sbl();
-	run_sbl();
 	EXPECT_TRUE(has(all_log, "starting AMSS")) << "not held: sent as usual";
 	ASSERT_EQ(dev->inject("bootlog hold ack_delay_ms=0"), "");
-	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
-	mhi->settle();
-	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-	mhi->settle();
-	all_log.clear();
-	mhi->states.clear();
-	mhi->ees.clear();
-	boot_to_sbl();
-	run_sbl();
-	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	reboot();
+	ASSERT_TRUE(entered_amss());
 	EXPECT_TRUE(all_log.empty());
 	ASSERT_TRUE(mhi->reset_channel(13));
 	EXPECT_TRUE(has(bootlog(), "starting AMSS"));
 
 	// The next boot logs as usual again.
-	mhi->w(regs::MHI_SOC_RESET_REQ, 1);
-	mhi->settle();
-	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-	mhi->settle();
-	all_log.clear();
-	mhi->states.clear();
-	mhi->ees.clear();
-	boot_to_sbl();
-	run_sbl();
+	reboot();
 	EXPECT_TRUE(has(all_log, "starting AMSS"));
 	EXPECT_FALSE(has(all_log, "held by test injection"));
 }
 
-TEST_F(BootTest, BootlogNormalSendsWhatWasHeld)
+BOOT_TEST(CardAtPbl, BootlogNormalSendsWhatWasHeld)
 {
-	make(false);
 	ASSERT_EQ(dev->inject("bootlog hold"), "");
 	boot_to_sbl();
 	EXPECT_TRUE(bootlog().empty());
@@ -829,10 +957,9 @@ TEST_F(BootTest, BootlogNormalSendsWhatWasHeld)
 TEST_F(BootTest, ResetAwaitingItsAcknowledgementIsDroppedByMhiResetOrSysErr)
 {
 	for (const bool sys_err : {false, true}) {
-		make(false);
+		card_at_pbl();
 		ASSERT_EQ(dev->inject("bootlog hold ack_delay_ms=1000"), "");
-		boot_to_sbl();
-		run_sbl();
+		boot();
 		const uint64_t at = mhi->issue(13, mhi::ElementType::ResetChannel);
 		EXPECT_EQ(host.deadline, host.clock_ns + 1'000'000'000u);
 		if (sys_err)
@@ -847,60 +974,44 @@ TEST_F(BootTest, ResetAwaitingItsAcknowledgementIsDroppedByMhiResetOrSysErr)
 		if (!sys_err) {
 			// A new session works, its commands are not held up.
 			mhi->ready_handshake();
-			ASSERT_TRUE(mhi->start(10, 128));
-			ASSERT_TRUE(mhi->start(11, 128));
-			expect_status_reply(nnc_status(5), 5);
+			control_answers_status(5);
 		}
 		EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 	}
 }
 
-TEST_F(BootTest, MhiResetInSblRestartsTheImageTransfer)
+BOOT_TEST(CardAtPbl, MhiResetInSblRestartsTheImageTransfer)
 {
-	make(false);
 	boot_to_sbl();
 	serve_sahara(); // HELLO answered, first READ_DATA pending
-	mhi->w(regs::MHICTRL, regs::MHICTRL_RESET);
-	mhi->settle();
+	host_resets_mhi();
 	EXPECT_EQ(mhi->r(regs::MHISTATUS), 0x101u);
 	EXPECT_EQ(mhi->bhi(regs::BHI_EXECENV), kEeSbl);
-	mhi->states.clear();
-	mhi->ees.clear();
 	mhi->ready_handshake();
 	ASSERT_EQ(mhi->ees, std::vector<uint8_t>{kEeSbl});
-	ASSERT_TRUE(mhi->start(20));
-	ASSERT_TRUE(mhi->start(21));
-	mhi->queue_dl(21, 8);
-	ASSERT_TRUE(mhi->start(2));
-	ASSERT_TRUE(mhi->start(3));
-	mhi->queue_dl(3, 0xFFFF);
+	ASSERT_NO_FATAL_FAILURE(start_timesync());
+	ASSERT_NO_FATAL_FAILURE(start_sahara());
 	run_sbl();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 }
 
-TEST_F(BootTest, SecondM0IsANewHostWithNewContexts)
+BOOT_TEST(AmssAtM0, SecondM0IsANewHostWithNewContexts)
 {
-	make(true);
-	mhi->ready_handshake();
 	ASSERT_TRUE(mhi->start(10, 128));
 	mhi->states.clear();
 	mhi->ees.clear();
 	mhi->ready_handshake(); // new addresses, no reset in between
 	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
 	EXPECT_EQ(mhi->ees, std::vector<uint8_t>{kEeAmss});
-	ASSERT_TRUE(mhi->start(10, 128));
-	ASSERT_TRUE(mhi->start(11, 128));
-	expect_status_reply(nnc_status(3), 3);
+	control_answers_status(3);
 }
 
 // Linux's MHI stack taking over a card left in AMSS and M0 (upstream qaic
 // re-probed after its non-graceful remove): new context bases, the new
 // event ring's doorbell, and only then M0. The card must not take that
 // doorbell for one of the old ring's.
-TEST_F(BootTest, NewHostsEventRingDoorbellBeforeItsM0IsNotAnError)
+BOOT_TEST(AmssAtM0, NewHostsEventRingDoorbellBeforeItsM0IsNotAnError)
 {
-	make(true);
-	mhi->ready_handshake();
 	ASSERT_TRUE(mhi->start(10, 128));
 	host.errors.clear();
 	mhi->states.clear();
@@ -908,18 +1019,12 @@ TEST_F(BootTest, NewHostsEventRingDoorbellBeforeItsM0IsNotAnError)
 	mhi->ready_handshake(); // new addresses, the device running before M0
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
-	ASSERT_TRUE(mhi->start(10, 128));
-	ASSERT_TRUE(mhi->start(11, 128));
-	expect_status_reply(nnc_status(3), 3);
+	control_answers_status(3);
 	EXPECT_TRUE(host.errors.empty());
 }
 
-TEST_F(BootTest, LoopbackEchoesEverySizeAcrossHostBuffers)
+BOOT_TEST(AmssLoopback, LoopbackEchoesEverySizeAcrossHostBuffers)
 {
-	make(true);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(0));
-	ASSERT_TRUE(mhi->start(1));
 	mhi->requeue = false;
 	for (size_t n : {size_t{1}, size_t{4096}, size_t{65536}}) {
 		const auto data = payload(n, static_cast<uint8_t>(n));
@@ -936,12 +1041,11 @@ TEST_F(BootTest, LoopbackEchoesEverySizeAcrossHostBuffers)
 	EXPECT_EQ(mhi->ul_done[0], 3u) << "one completion per TD";
 }
 
-TEST_F(BootTest, AnOlderChannelDoorbellLandingLastTakesBackNoBuffer)
+BOOT_TEST(LoopbackWithAnUnrungBuffer, AnOlderChannelDoorbellLandingLastTakesBackNoBuffer)
 {
 	// Linux's mhi_queue() rings outside the channel lock: of two contexts
 	// queuing on one channel, the one that read the older write pointer
 	// can ring it last. The buffers the newer doorbell posted stay posted.
-	const uint64_t older = loopback_with_one_unrung_buffer();
 	mhi->queue_dl_unrung(1, 64, 1);
 	ASSERT_NE(older, mhi->ring_wp(1));
 	mhi->ring_channel(1); // the context's wp, then the doorbell, at the newer TRE
@@ -955,13 +1059,12 @@ TEST_F(BootTest, AnOlderChannelDoorbellLandingLastTakesBackNoBuffer)
 	EXPECT_TRUE(traced("channel 1: doorbell at TRE 1 behind TRE 2 ignored"));
 }
 
-TEST_F(BootTest, AnOlderChannelDoorbellBehindWhatTheCardConsumedPostsNothing)
+BOOT_TEST(LoopbackWithAnUnrungBuffer, AnOlderChannelDoorbellBehindWhatTheCardConsumedPostsNothing)
 {
 	// The older doorbell lands after the card has already filled the TREs
 	// it names and more: by its pointer alone the host would have posted
 	// the ring nearly full. The context's wp, written before every
 	// doorbell, says what is posted.
-	const uint64_t older = loopback_with_one_unrung_buffer();
 	mhi->queue_dl(1, 64, 2);
 	for (uint8_t i = 1; i <= 3; i++) {
 		mhi->send(0, std::vector<uint8_t>(8, i));
@@ -976,12 +1079,8 @@ TEST_F(BootTest, AnOlderChannelDoorbellBehindWhatTheCardConsumedPostsNothing)
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, IeobTresGetTheirOwnCompletionBeforeTheTdsEot)
+BOOT_TEST(AmssLoopback, IeobTresGetTheirOwnCompletionBeforeTheTdsEot)
 {
-	make(true);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(0));
-	ASSERT_TRUE(mhi->start(1));
 	mhi->queue_dl(1, 64);
 	mhi->send(0, {std::vector<uint8_t>(3, 1), std::vector<uint8_t>(4, 2), std::vector<uint8_t>(5, 3)},
 		  mhi::kTreIeob);
@@ -989,40 +1088,34 @@ TEST_F(BootTest, IeobTresGetTheirOwnCompletionBeforeTheTdsEot)
 	EXPECT_EQ(mhi->pop(1).size(), 12u) << "still one message";
 }
 
-TEST_F(BootTest, OversizedDlMessageOverflowsInsteadOfSplitting)
+BOOT_TEST(AmssControl, OversizedDlMessageOverflowsInsteadOfSplitting)
 {
-	make(true);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(10, 128));
-	ASSERT_TRUE(mhi->start(11, 128));
 	mhi->requeue = false;
 	mhi->queue_dl(11, 16); // smaller than the 56-byte STATUS reply
-	nnc::Header h{0, nnc::kMagic, 9, 40, 1, 0, 0xFFFFFFFF, 0};
-	std::vector<uint8_t> hdr(sizeof(h));
-	std::memcpy(hdr.data(), &h, sizeof(h));
-	mhi->send(10, {hdr, words({nnc::kStatusToDev, 8}, 8)});
+	send_status(9);
 	ASSERT_EQ(mhi->rx_codes[11].size(), 1u);
 	EXPECT_EQ(mhi->rx_codes[11][0], 0x3) << "OVERFLOW";
 }
 
-TEST_F(BootTest, MalformedNncMessagesAreDroppedOrRefused)
+// An NNC message of one transaction: header fields and the transaction's
+// type and length as given, whatever they say.
+std::vector<uint8_t> nnc_msg(uint32_t magic, uint32_t len, uint32_t count, uint32_t tlen,
+			     uint32_t type = nnc::kStatusToDev)
 {
-	make(true);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(10, 128));
-	ASSERT_TRUE(mhi->start(11, 128));
+	nnc::Header h{0, magic, 1, len, count, 0, 0xFFFFFFFF, 0};
+	std::vector<uint8_t> m(sizeof(h));
+	std::memcpy(m.data(), &h, sizeof(h));
+	auto t = words({type, tlen}, 8);
+	m.insert(m.end(), t.begin(), t.end());
+	return m;
+}
+
+BOOT_TEST(AmssControl, MalformedNncMessagesAreDroppedOrRefused)
+{
 	mhi->queue_dl(11, 4096, 8);
-	auto msg = [](uint32_t magic, uint32_t len, uint32_t count, uint32_t tlen, uint32_t type = nnc::kStatusToDev) {
-		nnc::Header h{0, magic, 1, len, count, 0, 0xFFFFFFFF, 0};
-		std::vector<uint8_t> m(sizeof(h));
-		std::memcpy(m.data(), &h, sizeof(h));
-		auto t = words({type, tlen}, 8);
-		m.insert(m.end(), t.begin(), t.end());
-		return m;
-	};
 	// No trustworthy header: dropped, with a guest error.
-	mhi->send(10, msg(0x12345678, 40, 1, 8)); // bad magic
-	mhi->send(10, msg(nnc::kMagic, 400, 1, 8)); // length lies
+	mhi->send(10, nnc_msg(0x12345678, 40, 1, 8)); // bad magic
+	mhi->send(10, nnc_msg(nnc::kMagic, 400, 1, 8)); // length lies
 	mhi->send(10, std::vector<uint8_t>(5, 0));
 	EXPECT_TRUE(mhi->pop(11).empty());
 	EXPECT_EQ(host.errors.size(), 3u);
@@ -1035,21 +1128,17 @@ TEST_F(BootTest, MalformedNncMessagesAreDroppedOrRefused)
 		EXPECT_EQ(word(r, 32), nnc::kStatusFromDev);
 		EXPECT_EQ(word(r, 44), code);
 	};
-	refused(msg(nnc::kMagic, 40, 9, 8), 1);  // count runs past the end
-	refused(msg(nnc::kMagic, 40, 1, 4), 1);  // transaction shorter than its header
-	refused(msg(nnc::kMagic, 40, 1, 80), 1); // transaction past the end
-	refused(msg(nnc::kMagic, 40, 0, 8), 1);  // bytes left over after count
-	refused(msg(nnc::kMagic, 40, 1, 8, nnc::kStatusFromDev), 3); // a device-to-host type
-	refused(msg(nnc::kMagic, 40, 1, 8, 99), 3);
+	refused(nnc_msg(nnc::kMagic, 40, 9, 8), 1);  // count runs past the end
+	refused(nnc_msg(nnc::kMagic, 40, 1, 4), 1);  // transaction shorter than its header
+	refused(nnc_msg(nnc::kMagic, 40, 1, 80), 1); // transaction past the end
+	refused(nnc_msg(nnc::kMagic, 40, 0, 8), 1);  // bytes left over after count
+	refused(nnc_msg(nnc::kMagic, 40, 1, 8, nnc::kStatusFromDev), 3); // a device-to-host type
+	refused(nnc_msg(nnc::kMagic, 40, 1, 8, 99), 3);
 	expect_status_reply(nnc_status(4), 4);
 }
 
-TEST_F(BootTest, HostileRingsAndDoorbellsGiveErrorsNotCrashes)
+BOOT_TEST(AmssLoopback, HostileRingsAndDoorbellsGiveErrorsNotCrashes)
 {
-	make(true);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(0));
-	ASSERT_TRUE(mhi->start(1));
 	// Doorbells outside the channel's ring, or for channels never started.
 	mhi->ring(regs::kChdbBase + 0, 0xDEAD0000);
 	mhi->ring(regs::kChdbBase + 8 * 40, 0x1000);
@@ -1068,14 +1157,11 @@ TEST_F(BootTest, HostileRingsAndDoorbellsGiveErrorsNotCrashes)
 	mhi->settle();
 	EXPECT_FALSE(host.errors.empty());
 	// The card still works.
-	ASSERT_TRUE(mhi->start(10, 128));
-	ASSERT_TRUE(mhi->start(11, 128));
-	expect_status_reply(nnc_status(5), 5);
+	control_answers_status(5);
 }
 
-TEST_F(BootTest, M0WithUnusableContextsIsSysErr)
+BOOT_TEST(AmssCard, M0WithUnusableContextsIsSysErr)
 {
-	make(true);
 	mhi->w(regs::MHICFG, 0); // NER = 0
 	mhi->w(regs::MHICTRL, 2u << 8);
 	mhi->settle();
@@ -1087,13 +1173,10 @@ TEST_F(BootTest, M0WithUnusableContextsIsSysErr)
 	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
 }
 
-TEST_F(BootTest, InterruptModerationHoldsMsisUntilItsTimer)
+BOOT_TEST(AmssCard, InterruptModerationHoldsMsisUntilItsTimer)
 {
-	make(true);
 	mhi->intmod_ms = 10;
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(0));
-	ASSERT_TRUE(mhi->start(1));
+	ASSERT_NO_FATAL_FAILURE(online({0, 1}));
 	host.clock_ns += 1'000'000'000;
 	const size_t before = host.msis.size();
 	mhi->send(0, std::vector<uint8_t>(4, 1)); // first event after a quiet spell: at once
@@ -1108,26 +1191,17 @@ TEST_F(BootTest, InterruptModerationHoldsMsisUntilItsTimer)
 
 // ---- what a hostile or confused host can make the card do ---------------
 
-bool has_error(const FakeHost &host, const char *what)
-{
-	return std::any_of(host.errors.begin(), host.errors.end(),
-			   [&](const std::string &e) { return e.find(what) != std::string::npos; });
-}
-
-TEST_F(BootTest, RegisterWritesByTheCardsOwnDmaAreRefused)
+BOOT_TEST(AmssCard, RegisterWritesByTheCardsOwnDmaAreRefused)
 {
 	// Every DMA of the card tries to reset MHI through BAR0, as a transfer
 	// aimed at the card's own registers would.
-	make(true);
 	host.on_dma = [&] { dev->bar_write(0, regs::MHICTRL, regs::MHICTRL_RESET, 4); };
 	mhi->ready_handshake();
 	host.on_dma = nullptr;
-	EXPECT_TRUE(has_error(host, "own DMA refused"));
+	EXPECT_TRUE(has_error("own DMA refused"));
 	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
 	EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8, kStateM0);
-	ASSERT_TRUE(mhi->start(10, 128));
-	ASSERT_TRUE(mhi->start(11, 128));
-	expect_status_reply(nnc_status(1), 1);
+	control_answers_status(1);
 }
 
 // QEMU resets the card synchronously when the card's own DMA sets
@@ -1138,10 +1212,8 @@ TEST_F(BootTest, RegisterWritesByTheCardsOwnDmaAreRefused)
 TEST_F(BootTest, APciResetFromTheCardsOwnDmaWaitsForTheEndOfItsPass)
 {
 	for (int nth_dma : {1, 2, 3, 5, 8}) {
-		make(true);
-		mhi->ready_handshake();
-		ASSERT_TRUE(mhi->start(0));
-		ASSERT_TRUE(mhi->start(1));
+		card_in_amss();
+		ASSERT_NO_FATAL_FAILURE(online({0, 1}));
 		mhi->queue_dl(1, 4096, 2);
 		int dmas = 0;
 		host.on_dma = [&] {
@@ -1156,16 +1228,14 @@ TEST_F(BootTest, APciResetFromTheCardsOwnDmaWaitsForTheEndOfItsPass)
 		EXPECT_NE(mhi->r(regs::MHISTATUS) >> 8 & 0xFF, kStateM0) << "reset after the pass";
 		EXPECT_EQ(mhi->r(regs::kBhiBase + regs::BHI_EXECENV), kEeAmss);
 		// And it comes back.
-		mhi = std::make_unique<HostMhi>(host, *dev);
+		new_host();
 		mhi->ready_handshake();
 		EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8 & 0xFF, kStateM0);
 	}
 }
 
-TEST_F(BootTest, APciResetFromOutsideThePassTakesEffectAtOnce)
+BOOT_TEST(AmssAtM0, APciResetFromOutsideThePassTakesEffectAtOnce)
 {
-	make(true);
-	mhi->ready_handshake();
 	host.traces.clear();
 	dev->reset();
 	EXPECT_TRUE(traced("card reset (PCI)"));
@@ -1173,12 +1243,11 @@ TEST_F(BootTest, APciResetFromOutsideThePassTakesEffectAtOnce)
 	EXPECT_NE(mhi->r(regs::MHISTATUS) >> 8 & 0xFF, kStateM0);
 }
 
-TEST_F(BootTest, ARegisterWriteFromAnotherThreadWhileTheCardWorksIsTheHosts)
+BOOT_TEST(AmssCard, ARegisterWriteFromAnotherThreadWhileTheCardWorksIsTheHosts)
 {
 	// vCPUs write the DMA Bridge's registers without the BQL: while the
 	// card works on one thread, a write from another is the host's, not
 	// the card's own DMA.
-	make(true);
 	bool wrote = false;
 	host.on_dma = [&] {
 		if (wrote)
@@ -1190,18 +1259,17 @@ TEST_F(BootTest, ARegisterWriteFromAnotherThreadWhileTheCardWorksIsTheHosts)
 	mhi->ready_handshake();
 	host.on_dma = nullptr;
 	EXPECT_TRUE(wrote);
-	EXPECT_FALSE(has_error(host, "own DMA refused"));
+	EXPECT_FALSE(has_error("own DMA refused"));
 	EXPECT_EQ(dev->bar_read(2, regs::kDbcBase + regs::DBC_REQTP, 4), 5u);
 }
 
 // A command ring of a million elements with the doorbell at its far end:
 // one pass runs at most kCommandsPerPass of them and leaves the rest to the
 // next (found by QEMU's generic-fuzz: one pass held the BQL for minutes).
-TEST_F(BootTest, AHugeCommandRingIsWorkedThroughAFewCommandsPerPass)
+BOOT_TEST(AmssCard, AHugeCommandRingIsWorkedThroughAFewCommandsPerPass)
 {
 	constexpr unsigned kElements = 1u << 20;
 	constexpr uint64_t kZeros = 0x80000000; // reads as zeros: unknown commands
-	make(true);
 	host.zero_from = kZeros;
 	mhi->cmd_elements = kElements;
 	mhi->cmd_base_at = kZeros;
@@ -1218,41 +1286,33 @@ TEST_F(BootTest, AHugeCommandRingIsWorkedThroughAFewCommandsPerPass)
 	EXPECT_GT(host.kicks.load(), kicks) << "and asks for another";
 }
 
-TEST_F(BootTest, AChainOfMoreTresThanAllowedStopsTheChannel)
+BOOT_TEST(AmssAtM0, AChainOfMoreTresThanAllowedStopsTheChannel)
 {
-	make(true);
-	mhi->ready_handshake();
 	ASSERT_TRUE(mhi->start(0, 2048));
 	ASSERT_TRUE(mhi->start(1));
 	mhi->queue_dl(1, 4096, 4);
 	std::vector<std::vector<uint8_t>> pieces(Mhi::kMaxTdTres + 1, std::vector<uint8_t>{0x42});
 	mhi->send(0, pieces);
-	EXPECT_TRUE(has_error(host, "TREs; channel stopped"));
+	EXPECT_TRUE(has_error("TREs; channel stopped"));
 	EXPECT_TRUE(mhi->pop(1).empty()) << "nothing echoed";
 	EXPECT_FALSE(dev->mhi().channel_running(0));
 }
 
-TEST_F(BootTest, DataQueuedForAHostThatPostsNoBuffersIsBoundedInBytes)
+BOOT_TEST(AmssLoopback, DataQueuedForAHostThatPostsNoBuffersIsBoundedInBytes)
 {
-	make(true);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(0));
-	ASSERT_TRUE(mhi->start(1)); // no receive buffers posted
 	const std::vector<uint8_t> mib(1u << 20, 0x17);
 	size_t queued = 0;
 	while (queued < Mhi::kMaxDlQueue && dev->mhi().send(1, mib, true))
 		queued++;
 	EXPECT_EQ(queued, Mhi::kMaxDlQueueBytes >> 20);
 	EXPECT_EQ(dev->mhi().dl_backlog(1), queued);
-	EXPECT_TRUE(has_error(host, "host posts no buffers"));
+	EXPECT_TRUE(has_error("host posts no buffers"));
 }
 
-TEST_F(BootTest, OneEventLoopPassReadsABoundedAmountOfUlData)
+BOOT_TEST(AmssAtM0, OneEventLoopPassReadsABoundedAmountOfUlData)
 {
 	// A ring full of the largest TDs (here 150 MiB) is read over several
 	// passes, each within the UL budget, and each pass asks for the next.
-	make(true);
-	mhi->ready_handshake();
 	ASSERT_TRUE(mhi->start(4, 4096)); // QAIC_DIAG: AMSS reads and drops it
 	host.mem_limit = 1ull << 40;
 	host.zero_from = 1ull << 36;
@@ -1279,17 +1339,13 @@ TEST_F(BootTest, OneEventLoopPassReadsABoundedAmountOfUlData)
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, SblStartsAmssOnlyOnceTheHostPostedEveryLogBufferAgain)
+BOOT_TEST(SblKeepingLogBuffers, SblStartsAmssOnlyOnceTheHostPostedEveryLogBufferAgain)
 {
 	// A logging client that gives a buffer back only after it has taken
 	// the line out (upstream's does it from a work item, and oopses if the
 	// channel is torn down first): until every buffer is back, the line is
 	// still being read, and the SBL stays.
-	make(false);
-	mhi->keep_buffers = {13};
-	boot_to_sbl(31);
-	run_sbl();
-	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "still in SBL";
+	EXPECT_FALSE(entered_amss()) << "still in SBL";
 	ASSERT_TRUE(has(all_log, "starting AMSS")) << all_log.size() << " lines";
 	const size_t filled = all_log.size();
 	ASSERT_GE(filled, 5u);
@@ -1297,137 +1353,95 @@ TEST_F(BootTest, SblStartsAmssOnlyOnceTheHostPostedEveryLogBufferAgain)
 	// All but one given back: still waiting.
 	mhi->queue_dl(13, 512, static_cast<unsigned>(filled - 1));
 	mhi->settle();
-	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "one line still unread";
+	EXPECT_FALSE(entered_amss()) << "one line still unread";
 	EXPECT_EQ(dev->mhi().dl_unreturned(13), 1u);
 	mhi->queue_dl(13, 512, 1);
 	mhi->settle();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, SblStopsWaitingForItsLogBuffersAfterTheGracePeriod)
+BOOT_TEST(SblKeepingLogBuffers, SblStopsWaitingForItsLogBuffersAfterTheGracePeriod)
 {
 	// A host that never gives the buffers back does not keep the card in
 	// the SBL for ever.
-	make(false);
-	mhi->keep_buffers = {13};
-	boot_to_sbl(31);
-	run_sbl();
-	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	ASSERT_FALSE(entered_amss());
 	ASSERT_TRUE(has(all_log, "starting AMSS")) << all_log.size() << " lines";
 	EXPECT_EQ(host.deadline, Sbl::kHandoverGraceNs) << "the SBL asked to be woken when its grace ends";
 	mhi->fire_timer();
 	mhi->settle();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 }
 
-TEST_F(BootTest, SblHandsOverAtOnceWhenTheHostResetsTheTimesyncChannelItWaitsFor)
+BOOT_TEST(SblAwaitingTimesync, SblHandsOverAtOnceWhenTheHostResetsTheTimesyncChannelItWaitsFor)
 {
 	// The host's time-sync client goes away (its channels reset) while the
 	// SBL waits for its answer: nothing is owed any more, and the SBL must
 	// not sit out its grace period for a client that is gone.
-	make(false);
-	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(20));
-	ASSERT_TRUE(mhi->start(21)); // started, but the host never answers
-	ASSERT_TRUE(mhi->start(2));
-	ASSERT_TRUE(mhi->start(3));
-	mhi->queue_dl(3, 0xFFFF);
-	for (int i = 0; i < 20; i++)
-		serve_sahara();
-	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "waits for time sync";
+	ASSERT_FALSE(entered_amss()) << "waits for time sync";
 	ASSERT_TRUE(mhi->reset_channel(20));
 	ASSERT_TRUE(mhi->reset_channel(21));
 	mhi->settle();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
-		<< "still in SBL with no time-sync client left";
+	EXPECT_TRUE(entered_amss()) << "still in SBL with no time-sync client left";
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, SblHandsOverAtOnceWhenTheHostResetsTheLoggingChannelItWaitsFor)
+BOOT_TEST(SblKeepingLogBuffers, SblHandsOverAtOnceWhenTheHostResetsTheLoggingChannelItWaitsFor)
 {
 	// The same for a logging client that holds buffers and then goes away:
 	// MHI's channel reset gives every buffer back to it.
-	make(false);
-	mhi->keep_buffers = {13};
-	boot_to_sbl(31);
-	run_sbl();
-	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "waits for its buffers";
+	ASSERT_FALSE(entered_amss()) << "waits for its buffers";
 	ASSERT_TRUE(mhi->reset_channel(12));
 	ASSERT_TRUE(mhi->reset_channel(13));
 	mhi->settle();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
-		<< "still in SBL with no logging client left";
+	EXPECT_TRUE(entered_amss()) << "still in SBL with no logging client left";
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, SblSaysWhatItWaitedForWhenItsGracePeriodEnds)
+BOOT_TEST(SblAwaitingTimesync, SblSaysWhatItWaitedForWhenItsGracePeriodEnds)
 {
 	// A handover forced by the grace period is a host that stopped
 	// answering: the card reports what was still owed.
-	make(false);
-	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(20));
-	ASSERT_TRUE(mhi->start(21));
-	ASSERT_TRUE(mhi->start(2));
-	ASSERT_TRUE(mhi->start(3));
-	mhi->queue_dl(3, 0xFFFF);
-	for (int i = 0; i < 20; i++)
-		serve_sahara();
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 	mhi->fire_timer();
 	mhi->settle();
-	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	ASSERT_TRUE(entered_amss());
 	ASSERT_EQ(host.errors.size(), 1u);
 	EXPECT_NE(host.errors[0].find("time sync"), std::string::npos) << host.errors[0];
 	EXPECT_NE(host.errors[0].find("grace"), std::string::npos) << host.errors[0];
 }
 
-TEST_F(BootTest, SblKeepsItsBootLogForABusyHostThatReadsLate)
+BOOT_TEST(SblAtM0, SblKeepsItsBootLogForABusyHostThatReadsLate)
 {
 	// The host's logging client is up but posts its buffers late (a loaded
 	// machine): the SBL waits for it instead of starting AMSS without it.
-	make(false);
-	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
-	mhi->ready_handshake();
 	ASSERT_TRUE(mhi->start(chan::kLoggingUl));
 	ASSERT_TRUE(mhi->start(chan::kLoggingDl)); // no buffers yet
-	ASSERT_TRUE(mhi->start(2));
-	ASSERT_TRUE(mhi->start(3));
-	mhi->queue_dl(3, 0xFFFF);
-	for (int i = 0; i < 20; i++)
-		serve_sahara();
+	ASSERT_NO_FATAL_FAILURE(start_sahara());
+	fetch_images();
 	host.clock_ns += 10'000'000'000; // ten seconds later
 	mhi->settle();
-	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "still in SBL";
+	EXPECT_FALSE(entered_amss()) << "still in SBL";
 	mhi->queue_dl(chan::kLoggingDl, 4096, 24);
 	std::string log;
 	for (auto p = mhi->pop(chan::kLoggingDl); !p.empty(); p = mhi->pop(chan::kLoggingDl))
 		log.append(p.begin(), p.end());
 	EXPECT_NE(log.find("starting AMSS"), std::string::npos) << log;
 	mhi->settle();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 }
 
-TEST_F(BootTest, SblReportsBothSidesOfTheBootLogChannelWhenItsGracePeriodEnds)
+BOOT_TEST(SblAtM0, SblReportsBothSidesOfTheBootLogChannelWhenItsGracePeriodEnds)
 {
 	// The host took the SBL's lines and then queued its buffers again
 	// without a doorbell: the report at the end of the grace period shows
 	// both the card's ring pointers and what lies in the host's memory.
-	make(false);
-	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
-	mhi->ready_handshake();
 	ASSERT_TRUE(mhi->start(chan::kLoggingUl));
 	ASSERT_TRUE(mhi->start(chan::kLoggingDl));
 	mhi->keep_buffers.insert(chan::kLoggingDl);
 	mhi->queue_dl(chan::kLoggingDl, 4096, 4);
-	ASSERT_TRUE(mhi->start(2));
-	ASSERT_TRUE(mhi->start(3));
-	mhi->queue_dl(3, 0xFFFF);
-	for (int i = 0; i < 20; i++)
-		serve_sahara();
+	ASSERT_NO_FATAL_FAILURE(start_sahara());
+	fetch_images();
 	while (!mhi->pop(chan::kLoggingDl).empty()) {
 	}
 	mhi->queue_dl_unrung(chan::kLoggingDl, 4096, 3);
@@ -1449,17 +1463,14 @@ TEST_F(BootTest, SblReportsBothSidesOfTheBootLogChannelWhenItsGracePeriodEnds)
 
 // ---- what the kernel's MHI host stack may ask beyond what qaic does --------
 
-TEST_F(BootTest, ChannelsStartOnlyInTheExecutionEnvironmentsThatServeThem)
+BOOT_TEST(SblAtM0, ChannelsStartOnlyInTheExecutionEnvironmentsThatServeThem)
 {
-	make(false);
-	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
-	mhi->ready_handshake();
 	EXPECT_FALSE(mhi->start(10)) << "QAIC_CONTROL is an AMSS channel";
 	EXPECT_FALSE(mhi->start(22)) << "QAIC_TIMESYNC_PERIODIC too";
 	EXPECT_EQ(host.errors.size(), 2u);
 	EXPECT_TRUE(mhi->start(2));
 
-	make(true);
+	card_in_amss();
 	mhi->ready_handshake();
 	EXPECT_FALSE(mhi->start(2)) << "QAIC_SAHARA is an SBL channel";
 	EXPECT_FALSE(mhi->start(12)) << "QAIC_LOGGING too";
@@ -1468,12 +1479,8 @@ TEST_F(BootTest, ChannelsStartOnlyInTheExecutionEnvironmentsThatServeThem)
 	EXPECT_TRUE(mhi->start(0));
 }
 
-TEST_F(BootTest, AStoppedChannelKeepsItsPlaceAndSaysSoInItsContext)
+BOOT_TEST(AmssLoopback, AStoppedChannelKeepsItsPlaceAndSaysSoInItsContext)
 {
-	make(true);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(0));
-	ASSERT_TRUE(mhi->start(1));
 	mhi->queue_dl(1, 64, 4);
 	const std::vector<uint8_t> a(5, 0xA), b(7, 0xB);
 	mhi->send(0, a);
@@ -1496,12 +1503,8 @@ TEST_F(BootTest, AStoppedChannelKeepsItsPlaceAndSaysSoInItsContext)
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, M3SuspendsTheCardUntilTheHostResumesIt)
+BOOT_TEST(AmssLoopback, M3SuspendsTheCardUntilTheHostResumesIt)
 {
-	make(true);
-	mhi->ready_handshake();
-	ASSERT_TRUE(mhi->start(0));
-	ASSERT_TRUE(mhi->start(1));
 	mhi->queue_dl(1, 64, 4);
 
 	mhi->set_state(regs::MhiState::M3);
@@ -1525,10 +1528,8 @@ TEST_F(BootTest, M3SuspendsTheCardUntilTheHostResumesIt)
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, AfterTheCardsM1TheHostsM2LastsUntilItRingsADoorbell)
+BOOT_TEST(AmssAtM0, AfterTheCardsM1TheHostsM2LastsUntilItRingsADoorbell)
 {
-	make(true);
-	mhi->ready_handshake();
 	mhi->set_state(regs::MhiState::M2);
 	EXPECT_EQ(host.errors.size(), 1u) << "M2 only answers the card's M1";
 	ASSERT_TRUE(mhi->start(0));
@@ -1566,111 +1567,75 @@ TEST_F(BootTest, AfterTheCardsM1TheHostsM2LastsUntilItRingsADoorbell)
 	EXPECT_EQ(host.errors.size(), 1u) << host.errors.back();
 }
 
-TEST_F(BootTest, SblStartsAmssOnlyOnceTheHostPostedItsTimesyncBufferAgain)
+BOOT_TEST(SblKeepingTimesyncBuffer, SblStartsAmssOnlyOnceTheHostPostedItsTimesyncBufferAgain)
 {
 	// Upstream's boot time-sync client gives a buffer back from a work
 	// item, after it read the message, and oopses if the channel is torn
 	// down before that work item runs: the SBL's handover right after its
 	// ACK must wait until the ACK's buffer is posted again.
-	make(false);
-	mhi->keep_buffers = {21};
-	ts_repost_by_hand = true;
-	boot_to_sbl();
-	run_sbl();
 	ASSERT_TRUE(has(all_log, "time synchronised with the host"));
 	ASSERT_TRUE(has(all_log, "starting AMSS")) << all_log.size() << " lines";
 	ASSERT_EQ(ts_other.size(), 1u);
 	EXPECT_EQ(ts_other[0][5], 2) << "ACK_TO_HOST after the sync";
-	EXPECT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
-		<< "the ACK's buffer is not back yet: still in SBL";
+	EXPECT_FALSE(entered_amss()) << "the ACK's buffer is not back yet: still in SBL";
 	EXPECT_EQ(dev->mhi().dl_unreturned(21), 1u);
 	mhi->queue_dl(21, 8);
 	mhi->settle();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-// The host's SBL-side clients start their channels one after another: the
-// time-sync one starting after the images are in.
-void start_sbl_without_timesync(HostMhi &mhi)
+BOOT_TEST(SblWithoutTimesyncClient, SblWaitsForATimesyncClientThatStartsAfterTheImagesAreIn)
 {
-	mhi.ready_handshake();
-	ASSERT_TRUE(mhi.start(12));
-	ASSERT_TRUE(mhi.start(13));
-	mhi.queue_dl(13, 512, 16);
-	ASSERT_TRUE(mhi.start(2));
-	ASSERT_TRUE(mhi.start(3));
-	mhi.queue_dl(3, 0xFFFF);
-}
-
-TEST_F(BootTest, SblWaitsForATimesyncClientThatStartsAfterTheImagesAreIn)
-{
-	make(false);
-	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
-	start_sbl_without_timesync(*mhi);
-	run_sbl();
 	ASSERT_TRUE(has(all_log, "all images loaded"));
-	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end())
-		<< "AMSS before the host's time-sync client was up";
+	ASSERT_FALSE(entered_amss()) << "AMSS before the host's time-sync client was up";
 	EXPECT_EQ(host.deadline, Sbl::kTimesyncStartGraceNs) << "woken when the wait for the client ends";
 	host.clock_ns += 3'000'000'000; // three seconds later the client starts
-	ASSERT_TRUE(mhi->start(20));
-	ASSERT_TRUE(mhi->start(21));
-	mhi->queue_dl(21, 8);
+	ASSERT_NO_FATAL_FAILURE(start_timesync());
 	run_sbl();
 	EXPECT_TRUE(has(all_log, "time synchronised with the host"));
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, SblStartsAmssWithoutTimeSyncWhenNoClientStarts)
+BOOT_TEST(SblWithoutTimesyncClient, SblStartsAmssWithoutTimeSyncWhenNoClientStarts)
 {
-	make(false);
-	ASSERT_EQ(mhi->bhi_load(sbl), 2u);
-	start_sbl_without_timesync(*mhi);
-	run_sbl();
-	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	ASSERT_FALSE(entered_amss());
 	mhi->fire_timer();
 	const auto last = bootlog(); // what the SBL said before it left
 	all_log.insert(all_log.end(), last.begin(), last.end());
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 	EXPECT_TRUE(has(all_log, "no time sync: the host did not start QAIC_TIMESYNC within 10 s"));
 	EXPECT_FALSE(has(all_log, "time synchronised with the host"));
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
-TEST_F(BootTest, SblStopsWaitingForItsTimesyncBufferAfterTheGracePeriod)
+BOOT_TEST(SblKeepingTimesyncBuffer, SblStopsWaitingForItsTimesyncBufferAfterTheGracePeriod)
 {
-	make(false);
-	mhi->keep_buffers = {21};
-	ts_repost_by_hand = true;
-	boot_to_sbl();
-	run_sbl();
 	ASSERT_EQ(ts_other.size(), 1u);
-	ASSERT_EQ(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	ASSERT_FALSE(entered_amss());
 	EXPECT_EQ(host.deadline, Sbl::kHandoverGraceNs) << "the SBL asked to be woken when its grace ends";
 	mhi->fire_timer();
 	mhi->settle();
-	EXPECT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end());
+	EXPECT_TRUE(entered_amss());
 }
 
-TEST_F(BootTest, TimesyncHoldSendsTheRequestAsTheSblHandsOver)
+BOOT_TEST(CardAtPbl, TimesyncHoldSendsTheRequestAsTheSblHandsOver)
 {
 	// "timesync hold release=handover": no request while the SBL runs, no
 	// wait for time sync, and the request lands in the host's buffer just
 	// before the EE change, so the host's client is removed with it unread.
-	make(false);
 	ASSERT_EQ(dev->inject("timesync hold release=handover"), "");
 	mhi->keep_buffers = {21};
 	boot_to_sbl();
-	for (int i = 0; i < 200 && std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss) == mhi->ees.end(); i++) {
+	for (int i = 0; i < 200 && !entered_amss(); i++) {
 		EXPECT_TRUE(mhi->rx[21].empty()) << "a time request before the handover";
 		serve_sahara();
 		auto lines = bootlog();
 		all_log.insert(all_log.end(), lines.begin(), lines.end());
 		mhi->settle();
 	}
-	ASSERT_NE(std::find(mhi->ees.begin(), mhi->ees.end(), kEeAmss), mhi->ees.end()) << "no wait for time sync";
+	ASSERT_TRUE(entered_amss()) << "no wait for time sync";
 	auto request = mhi->pop(21);
 	ASSERT_EQ(request.size(), 8u);
 	EXPECT_EQ(request[5], 0) << "CMD_TO_HOST";

@@ -12,7 +12,7 @@
 
 #include "aic100/device.h"
 #include "aic100/nnc.h"
-#include "host_mhi.h"
+#include "fake_card.h"
 
 namespace aic100::test {
 
@@ -61,18 +61,17 @@ struct NncTrans {
 	std::vector<uint8_t> data; // whole transaction, header included
 };
 
-class NncHostTest : public ::testing::Test {
+class NncHostTest : public CardTest<> {
 protected:
 	void SetUp() override { make({}); }
+	// A card in AMSS with QAIC_CONTROL started and four reply buffers
+	// posted.
 	void make(DeviceConfig cfg)
 	{
 		cfg.boot_amss = true;
 		cfg.nsp_count = cfg.nsp_count ? cfg.nsp_count : 16;
-		dev = std::make_unique<Device>(host, cfg);
-		mhi = std::make_unique<HostMhi>(host, *dev);
-		mhi->ready_handshake();
-		ASSERT_TRUE(mhi->start(10, 128));
-		ASSERT_TRUE(mhi->start(11, 128));
+		new_card(cfg);
+		ASSERT_NO_FATAL_FAILURE(online({10, 11}, 128));
 		mhi->queue_dl(11, 4096, 4);
 	}
 
@@ -190,9 +189,6 @@ protected:
 		return as<ActivateResp>(cmd(raw(req), handle, {activate_to_dev()}));
 	}
 
-	FakeHost host;
-	std::unique_ptr<Device> dev;
-	std::unique_ptr<HostMhi> mhi;
 	uint32_t seq = 100;
 	std::vector<uint8_t> last;
 	std::vector<NncTrans> replies;

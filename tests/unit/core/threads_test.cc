@@ -13,8 +13,7 @@
 
 #include "aic100/device.h"
 #include "aic100/regs.h"
-#include "fake_host.h"
-#include "host_mhi.h"
+#include "fake_card.h"
 
 namespace aic100::test {
 namespace {
@@ -68,7 +67,7 @@ private:
 	bool queued_ = false;
 };
 
-class DeviceThreads : public ::testing::Test {
+class DeviceThreads : public CardTest<SharedHost> {
 protected:
 	void SetUp() override
 	{
@@ -76,11 +75,8 @@ protected:
 		cfg.boot_amss = true;
 		cfg.nsp_count = 2;
 		cfg.ddr_size = 64ull << 20;
-		dev = std::make_unique<Device>(host, cfg);
-		mhi = std::make_unique<HostMhi>(host, *dev);
-		mhi->ready_handshake();
-		ASSERT_TRUE(mhi->start(0));
-		ASSERT_TRUE(mhi->start(1));
+		new_card(cfg);
+		ASSERT_NO_FATAL_FAILURE(online({0, 1}));
 		worker = std::thread([this] {
 			while (host.wait_for_work(stop)) {
 				std::lock_guard<std::mutex> g(bql);
@@ -95,9 +91,6 @@ protected:
 		worker.join();
 	}
 
-	SharedHost host;
-	std::unique_ptr<Device> dev;
-	std::unique_ptr<HostMhi> mhi;
 	std::mutex bql;
 	std::atomic<bool> stop{false};
 	std::thread worker;
@@ -139,7 +132,7 @@ TEST_F(DeviceThreads, ResetsBesideLocklessBar2Writes)
 	for (unsigned n = 0; n < 20; n++) {
 		std::lock_guard<std::mutex> g(bql);
 		dev->reset();
-		mhi = std::make_unique<HostMhi>(host, *dev);
+		new_host();
 		mhi->ready_handshake();
 		EXPECT_EQ(mhi->r(regs::MHISTATUS) >> 8 & 0xFF, 2u);
 	}
