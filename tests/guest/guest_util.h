@@ -174,6 +174,14 @@ inline std::string without_known_reports(std::string log, const std::vector<std:
 	return log;
 }
 
+// The kernel's report of trouble in the log since `mark` (a size of the
+// log read earlier), without the known reports in `known`, or "".
+inline std::string kernel_trouble_since(size_t mark, const std::vector<std::string> &known)
+{
+	const std::string log = dmesg();
+	return kernel_trouble(without_known_reports(log.substr(std::min(mark, log.size())), known));
+}
+
 // `text` as KTAP diagnostic lines (each one prefixed by the note's "# ").
 inline std::string as_diagnostic(const std::string &text)
 {

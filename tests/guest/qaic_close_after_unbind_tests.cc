@@ -70,13 +70,6 @@ struct Options {
 	std::vector<std::string> known_reports;
 };
 
-// The kernel's report of trouble since `mark`, but for the known reports.
-std::string trouble_since(const Options &o, size_t mark)
-{
-	const std::string log = dmesg();
-	return kernel_trouble(without_known_reports(log.substr(std::min(mark, log.size())), o.known_reports));
-}
-
 // One byte from `fd` within the time, or 0 (timeout, EOF or error).
 char read_byte(int fd, double timeout_s)
 {
@@ -199,7 +192,7 @@ void expect_new_instance_whole(ktap::Case &t, const Options &o, const Run &r, co
 	t.expect(c->accel_minor.has_value(), "the new instance has no accel node after the old one's close");
 	std::string value;
 	const int reader = read_in_child(c->sysfs + "/ce_count", value);
-	const std::string trouble = trouble_since(o, st.mark);
+	const std::string trouble = kernel_trouble_since(st.mark, o.known_reports);
 	if (r.expect_oops) {
 		t.expect(trouble.find("ce_count_show") != std::string::npos, "no oops in ce_count_show (reader: %s, "
 			 "read '%s'; upstream fixed?):\n    # %s", describe_status(reader).c_str(), value.c_str(),
@@ -275,7 +268,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 			return expect_new_instance_whole(t, o, r, *st, closed == 'd' ? status : -1);
 		// The oops is printed by the close() itself, before the child is
 		// gone: it is in the log once the child is reaped.
-		const std::string trouble = trouble_since(o, st->mark);
+		const std::string trouble = kernel_trouble_since(st->mark, o.known_reports);
 		if (r.expect_oops) {
 			t.expect(!trouble.empty(), "no oops at the close after the unbind (holder: %s; upstream fixed?)",
 				 describe_status(status).c_str());
@@ -312,7 +305,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 			for (const auto &d : std::filesystem::directory_iterator(c ? c->sysfs : "", ec))
 				t.expect(d.path().filename().string().rfind("mhi", 0) != 0, "%s left after rmmod",
 					 d.path().c_str());
-			const std::string trouble = trouble_since(o, st->mark);
+			const std::string trouble = kernel_trouble_since(st->mark, o.known_reports);
 			t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
 		});
 		return;
@@ -323,7 +316,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 		t.expect(spit("/sys/bus/pci/drivers/qaic/bind", st->bdf), "bind %s failed", st->bdf.c_str());
 		t.expect(wait_online(st->bdf), "card %s not ONLINE after binding it again", st->bdf.c_str());
 		t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
-		const std::string trouble = trouble_since(o, st->mark);
+		const std::string trouble = kernel_trouble_since(st->mark, o.known_reports);
 		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
 	});
 }

@@ -92,13 +92,6 @@ struct Options {
 	std::vector<std::string> known_reports;
 };
 
-// The kernel's report of trouble since `mark`, but for the known reports.
-std::string trouble_since(const Options &o, size_t mark)
-{
-	const std::string log = dmesg();
-	return kernel_trouble(without_known_reports(log.substr(std::min(mark, log.size())), o.known_reports));
-}
-
 // Long enough for a loaded TCG guest to take the card from PBL to ONLINE.
 constexpr double kOutcomeTimeout = 240;
 
@@ -175,12 +168,10 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 			t.expect(false, "the driver is not loaded");
 			return;
 		}
-		std::string since, oops;
+		std::string oops;
 		bool online = false;
 		wait_for([&] {
-			const std::string log = dmesg();
-			since = log.substr(std::min(st->mark, log.size()));
-			oops = trouble_since(o, st->mark);
+			oops = kernel_trouble_since(st->mark, o.known_reports);
 			online = is_online(st->bdf);
 			return online || !oops.empty();
 		}, kOutcomeTimeout);
@@ -188,7 +179,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 			// An oops may follow ONLINE by a moment: the late work items run
 			// only once the logging client's remove() flushes them.
 			wait_for([&] {
-				oops = trouble_since(o, st->mark);
+				oops = kernel_trouble_since(st->mark, o.known_reports);
 				return !oops.empty();
 			}, 30);
 		}
@@ -249,7 +240,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 		qaic::Mailbox mb(st->bdf);
 		const std::string err = mb.run(race.normal);
 		t.expect(err.empty(), "%s: %s", race.normal, err.c_str());
-		const std::string trouble = trouble_since(o, st->mark);
+		const std::string trouble = kernel_trouble_since(st->mark, o.known_reports);
 		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
 	});
 }
