@@ -273,16 +273,90 @@ static void qaic_cntl_unlist(struct qaic_control *cntl, struct qaic_cntl_waiter 
 	spin_unlock_irqrestore(&cntl->pending_lock, flags);
 }
 
+/* Stamp the wire header of @req's first segment; called with cntl->lock held. */
+static void qaic_cntl_stamp_hdr(struct qaic_control *cntl, struct qaic_cntl_req *req, u32 seq)
+{
+	struct qaic_cntl_seg *seg = list_first_entry(&req->segs, struct qaic_cntl_seg, node);
+	struct qaic_wire_hdr *hdr = (struct qaic_wire_hdr *)seg->data;
+
+	hdr->crc32 = 0;
+	hdr->magic = cpu_to_le32(QAIC_NNC_MAGIC);
+	hdr->seq = cpu_to_le32(seq);
+	hdr->len = cpu_to_le32(req->len);
+	hdr->count = cpu_to_le32(req->count);
+	hdr->handle = cpu_to_le32(req->handle);
+	hdr->partition_id = cpu_to_le32(QAIC_NNC_NO_PARTITION);
+	hdr->padding = 0;
+	if (cntl->gen_crc)
+		hdr->crc32 = cpu_to_le32(qaic_cntl_req_crc(req));
+}
+
+/* List @w as pending; even an instant reply then finds its waiter. */
+static int qaic_cntl_list(struct qaic_control *cntl, struct qaic_cntl_waiter *w)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&cntl->pending_lock, flags);
+	if (cntl->alive)
+		list_add_tail(&w->node, &cntl->pending);
+	else
+		ret = -ENODEV;
+	spin_unlock_irqrestore(&cntl->pending_lock, flags);
+	return ret;
+}
+
+/* Post the buffer the reply will land in, unless one is left over. */
+static int qaic_cntl_post_reply_buf(struct qaic_control *cntl, struct mhi_device *ch)
+{
+	void *rx;
+	int ret;
+
+	if (cntl->spare_dl) {
+		cntl->spare_dl--;
+		return 0;
+	}
+	rx = kmalloc(QAIC_NNC_MAX_REPLY, GFP_KERNEL);
+	if (!rx)
+		return -ENOMEM;
+	ret = mhi_queue_buf(ch, DMA_FROM_DEVICE, rx, QAIC_NNC_MAX_REPLY, MHI_EOT);
+	if (ret)
+		kfree(rx);
+	return ret;
+}
+
+/* Hand @req's segments to MHI, chained, the last one ending the transfer. */
+static int qaic_cntl_queue_segs(struct qaic_control *cntl, struct mhi_device *ch,
+				struct qaic_cntl_req *req, u32 seq)
+{
+	struct qaic_cntl_seg *seg, *tmp;
+	int ret;
+
+	list_for_each_entry_safe(seg, tmp, &req->segs, node) {
+		bool last = list_is_last(&seg->node, &req->segs);
+
+		list_del(&seg->node);
+		req->nr_segs--;
+		ret = mhi_queue_buf(ch, DMA_TO_DEVICE, seg->data, seg->len,
+				    last ? MHI_EOT : MHI_CHAIN);
+		if (ret) {
+			kfree(seg);
+			dev_err(&ch->dev, "cannot queue NNC request %u: %d\n", seq, ret);
+			/* No reply will use the posted buffer: keep it for the next request. */
+			cntl->spare_dl++;
+			return ret;
+		}
+		req->queued = true;
+	}
+	return 0;
+}
+
 /* Number, checksum and queue @req; @w is listed before any TRE goes out. */
 static int qaic_cntl_send(struct qaic_device *qdev, struct qaic_cntl_req *req,
 			  struct qaic_cntl_waiter *w, bool interruptible, bool *check_crc)
 {
 	struct qaic_control *cntl = &qdev->cntl;
-	struct qaic_cntl_seg *seg, *tmp;
-	struct qaic_wire_hdr *hdr;
 	struct mhi_device *ch;
-	unsigned long flags;
-	void *rx;
 	int ret;
 
 	if (req->one_tre)
@@ -300,73 +374,21 @@ static int qaic_cntl_send(struct qaic_device *qdev, struct qaic_cntl_req *req,
 		ret = -ENODEV;
 		goto out_unlock;
 	}
-
 	ret = qaic_cntl_wait_for_room(ch, req->nr_segs, interruptible);
 	if (ret)
 		goto out_unlock;
 
-	seg = list_first_entry(&req->segs, struct qaic_cntl_seg, node);
-	hdr = (struct qaic_wire_hdr *)seg->data;
 	w->seq = cntl->next_seq++;
-	hdr->crc32 = 0;
-	hdr->magic = cpu_to_le32(QAIC_NNC_MAGIC);
-	hdr->seq = cpu_to_le32(w->seq);
-	hdr->len = cpu_to_le32(req->len);
-	hdr->count = cpu_to_le32(req->count);
-	hdr->handle = cpu_to_le32(req->handle);
-	hdr->partition_id = cpu_to_le32(QAIC_NNC_NO_PARTITION);
-	hdr->padding = 0;
-	if (cntl->gen_crc)
-		hdr->crc32 = cpu_to_le32(qaic_cntl_req_crc(req));
+	qaic_cntl_stamp_hdr(cntl, req, w->seq);
 	*check_crc = cntl->check_crc;
-
-	/* Listed first, so that even an instant reply finds its waiter. */
-	spin_lock_irqsave(&cntl->pending_lock, flags);
-	if (!cntl->alive) {
-		spin_unlock_irqrestore(&cntl->pending_lock, flags);
-		ret = -ENODEV;
+	ret = qaic_cntl_list(cntl, w);
+	if (ret)
 		goto out_unlock;
-	}
-	list_add_tail(&w->node, &cntl->pending);
-	spin_unlock_irqrestore(&cntl->pending_lock, flags);
-
-	/* Post the buffer the reply will land in, unless one is left over. */
-	if (cntl->spare_dl) {
-		cntl->spare_dl--;
-	} else {
-		rx = kmalloc(QAIC_NNC_MAX_REPLY, GFP_KERNEL);
-		if (!rx) {
-			ret = -ENOMEM;
-			goto out_unlist;
-		}
-		ret = mhi_queue_buf(ch, DMA_FROM_DEVICE, rx, QAIC_NNC_MAX_REPLY, MHI_EOT);
-		if (ret) {
-			kfree(rx);
-			goto out_unlist;
-		}
-	}
-
-	list_for_each_entry_safe(seg, tmp, &req->segs, node) {
-		bool last = list_is_last(&seg->node, &req->segs);
-
-		list_del(&seg->node);
-		req->nr_segs--;
-		ret = mhi_queue_buf(ch, DMA_TO_DEVICE, seg->data, seg->len,
-				    last ? MHI_EOT : MHI_CHAIN);
-		if (ret) {
-			kfree(seg);
-			dev_err(&ch->dev, "cannot queue NNC request %u: %d\n", w->seq, ret);
-			/* No reply will use the posted buffer: keep it for the next request. */
-			cntl->spare_dl++;
-			goto out_unlist;
-		}
-		req->queued = true;
-	}
-	mutex_unlock(&cntl->lock);
-	return 0;
-
-out_unlist:
-	qaic_cntl_unlist(cntl, w);
+	ret = qaic_cntl_post_reply_buf(cntl, ch);
+	if (!ret)
+		ret = qaic_cntl_queue_segs(cntl, ch, req, w->seq);
+	if (ret)
+		qaic_cntl_unlist(cntl, w);
 out_unlock:
 	mutex_unlock(&cntl->lock);
 	return ret;
@@ -465,19 +487,10 @@ err_free:
 	return ret;
 }
 
-/* Ask the card for its protocol version; on 5.0 the card is ONLINE. */
-static int qaic_cntl_status(struct qaic_device *qdev)
+/* Send a STATUS_TO_DEV transaction; *reply is the card's answer. */
+static int qaic_cntl_status_xfer(struct qaic_device *qdev, void **reply)
 {
-	struct qaic_control *cntl = &qdev->cntl;
-	struct qaic_wire_status_from_dev *st = NULL;
-	struct qaic_wire_trans_hdr *trans;
-	struct qaic_wire_hdr *hdr;
 	struct qaic_cntl_req req;
-	u16 major, minor;
-	void *reply = NULL;
-	u32 off, left;
-	u32 status;
-	u64 flags;
 	int ret;
 
 	ret = qaic_cntl_req_init(&req, 0);
@@ -488,20 +501,28 @@ static int qaic_cntl_status(struct qaic_device *qdev)
 		ret = -ENOMEM;
 		goto out;
 	}
-
-	ret = qaic_cntl_xfer(qdev, &req, false, &reply);
-	if (ret == -ENODEV || ret == -EIO) {
+	ret = qaic_cntl_xfer(qdev, &req, false, reply);
+	if (ret == -ENODEV || ret == -EIO)
 		/* The channel is going away under us; whoever takes it down reports why. */
 		pci_dbg(qdev->pdev, "NNC status request abandoned: %d\n", ret);
-		goto out;
-	} else if (ret) {
+	else if (ret)
 		pci_err(qdev->pdev, "NNC status request failed: %d\n", ret);
-		goto out;
-	}
+out:
+	qaic_cntl_req_free(&req);
+	return ret;
+}
 
-	hdr = reply;
-	off = sizeof(*hdr);
-	left = le32_to_cpu(hdr->count);
+/* The reply must hold exactly one STATUS_FROM_DEV transaction. */
+static struct qaic_wire_status_from_dev *qaic_cntl_status_trans(struct qaic_device *qdev,
+								void *reply)
+{
+	struct qaic_wire_status_from_dev *st = NULL;
+	struct qaic_wire_hdr *hdr = reply;
+	struct qaic_wire_trans_hdr *trans;
+	u32 off = sizeof(*hdr);
+	u32 left = le32_to_cpu(hdr->count);
+	int ret = 0;
+
 	while ((trans = qaic_cntl_next_trans(reply, &off, &left, &ret))) {
 		if (le32_to_cpu(trans->type) != QAIC_TRANS_STATUS_FROM_DEV ||
 		    le32_to_cpu(trans->len) < sizeof(*st) || st) {
@@ -510,52 +531,72 @@ static int qaic_cntl_status(struct qaic_device *qdev)
 		}
 		st = (struct qaic_wire_status_from_dev *)trans;
 	}
-	if (!ret && !st)
-		ret = -EINVAL;
-	if (ret) {
+	if (ret || !st) {
 		pci_err(qdev->pdev, "malformed NNC status reply\n");
+		return NULL;
+	}
+	return st;
+}
+
+/* Use CRCs from now on if the card asks for them, after checking this reply's. */
+static int qaic_cntl_status_crc(struct qaic_device *qdev, void *reply, u64 flags)
+{
+	struct qaic_control *cntl = &qdev->cntl;
+	struct qaic_wire_hdr *hdr = reply;
+	int ret = 0;
+
+	mutex_lock(&cntl->lock);
+	if (!(flags & QAIC_CNTL_FLAG_CRC)) {
+		cntl->gen_crc = false;
+		cntl->check_crc = false;
+	} else if (qaic_cntl_reply_crc_ok(reply, le32_to_cpu(hdr->len))) {
+		cntl->check_crc = true;
+	} else {
+		pci_err(qdev->pdev, "NNC status reply: CRC mismatch\n");
+		ret = -EPIPE;
+	}
+	mutex_unlock(&cntl->lock);
+	return ret;
+}
+
+/* Ask the card for its protocol version; on 5.0 the card is ONLINE. */
+static int qaic_cntl_status(struct qaic_device *qdev)
+{
+	struct qaic_wire_status_from_dev *st;
+	void *reply = NULL;
+	u16 major, minor;
+	u32 status;
+	int ret;
+
+	ret = qaic_cntl_status_xfer(qdev, &reply);
+	if (ret)
+		goto out;
+	st = qaic_cntl_status_trans(qdev, reply);
+	if (!st) {
+		ret = -EINVAL;
 		goto out;
 	}
-
 	major = le16_to_cpu(st->major);
 	minor = le16_to_cpu(st->minor);
 	status = le32_to_cpu(st->status);
-	flags = le64_to_cpu(st->status_flags);
-
 	if (status) {
 		pci_err(qdev->pdev, "card refused the NNC status request: status %u\n", status);
 		ret = -ECANCELED;
 		goto out;
 	}
-
-	mutex_lock(&cntl->lock);
-	if (flags & QAIC_CNTL_FLAG_CRC) {
-		if (!qaic_cntl_reply_crc_ok(reply, le32_to_cpu(hdr->len))) {
-			mutex_unlock(&cntl->lock);
-			pci_err(qdev->pdev, "NNC status reply: CRC mismatch\n");
-			ret = -EPIPE;
-			goto out;
-		}
-		cntl->check_crc = true;
-	} else {
-		cntl->gen_crc = false;
-		cntl->check_crc = false;
-	}
-	mutex_unlock(&cntl->lock);
-
+	ret = qaic_cntl_status_crc(qdev, reply, le64_to_cpu(st->status_flags));
+	if (ret)
+		goto out;
 	if (major != QAIC_CNTL_MAJOR || minor > QAIC_CNTL_MINOR) {
 		pci_err(qdev->pdev, "card speaks NNC protocol %u.%u, this driver needs %u.%u; staying offline\n",
 			major, minor, QAIC_CNTL_MAJOR, QAIC_CNTL_MINOR);
 		ret = -EPROTO;
 		goto out;
 	}
-
 	qaic_dev_set_online(qdev);
 	pci_info(qdev->pdev, "card online (NNC %u.%u)\n", major, minor);
-
 out:
 	kfree(reply);
-	qaic_cntl_req_free(&req);
 	return ret;
 }
 

@@ -173,93 +173,133 @@ struct qaic_ras {
 	struct work_struct	work;
 };
 
+/*
+ * Each qaic_ras_show_*() below describes one source's syndrome into @out
+ * (@size bytes) and returns the length written.
+ */
+static size_t qaic_ras_show_soc_mem(const struct qaic_ras_soc_mem *soc, char *out, size_t size)
+{
+	size_t n = scnprintf(out, size, "address");
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(soc->addr); i++)
+		if (!i || soc->addr[i])
+			n += scnprintf(out + n, size - n, " %#llx", le64_to_cpu(soc->addr[i]));
+	return n;
+}
+
+static size_t qaic_ras_show_pcie(const struct qaic_ras_msg *msg, u32 type, char *out,
+				 size_t size)
+{
+	const struct qaic_ras_pcie *pcie = (const void *)msg->syndrome;
+	size_t n;
+
+	if (type == QAIC_RAS_CE)
+		n = scnprintf(out, size,
+			      "bad TLP %u, bad DLLP %u, replay rollover %u, replay timeout %u, receive errors %u, internal %u",
+			      le32_to_cpu(pcie->bad_tlp), le32_to_cpu(pcie->bad_dllp),
+			      le32_to_cpu(pcie->replay_rollover),
+			      le32_to_cpu(pcie->replay_timeout), le32_to_cpu(pcie->rx_err),
+			      le32_to_cpu(pcie->internal_ce));
+	else if (type == QAIC_RAS_UE_NF)
+		n = scnprintf(out, size,
+			      "flow control timeouts %u, poisoned TLP %u, ECRC errors %u, unsupported requests %u, completer aborts %u, completion timeouts %u",
+			      le32_to_cpu(pcie->fc_timeout), le32_to_cpu(pcie->poisoned_tlp),
+			      le32_to_cpu(pcie->ecrc_err), le32_to_cpu(pcie->unsupported_req),
+			      le32_to_cpu(pcie->completer_abort),
+			      le32_to_cpu(pcie->completion_timeout));
+	else
+		n = scnprintf(out, size, "index %u, address %#x", pcie->index,
+			      le32_to_cpu(pcie->addr));
+	if (le16_to_cpu(msg->hdr.version) >= 2 && (pcie->flags & BIT(0)))
+		n += scnprintf(out + n, size - n, ", link in low power");
+	return n;
+}
+
+static size_t qaic_ras_show_ddr(const struct qaic_ras_ddr *ddr, char *out, size_t size)
+{
+	return scnprintf(out, size,
+			 "controller %u, address %#llx, %u errors, type %u, parity %#x, status %#x, data %*ph",
+			 le16_to_cpu(ddr->instance),
+			 (u64)le16_to_cpu(ddr->addr_msb) << 32 | le32_to_cpu(ddr->addr_lsb),
+			 le32_to_cpu(ddr->count), le16_to_cpu(ddr->err_type),
+			 le16_to_cpu(ddr->parity), le32_to_cpu(ddr->irq_status),
+			 (int)sizeof(ddr->data), ddr->data);
+}
+
+static size_t qaic_ras_show_sys_bus1(const struct qaic_ras_sys_bus1 *b1, char *out, size_t size)
+{
+	size_t n = scnprintf(out, size, "instance %u, %s side, type %u, address",
+			     b1->instance, le32_to_cpu(b1->slave) ? "slave" : "master",
+			     le32_to_cpu(b1->err_type));
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(b1->addr); i++)
+		n += scnprintf(out + n, size - n, " %04x", le16_to_cpu(b1->addr[i]));
+	return n;
+}
+
+static size_t qaic_ras_show_sys_bus2(const struct qaic_ras_sys_bus2 *b2, char *out, size_t size)
+{
+	return scnprintf(out, size,
+			 "instance %u, %svalid, word error %u, %ssecure, opcode %u, code %u, transaction %u, space %u, op %u, len %u, redirect %u, path %u, ext id %u, address %#llx/%#llx",
+			 b2->instance, b2->valid ? "" : "not ", b2->word_error,
+			 b2->non_secure ? "non-" : "", b2->opc, b2->error_code,
+			 b2->trans_type, b2->addr_space, le16_to_cpu(b2->op_type),
+			 le16_to_cpu(b2->len), le16_to_cpu(b2->redirect),
+			 le16_to_cpu(b2->path), le32_to_cpu(b2->ext_id),
+			 (u64)le32_to_cpu(b2->msb3) << 32 | le32_to_cpu(b2->lsb3),
+			 (u64)le32_to_cpu(b2->msb2) << 32 | le32_to_cpu(b2->lsb2));
+}
+
+static size_t qaic_ras_show_nsp_mem(const struct qaic_ras_nsp_mem *nsp, char *out, size_t size)
+{
+	size_t n = scnprintf(out, size, "NSP %u, address", nsp->nsp);
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(nsp->addr); i++)
+		if (!i || nsp->addr[i])
+			n += scnprintf(out + n, size - n, " %#x", le32_to_cpu(nsp->addr[i]));
+	return n;
+}
+
+static size_t qaic_ras_show_tsens(const struct qaic_ras_tsens *ts, char *out, size_t size)
+{
+	u32 threshold = le32_to_cpu(ts->threshold);
+
+	return scnprintf(out, size, "%s threshold crossed at %d degrees C",
+			 threshold < ARRAY_SIZE(qaic_ras_threshold_name) ?
+			 qaic_ras_threshold_name[threshold] : "unknown",
+			 (s32)le32_to_cpu(ts->temp));
+}
+
 /* Describe the syndrome of @msg into @out (@size bytes). */
 static void qaic_ras_syndrome(const struct qaic_ras_msg *msg, u32 source, u32 type, char *out,
 			      size_t size)
 {
 	const void *syn = msg->syndrome;
-	const struct qaic_ras_sys_bus1 *b1 = syn;
-	const struct qaic_ras_sys_bus2 *b2 = syn;
-	const struct qaic_ras_nsp_mem *nsp = syn;
-	const struct qaic_ras_soc_mem *soc = syn;
-	const struct qaic_ras_tsens *ts = syn;
-	const struct qaic_ras_pcie *pcie = syn;
-	const struct qaic_ras_ddr *ddr = syn;
-	u32 threshold;
-	size_t n = 0;
-	int i;
 
 	switch (source) {
 	case QAIC_RAS_SOC_MEM:
-		n += scnprintf(out + n, size - n, "address");
-		for (i = 0; i < ARRAY_SIZE(soc->addr); i++)
-			if (!i || soc->addr[i])
-				n += scnprintf(out + n, size - n, " %#llx",
-					       le64_to_cpu(soc->addr[i]));
+		qaic_ras_show_soc_mem(syn, out, size);
 		break;
 	case QAIC_RAS_PCIE:
-		if (type == QAIC_RAS_CE)
-			n += scnprintf(out + n, size - n,
-				       "bad TLP %u, bad DLLP %u, replay rollover %u, replay timeout %u, receive errors %u, internal %u",
-				       le32_to_cpu(pcie->bad_tlp), le32_to_cpu(pcie->bad_dllp),
-				       le32_to_cpu(pcie->replay_rollover),
-				       le32_to_cpu(pcie->replay_timeout), le32_to_cpu(pcie->rx_err),
-				       le32_to_cpu(pcie->internal_ce));
-		else if (type == QAIC_RAS_UE_NF)
-			n += scnprintf(out + n, size - n,
-				       "flow control timeouts %u, poisoned TLP %u, ECRC errors %u, unsupported requests %u, completer aborts %u, completion timeouts %u",
-				       le32_to_cpu(pcie->fc_timeout),
-				       le32_to_cpu(pcie->poisoned_tlp),
-				       le32_to_cpu(pcie->ecrc_err),
-				       le32_to_cpu(pcie->unsupported_req),
-				       le32_to_cpu(pcie->completer_abort),
-				       le32_to_cpu(pcie->completion_timeout));
-		else
-			n += scnprintf(out + n, size - n, "index %u, address %#x", pcie->index,
-				       le32_to_cpu(pcie->addr));
-		if (le16_to_cpu(msg->hdr.version) >= 2 && (pcie->flags & BIT(0)))
-			n += scnprintf(out + n, size - n, ", link in low power");
+		qaic_ras_show_pcie(msg, type, out, size);
 		break;
 	case QAIC_RAS_DDR:
-		n += scnprintf(out + n, size - n,
-			       "controller %u, address %#llx, %u errors, type %u, parity %#x, status %#x, data %*ph",
-			       le16_to_cpu(ddr->instance),
-			       (u64)le16_to_cpu(ddr->addr_msb) << 32 | le32_to_cpu(ddr->addr_lsb),
-			       le32_to_cpu(ddr->count), le16_to_cpu(ddr->err_type),
-			       le16_to_cpu(ddr->parity), le32_to_cpu(ddr->irq_status),
-			       (int)sizeof(ddr->data), ddr->data);
+		qaic_ras_show_ddr(syn, out, size);
 		break;
 	case QAIC_RAS_SYS_BUS1:
-		n += scnprintf(out + n, size - n, "instance %u, %s side, type %u, address",
-			       b1->instance, le32_to_cpu(b1->slave) ? "slave" : "master",
-			       le32_to_cpu(b1->err_type));
-		for (i = 0; i < ARRAY_SIZE(b1->addr); i++)
-			n += scnprintf(out + n, size - n, " %04x", le16_to_cpu(b1->addr[i]));
+		qaic_ras_show_sys_bus1(syn, out, size);
 		break;
 	case QAIC_RAS_SYS_BUS2:
-		n += scnprintf(out + n, size - n,
-			       "instance %u, %svalid, word error %u, %ssecure, opcode %u, code %u, transaction %u, space %u, op %u, len %u, redirect %u, path %u, ext id %u, address %#llx/%#llx",
-			       b2->instance, b2->valid ? "" : "not ", b2->word_error,
-			       b2->non_secure ? "non-" : "", b2->opc, b2->error_code,
-			       b2->trans_type, b2->addr_space, le16_to_cpu(b2->op_type),
-			       le16_to_cpu(b2->len), le16_to_cpu(b2->redirect),
-			       le16_to_cpu(b2->path), le32_to_cpu(b2->ext_id),
-			       (u64)le32_to_cpu(b2->msb3) << 32 | le32_to_cpu(b2->lsb3),
-			       (u64)le32_to_cpu(b2->msb2) << 32 | le32_to_cpu(b2->lsb2));
+		qaic_ras_show_sys_bus2(syn, out, size);
 		break;
 	case QAIC_RAS_NSP_MEM:
-		n += scnprintf(out + n, size - n, "NSP %u, address", nsp->nsp);
-		for (i = 0; i < ARRAY_SIZE(nsp->addr); i++)
-			if (!i || nsp->addr[i])
-				n += scnprintf(out + n, size - n, " %#x",
-					       le32_to_cpu(nsp->addr[i]));
+		qaic_ras_show_nsp_mem(syn, out, size);
 		break;
 	case QAIC_RAS_TSENS:
-		threshold = le32_to_cpu(ts->threshold);
-		n += scnprintf(out + n, size - n, "%s threshold crossed at %d degrees C",
-			       threshold < ARRAY_SIZE(qaic_ras_threshold_name) ?
-			       qaic_ras_threshold_name[threshold] : "unknown",
-			       (s32)le32_to_cpu(ts->temp));
+		qaic_ras_show_tsens(syn, out, size);
 		break;
 	}
 }
