@@ -33,9 +33,28 @@ struct sg_table;
 #define QAIC_NAME		"qaic"
 #define QAIC_DESC		"Qualcomm Cloud AI Accelerators"
 
-/* BAR0 (MHI), BAR2 (DMA Bridge) and BAR4; SR-IOV resources masked off. */
-#define QAIC_BAR_MASK		0x15U	/* BIT(0) | BIT(2) | BIT(4) */
 #define QAIC_MSI_VECTORS	32
+
+/* The card generations; each differs only in how it boots (as upstream's). */
+enum qaic_family {
+	QAIC_FAMILY_AIC100,	/* AIC100 and AIC080 */
+	QAIC_FAMILY_AIC200,
+};
+
+/*
+ * What tells one family from another: which BARs it has and where its
+ * MHI and DMA Bridge registers are, which interrupts it offers, and the
+ * boot details qaic_mhi.c and qaic_sahara.c look up by family.
+ */
+struct qaic_family_config {
+	enum qaic_family	family;
+	const char		*name;
+	/* Memory BARs, SR-IOV resources masked off: exactly these. */
+	u32			bar_mask;
+	u8			mhi_bar;
+	u8			dbc_bar;
+	unsigned int		irq_types;	/* PCI_IRQ_* */
+};
 
 /*
  * NNC control channel (QAIC_CONTROL), see qaic_control.c.
@@ -345,6 +364,7 @@ struct qaic_telemetry {
 struct qaic_device {
 	struct drm_device	drm;
 	struct pci_dev		*pdev;
+	const struct qaic_family_config *cfg;
 	void __iomem		*bar_mhi;
 	void __iomem		*bar_dbc;
 	/* Only one MSI was granted: every interrupt arrives on vector 0. */

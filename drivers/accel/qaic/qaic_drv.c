@@ -29,6 +29,36 @@
 #define PCI_VENDOR_ID_QCOM		0x17cb
 #define PCI_DEVICE_ID_QCOM_AIC100	0xa100
 #define PCI_DEVICE_ID_QCOM_AIC080	0xa080
+#define PCI_DEVICE_ID_QCOM_AIC200	0xa110
+
+/* MHI on BAR0, the DMA Bridge on BAR2; BAR4 is there but unused. */
+static const struct qaic_family_config qaic_aic100_config = {
+	.family = QAIC_FAMILY_AIC100,
+	.name = "AIC100",
+	.bar_mask = BIT(0) | BIT(2) | BIT(4),
+	.mhi_bar = 0,
+	.dbc_bar = 2,
+	.irq_types = PCI_IRQ_MSI,
+};
+
+static const struct qaic_family_config qaic_aic080_config = {
+	.family = QAIC_FAMILY_AIC100,
+	.name = "AIC080",
+	.bar_mask = BIT(0) | BIT(2) | BIT(4),
+	.mhi_bar = 0,
+	.dbc_bar = 2,
+	.irq_types = PCI_IRQ_MSI,
+};
+
+/* MHI moves to BAR1; the card offers MSI-X as well as MSI. */
+static const struct qaic_family_config qaic_aic200_config = {
+	.family = QAIC_FAMILY_AIC200,
+	.name = "AIC200",
+	.bar_mask = BIT(0) | BIT(1) | BIT(2) | BIT(4),
+	.mhi_bar = 1,
+	.dbc_bar = 2,
+	.irq_types = PCI_IRQ_MSI | PCI_IRQ_MSIX,
+};
 
 /* User handles, unique across all cards, starting at 0 as upstream's. */
 static DEFINE_IDA(qaic_usrs);
@@ -155,9 +185,9 @@ static int qaic_init_pci(struct qaic_device *qdev)
 	int bars, ret;
 
 	bars = pci_select_bars(pdev, IORESOURCE_MEM) & 0x3f;
-	if (bars != QAIC_BAR_MASK) {
-		pci_err(pdev, "expected memory BARs 0, 2 and 4 (mask 0x%x), found mask 0x%x\n",
-			QAIC_BAR_MASK, bars);
+	if (bars != qdev->cfg->bar_mask) {
+		pci_err(pdev, "expected memory BAR mask 0x%x for an %s, found 0x%x\n",
+			qdev->cfg->bar_mask, qdev->cfg->name, bars);
 		return -EINVAL;
 	}
 
@@ -171,10 +201,10 @@ static int qaic_init_pci(struct qaic_device *qdev)
 	dma_set_max_seg_size(&pdev->dev, UINT_MAX);
 	pci_set_master(pdev);
 
-	qdev->bar_mhi = devm_ioremap_resource(&pdev->dev, &pdev->resource[0]);
+	qdev->bar_mhi = devm_ioremap_resource(&pdev->dev, &pdev->resource[qdev->cfg->mhi_bar]);
 	if (IS_ERR(qdev->bar_mhi))
 		return PTR_ERR(qdev->bar_mhi);
-	qdev->bar_dbc = devm_ioremap_resource(&pdev->dev, &pdev->resource[2]);
+	qdev->bar_dbc = devm_ioremap_resource(&pdev->dev, &pdev->resource[qdev->cfg->dbc_bar]);
 	if (IS_ERR(qdev->bar_dbc))
 		return PTR_ERR(qdev->bar_dbc);
 	return 0;
@@ -182,13 +212,14 @@ static int qaic_init_pci(struct qaic_device *qdev)
 
 static int qaic_init_msi(struct qaic_device *qdev)
 {
+	unsigned int types = qdev->cfg->irq_types;
 	struct pci_dev *pdev = qdev->pdev;
 	int ret;
 
-	ret = pci_alloc_irq_vectors(pdev, QAIC_MSI_VECTORS, QAIC_MSI_VECTORS, PCI_IRQ_MSI);
+	ret = pci_alloc_irq_vectors(pdev, QAIC_MSI_VECTORS, QAIC_MSI_VECTORS, types);
 	if (ret == -ENOSPC) {
 		/* No multi-MSI (e.g. x86 without interrupt remapping): share vector 0. */
-		ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI);
+		ret = pci_alloc_irq_vectors(pdev, 1, 1, types);
 		if (ret < 0)
 			return ret;
 		qdev->single_msi = true;
@@ -248,6 +279,7 @@ static int qaic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (IS_ERR(qdev))
 		return PTR_ERR(qdev);
 	qdev->pdev = pdev;
+	qdev->cfg = (const struct qaic_family_config *)id->driver_data;
 	pci_set_drvdata(pdev, qdev);
 
 	ret = qaic_init_state(qdev);
@@ -285,9 +317,8 @@ static int qaic_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 	qaic_debugfs_init(qdev);
 
-	pci_info(pdev, "%s card, %u MSI vector%s\n",
-		 id->device == PCI_DEVICE_ID_QCOM_AIC080 ? "AIC080" : "AIC100",
-		 qdev->nr_vectors, qdev->nr_vectors == 1 ? "" : "s");
+	pci_info(pdev, "%s card, %u %s vector%s\n", qdev->cfg->name, qdev->nr_vectors,
+		 pdev->msix_enabled ? "MSI-X" : "MSI", qdev->nr_vectors == 1 ? "" : "s");
 
 	/* From here on the card boots asynchronously, up to ONLINE. */
 	ret = qaic_mhi_init(qdev);
@@ -356,8 +387,9 @@ static void qaic_pci_reset_done(struct pci_dev *pdev)
 }
 
 static const struct pci_device_id qaic_ids[] = {
-	{ PCI_DEVICE(PCI_VENDOR_ID_QCOM, PCI_DEVICE_ID_QCOM_AIC100), },
-	{ PCI_DEVICE(PCI_VENDOR_ID_QCOM, PCI_DEVICE_ID_QCOM_AIC080), },
+	{ PCI_DEVICE_DATA(QCOM, AIC100, &qaic_aic100_config) },
+	{ PCI_DEVICE_DATA(QCOM, AIC080, &qaic_aic080_config) },
+	{ PCI_DEVICE_DATA(QCOM, AIC200, &qaic_aic200_config) },
 	{ }
 };
 MODULE_DEVICE_TABLE(pci, qaic_ids);

@@ -2,7 +2,7 @@
 /*
  * qaic: the card's MHI host controller.
  *
- * BAR0 holds the card's MHI and BHI registers. The kernel's MHI host stack
+ * BAR0 (BAR1 on AIC200) holds the card's MHI and BHI registers. The kernel's MHI host stack
  * (mhi.ko) runs the state machine over them; this file describes the card's
  * channels and event ring to it, supplies the register accessors and
  * reacts to the card's error reports.
@@ -49,19 +49,17 @@ MODULE_PARM_DESC(mhi_timeout_ms, "MHI state and command timeout in ms (default 2
 /*
  * Even channels carry host-to-card traffic, odd ones card-to-host. The SBL
  * channels exist while the secondary boot loader runs, the others once the
- * card's runtime (AMSS) is up.
+ * card's runtime (AMSS) is up. Both families have the first rows; AIC100
+ * adds the rest (DIAG, QDSS, DEBUG and the boot-time TIMESYNC). The MHI
+ * stack places channels by number, not by row.
  */
 static const struct mhi_channel_config qaic_mhi_channels[] = {
 	QAIC_CH(0, "QAIC_LOOPBACK", 32, DMA_TO_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(1, "QAIC_LOOPBACK", 32, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(2, "QAIC_SAHARA", 32, DMA_TO_DEVICE, MHI_CH_EE_SBL),
 	QAIC_CH(3, "QAIC_SAHARA", 32, DMA_FROM_DEVICE, MHI_CH_EE_SBL),
-	QAIC_CH(4, "QAIC_DIAG", 32, DMA_TO_DEVICE, MHI_CH_EE_AMSS),
-	QAIC_CH(5, "QAIC_DIAG", 32, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(6, "QAIC_SSR", 32, DMA_TO_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(7, "QAIC_SSR", 32, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
-	QAIC_CH(8, "QAIC_QDSS", 32, DMA_TO_DEVICE, MHI_CH_EE_AMSS),
-	QAIC_CH(9, "QAIC_QDSS", 32, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(10, "QAIC_CONTROL", 128, DMA_TO_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(11, "QAIC_CONTROL", 128, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(12, "QAIC_LOGGING", 32, DMA_TO_DEVICE, MHI_CH_EE_SBL),
@@ -70,12 +68,45 @@ static const struct mhi_channel_config qaic_mhi_channels[] = {
 	QAIC_CH(15, "QAIC_STATUS", 32, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(16, "QAIC_TELEMETRY", 32, DMA_TO_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(17, "QAIC_TELEMETRY", 32, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
+	QAIC_CH(22, "QAIC_TIMESYNC_PERIODIC", 32, DMA_TO_DEVICE, MHI_CH_EE_AMSS),
+	QAIC_CH(23, "QAIC_TIMESYNC_PERIODIC", 32, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
+	/* AIC100 only from here on. */
+	QAIC_CH(4, "QAIC_DIAG", 32, DMA_TO_DEVICE, MHI_CH_EE_AMSS),
+	QAIC_CH(5, "QAIC_DIAG", 32, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
+	QAIC_CH(8, "QAIC_QDSS", 32, DMA_TO_DEVICE, MHI_CH_EE_AMSS),
+	QAIC_CH(9, "QAIC_QDSS", 32, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(18, "QAIC_DEBUG", 32, DMA_TO_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(19, "QAIC_DEBUG", 32, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
 	QAIC_CH(20, "QAIC_TIMESYNC", 32, DMA_TO_DEVICE, MHI_CH_EE_SBL),
 	QAIC_CH(21, "QAIC_TIMESYNC", 32, DMA_FROM_DEVICE, MHI_CH_EE_SBL),
-	QAIC_CH(22, "QAIC_TIMESYNC_PERIODIC", 32, DMA_TO_DEVICE, MHI_CH_EE_AMSS),
-	QAIC_CH(23, "QAIC_TIMESYNC_PERIODIC", 32, DMA_FROM_DEVICE, MHI_CH_EE_AMSS),
+};
+
+#define QAIC_AIC200_NUM_CHANNELS	16
+
+/*
+ * How each family's boot loader is loaded. AIC200's PBL takes the SBL by
+ * BHIe in 512 KiB segments; a kernel whose MHI stack loads only by BHI in
+ * PBL (6.12) ignores seg_len there and the card takes BHI as well.
+ */
+struct qaic_mhi_family {
+	const char				*name;
+	const char				*sbl_image;
+	size_t					seg_len;
+	u32					num_channels;	/* rows of qaic_mhi_channels */
+};
+
+static const struct qaic_mhi_family qaic_mhi_families[] = {
+	[QAIC_FAMILY_AIC100] = {
+		.name = "AIC100",
+		.sbl_image = "qcom/aic100/sbl.bin",
+		.num_channels = ARRAY_SIZE(qaic_mhi_channels),
+	},
+	[QAIC_FAMILY_AIC200] = {
+		.name = "AIC200",
+		.sbl_image = "qcom/aic200/sbl.bin",
+		.seg_len = SZ_512K,
+		.num_channels = QAIC_AIC200_NUM_CHANNELS,
+	},
 };
 
 /*
@@ -102,8 +133,6 @@ static const struct mhi_controller_config qaic_mhi_config = {
 	.timeout_ms = 2000,	/* replaced by mhi_timeout_ms at registration */
 	.ready_timeout_ms = 0,
 	.buf_len = 0,
-	.num_channels = ARRAY_SIZE(qaic_mhi_channels),
-	.ch_cfg = qaic_mhi_channels,
 	.num_events = ARRAY_SIZE(qaic_mhi_events),
 	.event_cfg = qaic_mhi_events,
 	.use_bounce_buf = false,
@@ -214,6 +243,7 @@ int qaic_mhi_init(struct qaic_device *qdev)
 {
 	struct mhi_controller *mhi_cntrl = &qdev->mhi_cntrl;
 	struct pci_dev *pdev = qdev->pdev;
+	const struct qaic_mhi_family *fam = &qaic_mhi_families[qdev->cfg->family];
 	struct mhi_controller_config config = qaic_mhi_config;
 	int ret;
 
@@ -232,7 +262,9 @@ int qaic_mhi_init(struct qaic_device *qdev)
 	/* On a single MSI the vector is shared with the data path. */
 	if (qdev->single_msi)
 		mhi_cntrl->irq_flags = IRQF_SHARED;
-	mhi_cntrl->fw_image = "qcom/aic100/sbl.bin";
+	mhi_cntrl->name = fam->name;
+	mhi_cntrl->fw_image = fam->sbl_image;
+	mhi_cntrl->seg_len = fam->seg_len;
 	mhi_cntrl->read_reg = qaic_mhi_read_reg;
 	mhi_cntrl->write_reg = qaic_mhi_write_reg;
 	mhi_cntrl->runtime_get = qaic_mhi_runtime_get;
@@ -240,6 +272,8 @@ int qaic_mhi_init(struct qaic_device *qdev)
 	mhi_cntrl->status_cb = qaic_mhi_status_cb;
 
 	config.timeout_ms = mhi_timeout_ms;
+	config.num_channels = fam->num_channels;
+	config.ch_cfg = qaic_mhi_channels;
 	ret = mhi_register_controller(mhi_cntrl, &config);
 	if (ret) {
 		pci_err(pdev, "MHI controller registration failed: %d\n", ret);

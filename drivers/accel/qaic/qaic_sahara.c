@@ -9,6 +9,11 @@
  * DONE when the card is happy. A request we cannot serve is answered with
  * RESET, letting the card decide whether the image was optional.
  *
+ * The AIC100 SBL asks for at most 512 KiB at a time and takes the answer
+ * as one chained transfer. AIC200's boot loader streams: it asks for a
+ * whole image at once and takes it in 64 KiB transfers, the next one sent
+ * when the card has consumed the last.
+ *
  * After a firmware failure the SBL greets us in memory-debug mode instead
  * and offers a RAM dump (MEM_DEBUG64: where its table is). The roles flip:
  * we read the table and then every region it lists with MEM_READ64, the
@@ -27,6 +32,7 @@
 #include <linux/kernel.h>
 #include <linux/mhi.h>
 #include <linux/minmax.h>
+#include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -148,8 +154,8 @@ static_assert(sizeof(struct sahara_hello_resp) == SAHARA_HELLO_LEN);
 static_assert(sizeof(struct sahara_read_data) == SAHARA_READ_DATA_LEN);
 static_assert(sizeof(struct sahara_end_of_image) == SAHARA_END_OF_IMAGE_LEN);
 
-/* Runtime images the AIC100 SBL may ask for, by Sahara image id. */
-static const char * const qaic_sahara_images[] = {
+/* Runtime images each family's boot loader may ask for, by Sahara image id. */
+static const char * const qaic_aic100_images[] = {
 	[1] = "qcom/aic100/fw1.bin",
 	[2] = "qcom/aic100/fw2.bin",
 	[4] = "qcom/aic100/fw4.bin",
@@ -160,9 +166,67 @@ static const char * const qaic_sahara_images[] = {
 	[10] = "qcom/aic100/fw10.bin",
 };
 
+static const char * const qaic_aic200_images[] = {
+	[5] = "qcom/aic200/uefi.elf",
+	[12] = "qcom/aic200/aic200-nsp.bin",
+	[23] = "qcom/aic200/aop.mbn",
+	[32] = "qcom/aic200/tz.mbn",
+	[33] = "qcom/aic200/hypvm.mbn",
+	[38] = "qcom/aic200/xbl_config.elf",
+	[39] = "qcom/aic200/aic200_abl.elf",
+	[40] = "qcom/aic200/apdp.mbn",
+	[41] = "qcom/aic200/devcfg.mbn",
+	[42] = "qcom/aic200/sec.elf",
+	[43] = "qcom/aic200/aic200-hlos.elf",
+	[49] = "qcom/aic200/shrm.elf",
+	[50] = "qcom/aic200/cpucp.elf",
+	[51] = "qcom/aic200/aop_devcfg.mbn",
+	[54] = "qcom/aic200/qupv3fw.elf",
+	[57] = "qcom/aic200/cpucp_dtbs.elf",
+	[62] = "qcom/aic200/uefi_dtbs.elf",
+	[63] = "qcom/aic200/xbl_ac_config.mbn",
+	[64] = "qcom/aic200/tz_ac_config.mbn",
+	[65] = "qcom/aic200/hyp_ac_config.mbn",
+	[66] = "qcom/aic200/pdp.elf",
+	[67] = "qcom/aic200/pdp_cdb.elf",
+	[68] = "qcom/aic200/sdi.mbn",
+	[69] = "qcom/aic200/dcd.mbn",
+	[73] = "qcom/aic200/gearvm.mbn",
+	[74] = "qcom/aic200/sti.bin",
+	[76] = "qcom/aic200/tz_qti_config.mbn",
+	[78] = "qcom/aic200/pvs.bin",
+};
+
+struct qaic_sahara_family {
+	const char * const	*images;
+	u32			nr_images;
+	/* READ_DATA is answered in one transfer at a time (see the top). */
+	bool			streaming;
+};
+
+static const struct qaic_sahara_family qaic_sahara_families[] = {
+	[QAIC_FAMILY_AIC100] = {
+		.images = qaic_aic100_images,
+		.nr_images = ARRAY_SIZE(qaic_aic100_images),
+	},
+	[QAIC_FAMILY_AIC200] = {
+		.images = qaic_aic200_images,
+		.nr_images = ARRAY_SIZE(qaic_aic200_images),
+		.streaming = true,
+	},
+};
+
+/* The send buffer of streamed image data; tx[0] carries the commands. */
+#define SAHARA_STREAM_TX		1
+
 struct qaic_sahara {
 	struct mhi_device *mhi_dev;
+	const struct qaic_sahara_family *fam;
 	struct work_struct work;
+	/* Streaming: sends the next piece once the card consumed the last. */
+	struct work_struct stream_work;
+	/* Serialises the two works over the image and the stream. */
+	struct mutex lock;
 	/* The one receive buffer, re-posted after each packet is handled. */
 	void *rx;
 	size_t rx_len;
@@ -171,6 +235,9 @@ struct qaic_sahara {
 	void *tx[SAHARA_NR_TX];
 	u32 image_id;
 	const struct firmware *fw;
+	/* What is left of a streamed READ_DATA. */
+	u32 stream_offset;
+	u32 stream_left;
 
 	/* Memory debug: a RAM dump being read, from MEM_DEBUG64 to RESET. */
 	bool dumping;
@@ -185,10 +252,10 @@ struct qaic_sahara {
 	u64 dump_offset;	/* bytes of it already in */
 };
 
-static const char *sahara_image_name(u32 id)
+static const char *sahara_image_name(struct qaic_sahara *s, u32 id)
 {
-	if (id < ARRAY_SIZE(qaic_sahara_images))
-		return qaic_sahara_images[id];
+	if (id < s->fam->nr_images)
+		return s->fam->images[id];
 	return NULL;
 }
 
@@ -197,6 +264,7 @@ static void sahara_release_image(struct qaic_sahara *s)
 	release_firmware(s->fw);
 	s->fw = NULL;
 	s->image_id = SAHARA_NO_IMAGE;
+	s->stream_left = 0;
 }
 
 static void sahara_send(struct qaic_sahara *s, u32 cmd, u32 len)
@@ -262,7 +330,7 @@ static int sahara_select_image(struct qaic_sahara *s, u32 id)
 		return -EINVAL;
 	}
 
-	name = sahara_image_name(id);
+	name = sahara_image_name(s, id);
 	if (!name) {
 		dev_err(dev, "Sahara asked for unknown image %u\n", id);
 		return -EINVAL;
@@ -277,6 +345,34 @@ static int sahara_select_image(struct qaic_sahara *s, u32 id)
 	}
 	s->image_id = id;
 	return 0;
+}
+
+/* Send the next piece of a streamed READ_DATA, one transfer of its own. */
+static void sahara_stream_next(struct qaic_sahara *s)
+{
+	u32 chunk = min(s->stream_left, SAHARA_PKT_MAX);
+	void *buf = s->tx[SAHARA_STREAM_TX];
+	int ret;
+
+	if (!chunk || !s->fw)
+		return;
+	memcpy(buf, s->fw->data + s->stream_offset, chunk);
+	s->stream_offset += chunk;
+	s->stream_left -= chunk;
+	ret = mhi_queue_buf(s->mhi_dev, DMA_TO_DEVICE, buf, chunk, MHI_EOT);
+	if (ret) {
+		dev_err(&s->mhi_dev->dev, "cannot send image %u data: %d\n", s->image_id, ret);
+		s->stream_left = 0;
+	}
+}
+
+static void sahara_stream_work(struct work_struct *work)
+{
+	struct qaic_sahara *s = container_of(work, struct qaic_sahara, stream_work);
+
+	mutex_lock(&s->lock);
+	sahara_stream_next(s);
+	mutex_unlock(&s->lock);
 }
 
 static void sahara_read_data(struct qaic_sahara *s)
@@ -303,7 +399,7 @@ static void sahara_read_data(struct qaic_sahara *s)
 		return;
 	}
 	/* The image stays selected: END_OF_IMAGE releases it. */
-	if (len > SAHARA_READ_MAX) {
+	if (!s->fam->streaming && len > SAHARA_READ_MAX) {
 		dev_err(dev, "Sahara READ_DATA of %#x bytes exceeds the %#x limit\n",
 			len, SAHARA_READ_MAX);
 		sahara_send_reset(s);
@@ -311,12 +407,18 @@ static void sahara_read_data(struct qaic_sahara *s)
 	}
 	if (offset >= s->fw->size || len > s->fw->size - offset) {
 		dev_err(dev, "Sahara READ_DATA %#x+%#x is outside %s (%zu bytes)\n",
-			offset, len, sahara_image_name(id), s->fw->size);
+			offset, len, sahara_image_name(s, id), s->fw->size);
 		sahara_send_reset(s);
 		return;
 	}
 	if (!len) {
 		dev_err(dev, "Sahara READ_DATA of zero bytes ignored\n");
+		return;
+	}
+	if (s->fam->streaming) {
+		s->stream_offset = offset;
+		s->stream_left = len;
+		sahara_stream_next(s);
 		return;
 	}
 
@@ -358,7 +460,7 @@ static void sahara_end_of_image(struct qaic_sahara *s)
 
 	sahara_release_image(s);
 	if (status) {
-		name = sahara_image_name(id);
+		name = sahara_image_name(s, id);
 		dev_err(dev, "card failed to load image %u (%s): status %u\n",
 			id, name ? name : "unknown", status);
 		return;
@@ -521,6 +623,7 @@ static void sahara_work(struct work_struct *work)
 	const struct sahara_hdr *hdr = s->rx;
 	int ret;
 
+	mutex_lock(&s->lock);
 	if (s->dumping) {
 		sahara_dump_data(s);
 		goto requeue;
@@ -558,6 +661,7 @@ static void sahara_work(struct work_struct *work)
 	}
 
 requeue:
+	mutex_unlock(&s->lock);
 	ret = mhi_queue_buf(s->mhi_dev, DMA_FROM_DEVICE, s->rx, SAHARA_PKT_MAX, MHI_EOT);
 	/* -ENODEV: the channel is being torn down. */
 	if (ret && ret != -ENODEV)
@@ -584,8 +688,11 @@ static int qaic_sahara_probe(struct mhi_device *mhi_dev, const struct mhi_device
 			return -ENOMEM;
 	}
 	s->mhi_dev = mhi_dev;
+	s->fam = &qaic_sahara_families[mhi_dev_to_qaic(mhi_dev)->cfg->family];
 	s->image_id = SAHARA_NO_IMAGE;
+	mutex_init(&s->lock);
 	INIT_WORK(&s->work, sahara_work);
+	INIT_WORK(&s->stream_work, sahara_stream_work);
 	dev_set_drvdata(dev, s);
 
 	/* On failure from here on, the MHI core resets the channels. */
@@ -600,6 +707,7 @@ static void qaic_sahara_remove(struct mhi_device *mhi_dev)
 	struct qaic_sahara *s = dev_get_drvdata(&mhi_dev->dev);
 
 	cancel_work_sync(&s->work);
+	cancel_work_sync(&s->stream_work);
 	vfree(s->dump);
 	sahara_release_image(s);
 	mhi_unprepare_from_transfer(mhi_dev);
@@ -607,7 +715,15 @@ static void qaic_sahara_remove(struct mhi_device *mhi_dev)
 
 static void qaic_sahara_ul_xfer_cb(struct mhi_device *mhi_dev, struct mhi_result *result)
 {
-	/* Send buffers are reused; the card answers only after consuming them. */
+	struct qaic_sahara *s = dev_get_drvdata(&mhi_dev->dev);
+
+	/*
+	 * Command buffers are reused: the card answers only after consuming
+	 * them. A streamed piece the card took calls for the next one.
+	 */
+	if (result->buf_addr == s->tx[SAHARA_STREAM_TX] && !result->transaction_status &&
+	    s->fam->streaming)
+		schedule_work(&s->stream_work);
 }
 
 static void qaic_sahara_dl_xfer_cb(struct mhi_device *mhi_dev, struct mhi_result *result)

@@ -25,7 +25,7 @@
 
 #include "qaic.h"
 
-/* The card's free-running 19.2 MHz QTIMER, in BAR0. */
+/* The card's free-running 19.2 MHz QTIMER, beside the MHI registers. */
 #define QAIC_QTIMER_OFF			0xa28
 #define QAIC_TS_SIGNATURE		0x55aa
 
