@@ -9,21 +9,14 @@
 #include <limits>
 #include <set>
 
+#include <aic100/wire.h>
+
 #include "elf_sections.h"
 #include "metadata.h"
-#include "le.h"
 
 namespace aic100::qpc {
 
 namespace {
-
-using le::get;
-using le::put;
-
-constexpr unsigned kDbcSemaphores = 32;
-constexpr uint16_t kSemMax = 0xFFF;
-constexpr uint8_t kThreadHmx = 1, kThreadHvx = 2;
-constexpr uint64_t kNoExitDoorbell = ~uint64_t(0);
 
 // The fields every reader of our metadata must understand to run the
 // program correctly.
@@ -43,23 +36,24 @@ std::string hex(uint64_t v)
 
 bool is_sem_op(uint8_t op)
 {
-	return op >= 0x18 && op <= 0x1B; // SEMWAIT, SEMINC, SEMDEC, SEMSET
+	return op >= uint8_t(nsp::Op::SemWait) && op <= uint8_t(nsp::Op::SemSet);
 }
 
 bool is_vector_fp(uint8_t op)
 {
-	switch (op) {
-	case 0x21: case 0x22: case 0x24: case 0x28: case 0x29: case 0x2A: case 0x32: case 0x33:
+	switch (nsp::Op(op)) {
+	case nsp::Op::VAddF: case nsp::Op::VMulF: case nsp::Op::VScaleF: case nsp::Op::ActF: case nsp::Op::SumF:
+	case nsp::Op::MaxF: case nsp::Op::BiasF: case nsp::Op::CvtI32F:
 		return true;
 	default:
 		return false;
 	}
 }
 
-std::unique_ptr<meta::SemaphoreOpT> sem_op(uint8_t op, unsigned num, uint16_t value, uint8_t pre)
+std::unique_ptr<meta::SemaphoreOpT> sem_op(sem::Op op, unsigned num, uint16_t value, uint8_t pre)
 {
 	auto s = std::make_unique<meta::SemaphoreOpT>();
-	s->semOp = op;
+	s->semOp = uint8_t(op);
 	s->semNum = uint16_t(num);
 	s->semValue = value;
 	s->preOrPost = pre;
@@ -155,11 +149,8 @@ uint64_t tensor_bytes(const Tensor &t)
 
 std::vector<uint8_t> encode_constants_descriptor(const ConstantsDescriptor &d)
 {
-	std::vector<uint8_t> b(kConstantsDescriptorSize, 0);
-	put(b, 0, d.static_size, 8);
-	put(b, 8, d.dynamic_size, 8);
-	b[16] = d.static_ecc;
-	b[17] = d.dynamic_ecc;
+	std::vector<uint8_t> b;
+	wire::append(b, ConstantsDescriptor{d.static_size, d.dynamic_size, d.ecc_static, d.ecc_dynamic, {}});
 	return b;
 }
 
@@ -178,7 +169,7 @@ std::optional<ConstantsDescriptor> decode_constants_descriptor(std::span<const u
 		err = "constantsdesc.bin: an ECC flag is neither 0 nor 1";
 		return std::nullopt;
 	}
-	return ConstantsDescriptor{get(b.data(), 8), get(b.data() + 8, 8), b[16], b[17]};
+	return wire::load<ConstantsDescriptor>(b);
 }
 
 std::optional<meta::MetadataT> make_metadata(const ProgramSpec &spec, const nsp::Workload &w, std::string &err)
@@ -190,7 +181,7 @@ std::optional<meta::MetadataT> make_metadata(const ProgramSpec &spec, const nsp:
 	const uint64_t window = w.meta.io_size;
 	if (spec.inputs.empty() || spec.outputs.empty())
 		return bad("a program needs at least one input and one output");
-	if (spec.sem_in >= kDbcSemaphores || spec.sem_out >= kDbcSemaphores || spec.sem_in == spec.sem_out)
+	if (spec.sem_in >= sem::kCount || spec.sem_out >= sem::kCount || spec.sem_in == spec.sem_out)
 		return bad("sem_in and sem_out must be two different semaphores below 32");
 	struct Range {
 		std::string what;
@@ -233,10 +224,10 @@ std::optional<meta::MetadataT> make_metadata(const ProgramSpec &spec, const nsp:
 		if (is_sem_op(in.op))
 			top_sem = std::max<unsigned>(top_sem, in.a);
 		hvx_fp |= is_vector_fp(in.op);
-		hmx_fp |= in.op == 0x31;
-		hmx |= in.op == 0x30 || in.op == 0x31;
+		hmx_fp |= in.op == uint8_t(nsp::Op::MmF32);
+		hmx |= in.op == uint8_t(nsp::Op::MmI8) || in.op == uint8_t(nsp::Op::MmF32);
 	}
-	if (top_sem >= kDbcSemaphores)
+	if (top_sem >= sem::kCount)
 		return bad("the program uses semaphore " + std::to_string(top_sem) + "; a DBC has 32");
 
 	meta::MetadataT m;
@@ -252,9 +243,9 @@ std::optional<meta::MetadataT> make_metadata(const ProgramSpec &spec, const nsp:
 		const Tensor &t = spec.inputs[i];
 		auto r = std::make_unique<meta::DmaRequestT>();
 		if (i == 0)
-			r->semaphoreOps.push_back(sem_op(kSemWaitEq, spec.sem_in, 0, kSemPre));
+			r->semaphoreOps.push_back(sem_op(sem::Op::WaitEq, spec.sem_in, 0, kSemPre));
 		if (i + 1 == spec.inputs.size())
-			r->semaphoreOps.push_back(sem_op(kSemInc, spec.sem_in, 1, kSemPost));
+			r->semaphoreOps.push_back(sem_op(sem::Op::Inc, spec.sem_in, 1, kSemPost));
 		r->devOffset = t.dev_offset;
 		r->size = uint32_t(tensor_bytes(t));
 		r->num = num;
@@ -269,9 +260,9 @@ std::optional<meta::MetadataT> make_metadata(const ProgramSpec &spec, const nsp:
 		// WAIT >= 1 rather than P: P means "wait and take 1" to the UMD
 		// but only "wait" to upstream's uapi and to our card.
 		if (i == 0)
-			r->semaphoreOps.push_back(sem_op(kSemWaitGe, spec.sem_out, 1, kSemPre));
+			r->semaphoreOps.push_back(sem_op(sem::Op::WaitGe, spec.sem_out, 1, kSemPre));
 		if (i + 1 == spec.outputs.size())
-			r->semaphoreOps.push_back(sem_op(kSemDec, spec.sem_out, 1, kSemPost));
+			r->semaphoreOps.push_back(sem_op(sem::Op::Dec, spec.sem_out, 1, kSemPost));
 		r->devOffset = t.dev_offset;
 		r->size = uint32_t(tensor_bytes(t));
 		r->num = num;
@@ -393,7 +384,7 @@ std::optional<std::vector<uint8_t>> build_qpc(const ProgramSpec &spec, std::stri
 	std::vector<Segment> segs;
 	segs.push_back({kNetworkElf, std::move(*elf), 0});
 	segs.push_back({kNetworkDesc, std::vector<uint8_t>(desc.begin(), desc.end()), 0});
-	segs.push_back({kConstantsDesc, encode_constants_descriptor({spec.constants.size(), 0, 0, 0}), 0});
+	segs.push_back({kConstantsDesc, encode_constants_descriptor({spec.constants.size(), 0, 0, 0, {}}), 0});
 	if (!spec.constants.empty())
 		segs.push_back({kConstants, spec.constants, spec.constants.size()});
 	auto file = write_container(segs, err);
@@ -466,11 +457,11 @@ std::optional<Program> read_qpc(std::span<const uint8_t> file, std::string &err)
 	if (m.networkName != am.name || p.desc.network_name() != am.name)
 		return bad("names disagree: metadata \"" + m.networkName + "\", network descriptor \"" +
 			   p.desc.network_name() + "\", .aic.meta \"" + am.name + "\"");
-	if (m.numSemaphores > kDbcSemaphores || m.semaphoreInitState.size() != m.numSemaphores)
+	if (m.numSemaphores > sem::kCount || m.semaphoreInitState.size() != m.numSemaphores)
 		return bad("numSemaphores " + std::to_string(m.numSemaphores) + " with " +
 			   std::to_string(m.semaphoreInitState.size()) + " initial states (a DBC has 32)");
 	for (uint32_t v : m.semaphoreInitState)
-		if (v > kSemMax)
+		if (v > sem::kMax)
 			return bad("a semaphore's initial state is above 4095");
 	if (m.nspMulticastTables.size() != m.numNSPs || !m.hostMulticastTable)
 		return bad("the metadata needs one NSP multicast table per NSP and a host multicast table");
@@ -506,15 +497,15 @@ std::optional<Program> read_qpc(std::span<const uint8_t> file, std::string &err)
 			return bad(what + " addresses multicast space; our card has DDR windows only");
 		if (r.devOffset > m.staticSharedDDRSize || r.size > m.staticSharedDDRSize - r.devOffset)
 			return bad(what + ": [" + hex(r.devOffset) + ", +" + hex(r.size) + ") is outside the shared DDR");
-		if (r.semaphoreOps.size() > 4 || r.doorbellOps.size() > 1)
+		if (r.semaphoreOps.size() > kMaxSemaphoreOps || r.doorbellOps.size() > kMaxDoorbellOps)
 			return bad(what + " has more than 4 semaphore or 1 doorbell operations");
 		unsigned pre = 0;
 		for (const auto &s : r.semaphoreOps) {
-			if (s->semNum >= m.numSemaphores || s->semOp > kSemP || s->semValue > kSemMax ||
+			if (s->semNum >= m.numSemaphores || s->semOp > uint8_t(sem::Op::WaitGt0) || s->semValue > sem::kMax ||
 			    s->preOrPost > kSemPre || s->inSyncFence > 1 || s->outSyncFence > 1)
 				return bad(what + " has a malformed semaphore operation");
-			pre += s->preOrPost == kSemPre && s->semOp != kSemNop;
-			if (s->preOrPost == kSemPost && s->semOp >= kSemWaitEq)
+			pre += s->preOrPost == kSemPre && s->semOp != uint8_t(sem::Op::Nop);
+			if (s->preOrPost == kSemPost && s->semOp >= uint8_t(sem::Op::WaitEq))
 				return bad(what + " waits after its transfer (a wait must be presync)");
 		}
 		if (pre > 1)
@@ -603,7 +594,7 @@ std::string describe(const Program &p)
 		     r.devOffset, r.mcId, r.size, r.portId);
 		for (const auto &o : r.semaphoreOps)
 			line("    %s sem %u %s %u (fences in %u out %u)", o->preOrPost == kSemPre ? "pre " : "post",
-			     o->semNum, o->semOp <= kSemP ? ops[o->semOp] : "?", o->semValue, o->inSyncFence,
+			     o->semNum, o->semOp <= uint8_t(sem::Op::WaitGt0) ? ops[o->semOp] : "?", o->semValue, o->inSyncFence,
 			     o->outSyncFence);
 		for (const auto &d : r.doorbellOps)
 			line("    doorbell mcId %u +0x%" PRIx64 " = 0x%x (size code %u)", d->mcId, d->offset, d->data, d->size);
@@ -643,7 +634,7 @@ std::string describe(const Program &p)
 		line("  DMA buffer %d: %u bytes %s", i, d.dma_buffers(i).size(),
 		     d.dma_buffers(i).dir() == netdesc::In ? "in" : "out");
 	line("constantsdesc.bin: static %" PRIu64 ", dynamic %" PRIu64 ", ECC %u/%u", p.constants_desc.static_size,
-	     p.constants_desc.dynamic_size, p.constants_desc.static_ecc, p.constants_desc.dynamic_ecc);
+	     p.constants_desc.dynamic_size, p.constants_desc.ecc_static, p.constants_desc.ecc_dynamic);
 	if (c.find(kConstants))
 		line("constants.bin: %zu static + %zu dynamic bytes, copied to window offset 0x%x at ACTIVATE",
 		     p.static_constants.size(), p.dynamic_constants.size(), am.const_offset);

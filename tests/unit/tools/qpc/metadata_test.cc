@@ -21,7 +21,7 @@ meta::MetadataT full()
 	auto s = std::make_unique<meta::SemaphoreOpT>();
 	s->semNum = 2;
 	s->semValue = 7;
-	s->semOp = kSemWaitGe;
+	s->semOp = uint8_t(sem::Op::WaitGe);
 	s->preOrPost = kSemPre;
 	s->inSyncFence = 1;
 	s->outSyncFence = 1;

@@ -91,8 +91,8 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 	EXPECT_TRUE(p->dynamic_constants.empty());
 	EXPECT_EQ(p->constants_desc.static_size, spec.constants.size());
 	EXPECT_EQ(p->constants_desc.dynamic_size, 0u);
-	EXPECT_EQ(p->constants_desc.static_ecc, 0);
-	EXPECT_EQ(p->constants_desc.dynamic_ecc, 0);
+	EXPECT_EQ(p->constants_desc.ecc_static, 0);
+	EXPECT_EQ(p->constants_desc.ecc_dynamic, 0);
 
 	// network.elf: the card's workload is the one given.
 	const auto given = nsp::parse(spec.elf, err);
@@ -122,12 +122,12 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 		uint64_t dev;
 		uint32_t size;
 		uint16_t port;
-		std::vector<std::tuple<uint8_t, uint16_t, uint16_t, uint8_t>> sems; // op, num, value, pre
+		std::vector<std::tuple<sem::Op, uint16_t, uint16_t, uint8_t>> sems; // op, num, value, pre
 	};
 	const Want want[] = {
-		{0, kDmaIn, 0, 4096, 100, {{kSemWaitEq, 5, 0, kSemPre}}},
-		{1, kDmaIn, 0x1000, 4096, 100, {{kSemInc, 5, 1, kSemPost}}},
-		{2, kDmaOut, 0x4000, 4096, 101, {{kSemWaitGe, 6, 1, kSemPre}, {kSemDec, 6, 1, kSemPost}}},
+		{0, kDmaIn, 0, 4096, 100, {{sem::Op::WaitEq, 5, 0, kSemPre}}},
+		{1, kDmaIn, 0x1000, 4096, 100, {{sem::Op::Inc, 5, 1, kSemPost}}},
+		{2, kDmaOut, 0x4000, 4096, 101, {{sem::Op::WaitGe, 6, 1, kSemPre}, {sem::Op::Dec, 6, 1, kSemPost}}},
 	};
 	for (size_t i = 0; i < 3; i++) {
 		SCOPED_TRACE(i);
@@ -144,7 +144,7 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 		ASSERT_EQ(r.semaphoreOps.size(), want[i].sems.size());
 		for (size_t k = 0; k < r.semaphoreOps.size(); k++) {
 			const auto &[op, num, value, pre] = want[i].sems[k];
-			EXPECT_EQ(r.semaphoreOps[k]->semOp, op);
+			EXPECT_EQ(sem::Op(r.semaphoreOps[k]->semOp), op);
 			EXPECT_EQ(r.semaphoreOps[k]->semNum, num);
 			EXPECT_EQ(r.semaphoreOps[k]->semValue, value);
 			EXPECT_EQ(r.semaphoreOps[k]->preOrPost, pre);
@@ -478,7 +478,7 @@ TEST(QpcProgram, ReaderChecksAQuantizeStep)
 
 TEST(QpcProgram, ConstantsDescriptorLayout)
 {
-	const auto b = encode_constants_descriptor({0x1122334455667788, 9, 1, 0});
+	const auto b = encode_constants_descriptor({0x1122334455667788, 9, 1, 0, {}});
 	ASSERT_EQ(b.size(), 24u);
 	EXPECT_EQ(b[0], 0x88);
 	EXPECT_EQ(b[7], 0x11);
@@ -489,7 +489,7 @@ TEST(QpcProgram, ConstantsDescriptorLayout)
 	ASSERT_TRUE(d) << err;
 	EXPECT_EQ(d->static_size, 0x1122334455667788u);
 	EXPECT_EQ(d->dynamic_size, 9u);
-	EXPECT_EQ(d->static_ecc, 1);
+	EXPECT_EQ(d->ecc_static, 1);
 	auto bad = b;
 	bad[20] = 1;
 	EXPECT_FALSE(decode_constants_descriptor(bad, err));
