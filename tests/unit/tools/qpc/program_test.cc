@@ -71,15 +71,24 @@ ProgramSpec handmade()
 	return s;
 }
 
-TEST(QpcProgram, HandmadeReadsBackFieldByField)
-{
-	std::string err;
-	const ProgramSpec spec = handmade();
-	const auto file = build_qpc(spec, err);
-	ASSERT_TRUE(file) << err;
-	const auto p = read_qpc(*file, err);
-	ASSERT_TRUE(p) << err;
+// The hand-made program, built and read back.
+class QpcHandmade : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		std::string err;
+		const auto file = build_qpc(spec, err);
+		ASSERT_TRUE(file) << err;
+		p = read_qpc(*file, err);
+		ASSERT_TRUE(p) << err;
+	}
 
+	const ProgramSpec spec = handmade();
+	std::optional<Program> p;
+};
+
+TEST_F(QpcHandmade, ContainerHasFourSegmentsAndStaticConstants)
+{
 	// Container: the four segments, constants all static.
 	ASSERT_EQ(p->container.segments.size(), 4u);
 	EXPECT_EQ(p->container.segments[0].name, "network.elf");
@@ -93,8 +102,12 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 	EXPECT_EQ(p->constants_desc.dynamic_size, 0u);
 	EXPECT_EQ(p->constants_desc.ecc_static, 0);
 	EXPECT_EQ(p->constants_desc.ecc_dynamic, 0);
+}
 
+TEST_F(QpcHandmade, NetworkElfIsTheWorkloadGiven)
+{
 	// network.elf: the card's workload is the one given.
+	std::string err;
 	const auto given = nsp::parse(spec.elf, err);
 	ASSERT_TRUE(given) << err;
 	EXPECT_EQ(p->workload.meta.name, "handmade");
@@ -104,8 +117,10 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 	EXPECT_EQ(p->workload.program, given->program);
 	ASSERT_EQ(p->workload.segments.size(), 1u);
 	EXPECT_EQ(p->workload.segments[0].offset, 0x5000u);
+}
 
-	// Metadata.
+TEST_F(QpcHandmade, MetadataDescribesTheProgram)
+{
 	const meta::MetadataT &m = *p->metadata;
 	EXPECT_EQ(m.versionMajor, 1);
 	EXPECT_EQ(m.versionMinor, 0);
@@ -115,6 +130,37 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 	EXPECT_EQ(m.numSemaphores, 10); // semaphore 9 is the highest the program uses
 	EXPECT_EQ(m.semaphoreInitState, std::vector<uint32_t>(10, 0));
 	EXPECT_TRUE(m.L2TCMInitState.empty());
+	ASSERT_EQ(m.nspMulticastTables.size(), 2u);
+	EXPECT_TRUE(m.nspMulticastTables[0]->multicastEntries.empty());
+	ASSERT_TRUE(m.hostMulticastTable);
+	EXPECT_TRUE(m.hostMulticastTable->multicastEntries.empty());
+	ASSERT_EQ(m.threadDescriptors.size(), 1u);
+	EXPECT_EQ(m.threadDescriptors[0]->entryPoint, 0u);
+	EXPECT_EQ(m.threadDescriptors[0]->typeMask, 2); // HVX, no matrix ops
+	ASSERT_EQ(m.constantMappings.size(), 1u);
+	EXPECT_EQ(m.constantMappings[0]->constantDataBaseOffset, 0u);
+	EXPECT_EQ(m.constantMappings[0]->coreMask, 3u);
+	EXPECT_EQ(m.constantMappings[0]->size, 0x800u);
+	EXPECT_EQ(m.staticSharedDDRSize, 0x8000u);
+	EXPECT_EQ(m.dynamicSharedDDRSize, 0u);
+	EXPECT_EQ(m.staticConstantsSize, 0x800u);
+	EXPECT_EQ(m.dynamicConstantsSize, 0u);
+	EXPECT_EQ(m.exitDoorbellOffset, ~uint64_t(0));
+	EXPECT_EQ(m.l2CachedDDRSize, 0u);
+	EXPECT_EQ(m.L2TCMInitSize, 0u);
+	EXPECT_EQ(m.execContextMajorVersion, 4);
+	EXPECT_EQ(m.hwVersionMajor, 2);
+	EXPECT_EQ(m.hwVersionMinor, 0);
+	EXPECT_EQ(m.hasHvxFP, 1);
+	EXPECT_EQ(m.hasHmxFP, 0);
+	EXPECT_EQ(m.VTCMSize, 0u);
+	EXPECT_EQ(m.L2TCMSize, 0u);
+	EXPECT_EQ(m.networkHeapSize, 0u);
+}
+
+TEST_F(QpcHandmade, DmaRequestsCarryTheHostProtocol)
+{
+	const meta::MetadataT &m = *p->metadata;
 	ASSERT_EQ(m.dmaRequests.size(), 3u);
 	struct Want {
 		uint16_t num;
@@ -152,34 +198,10 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 			EXPECT_EQ(r.semaphoreOps[k]->outSyncFence, 0);
 		}
 	}
-	ASSERT_EQ(m.nspMulticastTables.size(), 2u);
-	EXPECT_TRUE(m.nspMulticastTables[0]->multicastEntries.empty());
-	ASSERT_TRUE(m.hostMulticastTable);
-	EXPECT_TRUE(m.hostMulticastTable->multicastEntries.empty());
-	ASSERT_EQ(m.threadDescriptors.size(), 1u);
-	EXPECT_EQ(m.threadDescriptors[0]->entryPoint, 0u);
-	EXPECT_EQ(m.threadDescriptors[0]->typeMask, 2); // HVX, no matrix ops
-	ASSERT_EQ(m.constantMappings.size(), 1u);
-	EXPECT_EQ(m.constantMappings[0]->constantDataBaseOffset, 0u);
-	EXPECT_EQ(m.constantMappings[0]->coreMask, 3u);
-	EXPECT_EQ(m.constantMappings[0]->size, 0x800u);
-	EXPECT_EQ(m.staticSharedDDRSize, 0x8000u);
-	EXPECT_EQ(m.dynamicSharedDDRSize, 0u);
-	EXPECT_EQ(m.staticConstantsSize, 0x800u);
-	EXPECT_EQ(m.dynamicConstantsSize, 0u);
-	EXPECT_EQ(m.exitDoorbellOffset, ~uint64_t(0));
-	EXPECT_EQ(m.l2CachedDDRSize, 0u);
-	EXPECT_EQ(m.L2TCMInitSize, 0u);
-	EXPECT_EQ(m.execContextMajorVersion, 4);
-	EXPECT_EQ(m.hwVersionMajor, 2);
-	EXPECT_EQ(m.hwVersionMinor, 0);
-	EXPECT_EQ(m.hasHvxFP, 1);
-	EXPECT_EQ(m.hasHmxFP, 0);
-	EXPECT_EQ(m.VTCMSize, 0u);
-	EXPECT_EQ(m.L2TCMSize, 0u);
-	EXPECT_EQ(m.networkHeapSize, 0u);
+}
 
-	// Network descriptor.
+TEST_F(QpcHandmade, NetworkDescriptorBindsEveryTensor)
+{
 	const netdesc::networkDescriptor &d = p->desc;
 	EXPECT_EQ(d.major_version(), 9u);
 	EXPECT_EQ(d.minor_version(), 0u);
@@ -217,7 +239,10 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 		EXPECT_EQ(d.dma_buffers(i).size(), 4096u);
 		EXPECT_EQ(d.dma_buffers(i).dir(), in ? netdesc::In : netdesc::Out);
 	}
+}
 
+TEST_F(QpcHandmade, DescribeShowsTheFields)
+{
 	const std::string text = describe(*p);
 	EXPECT_NE(text.find("name \"handmade\", 2 NSPs, window 0x8000"), std::string::npos) << text;
 	EXPECT_NE(text.find("input  y        FloatTy[32,32]"), std::string::npos) << text;
