@@ -162,7 +162,7 @@ public:
 			}
 	}
 
-	void check_f(const float *c, const char *what) const
+	void check(const float *c, const char *what) const
 	{
 		for (size_t i = 0; i < want_f_.size(); i++)
 			if (std::abs(c[i] - want_f_[i]) > 1e-4 * (1 + std::abs(want_f_[i]))) {
@@ -170,7 +170,7 @@ public:
 				return;
 			}
 	}
-	void check_i(const int32_t *c, const char *what) const
+	void check(const int32_t *c, const char *what) const
 	{
 		if (!std::equal(want_i_.begin(), want_i_.end(), c))
 			fail(std::string(what) + ": wrong result");
@@ -197,64 +197,50 @@ private:
 	std::string rows_;
 };
 
+// Seconds per call of OpenBLAS's sgemm of `a` by `b` into g.cf.
+double sgemm_seconds(Gemm &g, const float *a, const float *b)
+{
+	const int m = int(g.m), n = int(g.n), k = int(g.k);
+	float *cf = g.cf.data();
+	return best_window_seconds([&] {
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, cf, n);
+	}, g.budget);
+}
+
 // Seconds per call of OpenBLAS's sgemm, fp32.
 double sgemm_f32(Gemm &g)
 {
-	const auto &[af, bf, ai, bi] = g.operands;
-	const unsigned m = g.m, n = g.n, k = g.k;
-	float *cf = g.cf.data();
-	const double blas_f = best_window_seconds([&] {
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f, af.data(), int(k),
-			    bf.data(), int(n), 0.0f, cf, int(n));
-	}, g.budget);
-	g.check_f(cf, "OpenBLAS sgemm");
+	const double blas_f = sgemm_seconds(g, g.operands.af.data(), g.operands.bf.data());
+	g.check(g.cf.data(), "OpenBLAS sgemm");
 	g.report("openblas_sgemm_GOPs", "OpenBLAS sgemm (fp32)", blas_f);
 	return blas_f;
 }
 
-// Seconds per call of the interpreter's fp32 kernel.
-double kernel_f32(Gemm &g, nsp_run::Kernels &kern)
+// Seconds per call of the interpreter's kernel `name`, which `gemm` calls
+// with `c` as its output (zeroed first, checked after).
+template <typename T>
+double kernel_seconds(Gemm &g, const nsp_run::Kernels &kern, std::vector<T> &c, const std::string &name,
+		      const std::function<void()> &gemm)
 {
-	const auto &[af, bf, ai, bi] = g.operands;
-	const unsigned m = g.m, n = g.n, k = g.k;
-	float *cf = g.cf.data();
-	std::fill(g.cf.begin(), g.cf.end(), 0.0f);
-	const double kern_f = best_window_seconds([&] { kern.gemm_f32(cf, af.data(), bf.data(), m, n, k); }, g.budget);
-	g.check_f(cf, "NSP gemm_f32 kernel");
-	g.report("nsp_gemm_f32_GOPs", ("NSP gemm_f32 kernel (" + kern.path() + ")").c_str(), kern_f);
-	return kern_f;
+	std::fill(c.begin(), c.end(), T(0));
+	const double s = best_window_seconds(gemm, g.budget);
+	g.check(c.data(), ("NSP " + name + " kernel").c_str());
+	g.report(("nsp_" + name + "_GOPs").c_str(), ("NSP " + name + " kernel (" + kern.path() + ")").c_str(), s);
+	return s;
 }
 
 // Seconds per call of sgemm on the int8 values as floats.
 double sgemm_i8(Gemm &g)
 {
-	const auto &[af, bf, ai, bi] = g.operands;
-	const unsigned m = g.m, n = g.n, k = g.k;
-	float *cf = g.cf.data();
+	const auto &ai = g.operands.ai, &bi = g.operands.bi;
 	std::vector<float> aif(ai.begin(), ai.end()), bif(bi.begin(), bi.end());
-	const double blas_i = best_window_seconds([&] {
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f, aif.data(), int(k),
-			    bif.data(), int(n), 0.0f, cf, int(n));
-	}, g.budget);
+	const double blas_i = sgemm_seconds(g, aif.data(), bif.data());
 	for (size_t i = 0; i < g.ci.size(); i++)
-		g.ci[i] = int32_t(std::lround(cf[i]));
-	if (double(k) * 127 * 128 < double(1 << 24))
-		g.check_i(g.ci.data(), "OpenBLAS sgemm on int8 values");
+		g.ci[i] = int32_t(std::lround(g.cf[i]));
+	if (double(g.k) * 127 * 128 < double(1 << 24))
+		g.check(g.ci.data(), "OpenBLAS sgemm on int8 values");
 	g.report("openblas_sgemm_on_int8_GOPs", "OpenBLAS sgemm on the int8 values", blas_i);
 	return blas_i;
-}
-
-// Seconds per call of the interpreter's int8 kernel.
-double kernel_i8(Gemm &g, nsp_run::Kernels &kern)
-{
-	const auto &[af, bf, ai, bi] = g.operands;
-	const unsigned m = g.m, n = g.n, k = g.k;
-	int32_t *ci = g.ci.data();
-	std::fill(g.ci.begin(), g.ci.end(), 0);
-	const double kern_i = best_window_seconds([&] { kern.gemm_i8(ci, ai.data(), bi.data(), m, n, k); }, g.budget);
-	g.check_i(ci, "NSP gemm_i8 kernel");
-	g.report("nsp_gemm_i8_GOPs", ("NSP gemm_i8 kernel (" + kern.path() + ")").c_str(), kern_i);
-	return kern_i;
 }
 
 // Seconds per MMF32 or MMI8 instruction through the interpreter, `reps`
@@ -283,12 +269,12 @@ double gemm_instruction(Gemm &g, nsp::Op op, double kern_s)
 	if (f32) {
 		std::vector<float> c(size_t(m) * n);
 		std::memcpy(c.data(), &window[c_off], c.size() * 4);
-		g.check_f(c.data(), "MMF32 instruction");
+		g.check(c.data(), "MMF32 instruction");
 		g.report("nsp_mmf32_GOPs", "MMF32 instruction (interpreter)", s);
 	} else {
 		std::vector<int32_t> c(size_t(m) * n);
 		std::memcpy(c.data(), &window[c_off], c.size() * 4);
-		g.check_i(c.data(), "MMI8 instruction");
+		g.check(c.data(), "MMI8 instruction");
 		g.report("nsp_mmi8_GOPs", "MMI8 instruction (interpreter)", s);
 	}
 	return s;
@@ -299,11 +285,16 @@ std::string gemm(unsigned m, unsigned n, unsigned k, double budget)
 	std::printf("\n== GEMM %ux%ux%u, one thread, thread CPU time: the best of >= 5 windows of ~20 ms (and >= %.1f s) each, OpenBLAS and NSP alike (GOP/s = 2*M*N*K / time)\n", m, n, k,
 		    budget);
 	Gemm g(m, n, k, budget);
+	const auto &[af, bf, ai, bi] = g.operands;
+	float *cf = g.cf.data();
+	int32_t *ci = g.ci.data();
 	const double blas_f = sgemm_f32(g);
 	nsp_run::Kernels kern; // the interpreter's code path
-	const double kern_f = kernel_f32(g, kern);
+	const double kern_f =
+		kernel_seconds(g, kern, g.cf, "gemm_f32", [&] { kern.gemm_f32(cf, af.data(), bf.data(), m, n, k); });
 	const double blas_i = sgemm_i8(g);
-	const double kern_i = kernel_i8(g, kern);
+	const double kern_i =
+		kernel_seconds(g, kern, g.ci, "gemm_i8", [&] { kern.gemm_i8(ci, ai.data(), bi.data(), m, n, k); });
 	const double mm_f = gemm_instruction(g, nsp::Op::MmF32, kern_f);
 	const double mm_i = gemm_instruction(g, nsp::Op::MmI8, kern_i);
 	std::printf("  ratios to OpenBLAS: MMF32 %.2f, gemm_f32 %.2f, MMI8 %.2f (to sgemm on int8 values), gemm_i8 "
@@ -573,11 +564,8 @@ struct Side {
 std::optional<Side> on_nsps(const cc::Network &net, const cc::Compiled &c, unsigned nsps, const Pairs &p,
 			    double budget, unsigned per_window)
 {
-	nsp::Workload w;
-	w.meta = c.meta;
-	w.program = c.code;
-	std::vector<uint8_t> window(c.meta.io_size, 0);
-	std::copy(c.constants.begin(), c.constants.end(), window.begin() + long(c.meta.const_offset));
+	const nsp::Workload w = c.workload();
+	std::vector<uint8_t> window = c.initial_window();
 	nsp_run::Activation act;
 	Side s;
 	if (!act.start(w, window)) {

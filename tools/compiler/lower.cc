@@ -636,6 +636,21 @@ std::vector<uint8_t> requant_block(const Requant &q, uint32_t first, uint32_t co
 	return b;
 }
 
+nsp::Workload Compiled::workload() const
+{
+	nsp::Workload w;
+	w.meta = meta;
+	w.program = code;
+	return w;
+}
+
+std::vector<uint8_t> Compiled::initial_window() const
+{
+	std::vector<uint8_t> window(meta.io_size, 0);
+	std::copy(constants.begin(), constants.end(), window.begin() + long(meta.const_offset));
+	return window;
+}
+
 std::optional<Compiled> compile(const Network &n, const Options &o, std::string &err)
 {
 	if (const std::string why = check(n); !why.empty()) {
