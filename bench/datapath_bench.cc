@@ -303,6 +303,194 @@ template <typename One> bool window_of(unsigned n, double secs, Windows &w, std:
 	return !failed;
 }
 
+// One line of the small requests' table: n submitters on each side.
+struct SmallLine {
+	unsigned n;
+	double card, card_mean, nvme, nvme_mean;
+	std::string detail;
+	bool same;
+};
+
+// What small() measures with, and what it found so far.
+struct SmallRun {
+	const qaic::Device &dev;
+	const qaic::Mailbox &mb;
+	int fd;       // the NVMe, or -1
+	bool nvme_ok; // opened, and its reads have not failed
+	bool card_on;
+	unsigned rounds;
+	double window;
+	std::vector<Json> rows, nvme_rows;
+	std::vector<SmallLine> lines;
+};
+
+// The card's side of n submitters: a DBC each, with a 4 KiB BO to the card
+// holding a pattern and one back from it.
+struct CardSubmitters {
+	std::vector<std::unique_ptr<qaic::DataChannel>> chs;
+	std::vector<Xfer> xs, back;
+
+	explicit CardSubmitters(unsigned n) : xs(n), back(n) {}
+
+	// false when a DBC or a BO could not be set up
+	bool make(const qaic::Device &dev, bool card_on)
+	{
+		bool setup = true;
+		for (unsigned i = 0; card_on && i < xs.size(); i++) {
+			chs.push_back(std::make_unique<qaic::DataChannel>(dev));
+			setup = setup && chs.back()->problem().empty() &&
+				xs[i].make(dev, *chs.back(), 4096, qaic::kToDevice) &&
+				back[i].make(dev, *chs.back(), 4096, qaic::kFromDevice);
+			if (setup) {
+				fill_pattern(xs[i].bo->data(), 4096 + i);
+				std::memset(back[i].bo->data(), 0, 4096);
+			}
+		}
+		return setup;
+	}
+};
+
+// The NVMe's side of n submitters: a buffer and a 4 MiB stretch of the
+// disk each.
+class NvmeReaders {
+public:
+	NvmeReaders(int fd, unsigned n) : fd_(fd), bufs_(n), next_(n)
+	{
+		for (auto &b : bufs_)
+			if (posix_memalign(&b, 4096, 4096))
+				b = nullptr;
+	}
+	~NvmeReaders()
+	{
+		for (auto b : bufs_)
+			free(b);
+	}
+	NvmeReaders(const NvmeReaders &) = delete;
+	NvmeReaders &operator=(const NvmeReaders &) = delete;
+
+	bool ready() const { return std::all_of(bufs_.begin(), bufs_.end(), [](void *b) { return b; }); }
+
+	// Reader i's next 4 KiB.
+	bool one(unsigned i)
+	{
+		const off_t at = static_cast<off_t>(((next_[i]++ % 1024) + 1024 * i) * 4096);
+		return pread(fd_, bufs_[i], 4096, at) == 4096;
+	}
+
+private:
+	int fd_;
+	std::vector<void *> bufs_;
+	std::vector<uint64_t> next_;
+};
+
+// What the card's side of a series of windows comes to: the card's time
+// per request and from doorbell to fetch (from its counters), the time in
+// EXECUTE_BO, and whether every payload made the round trip.
+struct CardFigures {
+	double dev_us = 0, bell_us = 0, submit_us = 0;
+	unsigned dev_n = 0;
+	bool same = false;
+};
+
+CardFigures card_figures(const SmallRun &run, CardSubmitters &c, const std::vector<std::optional<DmaStats>> &before,
+			 const std::vector<uint64_t> &counts, bool card_ok)
+{
+	const unsigned n = unsigned(c.xs.size());
+	CardFigures f;
+	f.same = card_ok;
+	for (unsigned i = 0; run.card_on && i < n; i++) {
+		const DeviceSide d = device_side(before[i], dma_stats(run.mb, c.xs[i].dbc), true);
+		if (d.ok) {
+			f.dev_us += d.request_us;
+			f.bell_us += d.doorbell_us;
+			f.dev_n++;
+		}
+		f.submit_us += counts[i] ? c.xs[i].submit_s * 1e6 / counts[i] / n : 0;
+		f.same = f.same && counts[i] && c.back[i].once(run.dev, qaic::kFromDevice) &&
+			 !std::memcmp(c.back[i].bo->data(), c.xs[i].bo->data(), 4096);
+	}
+	return f;
+}
+
+// The table line and the JSON rows of n submitters.
+void add_small_rows(SmallRun &run, unsigned n, const Windows &card, const Windows &nvme, const CardFigures &f)
+{
+	const double rate = card.best, lat = rate > 0 ? n / rate * 1e6 : 0;
+	char detail[256];
+	int at = std::snprintf(detail, sizeof(detail), "%.1f us each per DBC; EXECUTE_BO %.1f us", lat, f.submit_us);
+	if (f.dev_n)
+		std::snprintf(detail + at, sizeof(detail) - at, ", doorbell to fetch %.1f us, on the card %.1f us",
+			      f.bell_us / f.dev_n, f.dev_us / f.dev_n);
+	const double nv = run.nvme_ok ? nvme.best : 0;
+	run.lines.push_back({n, rate, card.mean(), nv, run.nvme_ok ? nvme.mean() : 0, detail, f.same});
+	Json r;
+	r.num("dbcs", n).num("req_per_s", rate).num("req_per_s_per_dbc", rate / n).num("us", lat);
+	r.num("mean_req_per_s", card.mean()).num("submit_us", f.submit_us);
+	if (f.dev_n)
+		r.num("device_us", f.dev_us / f.dev_n).num("doorbell_us", f.bell_us / f.dev_n);
+	if (nv > 0)
+		r.num("nvme_threads", n).num("nvme_req_per_s", nv);
+	r.flag("payload_ok", f.same);
+	if (run.card_on)
+		run.rows.push_back(r);
+	if (nv > 0) {
+		Json j;
+		j.num("threads", n).num("req_per_s", nv).num("us", n / nv * 1e6).num("mean_req_per_s", nvme.mean());
+		run.nvme_rows.push_back(j);
+	}
+}
+
+// n submitting threads on each side, in alternating windows; false when
+// the card's side could not be set up or a payload came back different.
+bool small_for(SmallRun &run, unsigned n)
+{
+	CardSubmitters c(n);
+	if (!c.make(run.dev, run.card_on)) {
+		std::printf("%u DBCs: setup failed\n", n);
+		return false;
+	}
+	std::optional<NvmeReaders> readers(std::in_place, run.fd, n);
+	run.nvme_ok = run.nvme_ok && readers->ready();
+	const auto nvme_one = [&](unsigned i) { return readers->one(i); };
+	const auto card_one = [&](unsigned i) { return c.xs[i].once(run.dev, qaic::kToDevice); };
+
+	std::vector<std::optional<DmaStats>> before(n);
+	for (unsigned i = 0; i < n; i++)
+		before[i] = dma_stats(run.mb, c.xs[i].dbc);
+	Windows card, nvme;
+	std::vector<uint64_t> counts(n), nvme_counts(n);
+	bool card_ok = true;
+	for (unsigned r = 0; r < run.rounds && card_ok; r++) {
+		if (run.nvme_ok)
+			run.nvme_ok = window_of(n, run.window, nvme, nvme_counts, nvme_one);
+		if (run.card_on)
+			card_ok = window_of(n, run.window, card, counts, card_one);
+	}
+	readers.reset();
+	if (!run.nvme_ok && run.fd >= 0)
+		std::printf("baseline: the NVMe's reads failed\n");
+	const CardFigures f = card_figures(run, c, before, counts, card_ok);
+	add_small_rows(run, n, card, nvme, f);
+	return f.same;
+}
+
+// Scaling: each side against its own single submitter, and the card
+// against the NVMe with as many submitters.
+void print_small_table(const std::vector<SmallLine> &lines)
+{
+	const double card1 = lines.empty() || lines[0].n != 1 ? 0 : lines[0].card;
+	const double nvme1 = lines.empty() || lines[0].n != 1 ? 0 : lines[0].nvme;
+	std::printf("%10s %12s %8s %12s %8s %10s  %s\n", "submitters", "card req/s", "x 1 DBC", "NVMe req/s",
+		    "x 1 thr", "card/NVMe", "(best windows; the card's details)");
+	for (const auto &l : lines) {
+		std::printf("%10u %12.0f %8.2f %12.0f %8.2f %10.3f  %s; mean of all windows: card %.0f, NVMe %.0f "
+			    "req/s; payload %s\n",
+			    l.n, l.card, card1 > 0 ? l.card / card1 : 0, l.nvme, nvme1 > 0 ? l.nvme / nvme1 : 0,
+			    l.nvme > 0 ? l.card / l.nvme : 0, l.detail.c_str(), l.card_mean, l.nvme_mean,
+			    l.same ? "same" : "DIFFERS");
+	}
+}
+
 // 4 KiB requests, one outstanding per submitting thread: the card with one
 // thread per DBC, against the same number of threads reading 4 KiB with
 // O_DIRECT from QEMU's NVMe (one I/O queue per guest CPU) on null-co in the
@@ -322,125 +510,21 @@ Json small(const qaic::Device &dev, const qaic::Mailbox &mb, const std::string &
 		    cpus, rounds, window * 1e3);
 	const bool no_nvme = nvme_dev == "none";
 	const int fd = no_nvme ? -1 : ::open(nvme_dev.c_str(), O_RDONLY | O_DIRECT);
-	bool nvme_ok = fd >= 0;
-	if (!nvme_ok)
+	SmallRun run{dev, mb, fd, fd >= 0, card_on, rounds, window, {}, {}, {}};
+	if (!run.nvme_ok)
 		std::printf("baseline: %s\n", no_nvme ? "left out (--nvme none)" : ("no NVMe at " + nvme_dev).c_str());
-	std::vector<Json> rows, nvme_rows;
-	struct Line {
-		unsigned n;
-		double card, card_mean, nvme, nvme_mean;
-		std::string detail;
-		bool same;
-	};
-	std::vector<Line> lines;
-	for (unsigned n : threads) {
-		std::vector<std::unique_ptr<qaic::DataChannel>> chs;
-		std::vector<Xfer> xs(n), back(n);
-		bool setup = true;
-		for (unsigned i = 0; card_on && i < n; i++) {
-			chs.push_back(std::make_unique<qaic::DataChannel>(dev));
-			setup = setup && chs.back()->problem().empty() &&
-				xs[i].make(dev, *chs.back(), 4096, qaic::kToDevice) &&
-				back[i].make(dev, *chs.back(), 4096, qaic::kFromDevice);
-			if (setup) {
-				fill_pattern(xs[i].bo->data(), 4096 + i);
-				std::memset(back[i].bo->data(), 0, 4096);
-			}
-		}
-		if (!setup) {
-			std::printf("%u DBCs: setup failed\n", n);
+	for (unsigned n : threads)
+		if (!small_for(run, n))
 			ok = false;
-			continue;
-		}
-		// A buffer and a 4 MiB stretch of the disk per NVMe thread.
-		std::vector<void *> bufs(n);
-		for (auto &b : bufs)
-			if (posix_memalign(&b, 4096, 4096))
-				b = nullptr;
-		nvme_ok = nvme_ok && std::all_of(bufs.begin(), bufs.end(), [](void *b) { return b; });
-		std::vector<uint64_t> nvme_next(n);
-		const auto nvme_one = [&](unsigned i) {
-			const off_t at = static_cast<off_t>(((nvme_next[i]++ % 1024) + 1024 * i) * 4096);
-			return pread(fd, bufs[i], 4096, at) == 4096;
-		};
-		const auto card_one = [&](unsigned i) { return xs[i].once(dev, qaic::kToDevice); };
-
-		std::vector<std::optional<DmaStats>> before(n);
-		for (unsigned i = 0; i < n; i++)
-			before[i] = dma_stats(mb, xs[i].dbc);
-		Windows card, nvme;
-		std::vector<uint64_t> counts(n), nvme_counts(n);
-		bool card_ok = true;
-		for (unsigned r = 0; r < rounds && card_ok; r++) {
-			if (nvme_ok)
-				nvme_ok = window_of(n, window, nvme, nvme_counts, nvme_one);
-			if (card_on)
-				card_ok = window_of(n, window, card, counts, card_one);
-		}
-		for (auto b : bufs)
-			free(b);
-		if (!nvme_ok && fd >= 0)
-			std::printf("baseline: the NVMe's reads failed\n");
-
-		double dev_us = 0, bell_us = 0, submit_us = 0;
-		unsigned dev_n = 0;
-		bool same = card_ok;
-		for (unsigned i = 0; card_on && i < n; i++) {
-			const DeviceSide d = device_side(before[i], dma_stats(mb, xs[i].dbc), true);
-			if (d.ok) {
-				dev_us += d.request_us;
-				bell_us += d.doorbell_us;
-				dev_n++;
-			}
-			submit_us += counts[i] ? xs[i].submit_s * 1e6 / counts[i] / n : 0;
-			same = same && counts[i] && back[i].once(dev, qaic::kFromDevice) &&
-			       !std::memcmp(back[i].bo->data(), xs[i].bo->data(), 4096);
-		}
-		ok = ok && same;
-		const double rate = card.best, lat = rate > 0 ? n / rate * 1e6 : 0;
-		char detail[256];
-		int at = std::snprintf(detail, sizeof(detail), "%.1f us each per DBC; EXECUTE_BO %.1f us", lat,
-				       submit_us);
-		if (dev_n)
-			std::snprintf(detail + at, sizeof(detail) - at, ", doorbell to fetch %.1f us, on the card %.1f us",
-				      bell_us / dev_n, dev_us / dev_n);
-		const double nv = nvme_ok ? nvme.best : 0;
-		lines.push_back({n, rate, card.mean(), nv, nvme_ok ? nvme.mean() : 0, detail, same});
-		Json r;
-		r.num("dbcs", n).num("req_per_s", rate).num("req_per_s_per_dbc", rate / n).num("us", lat);
-		r.num("mean_req_per_s", card.mean()).num("submit_us", submit_us);
-		if (dev_n)
-			r.num("device_us", dev_us / dev_n).num("doorbell_us", bell_us / dev_n);
-		if (nv > 0)
-			r.num("nvme_threads", n).num("nvme_req_per_s", nv);
-		r.flag("payload_ok", same);
-		if (card_on)
-			rows.push_back(r);
-		if (nv > 0) {
-			Json j;
-			j.num("threads", n).num("req_per_s", nv).num("us", n / nv * 1e6).num("mean_req_per_s", nvme.mean());
-			nvme_rows.push_back(j);
-		}
-	}
-	// Scaling: each side against its own single submitter, and the card
-	// against the NVMe with as many submitters.
-	const double card1 = lines.empty() || lines[0].n != 1 ? 0 : lines[0].card;
+	print_small_table(run.lines);
+	const auto &lines = run.lines;
 	const double nvme1 = lines.empty() || lines[0].n != 1 ? 0 : lines[0].nvme;
-	std::printf("%10s %12s %8s %12s %8s %10s  %s\n", "submitters", "card req/s", "x 1 DBC", "NVMe req/s",
-		    "x 1 thr", "card/NVMe", "(best windows; the card's details)");
-	for (const auto &l : lines) {
-		std::printf("%10u %12.0f %8.2f %12.0f %8.2f %10.3f  %s; mean of all windows: card %.0f, NVMe %.0f "
-			    "req/s; payload %s\n",
-			    l.n, l.card, card1 > 0 ? l.card / card1 : 0, l.nvme, nvme1 > 0 ? l.nvme / nvme1 : 0,
-			    l.nvme > 0 ? l.card / l.nvme : 0, l.detail.c_str(), l.card_mean, l.nvme_mean,
-			    l.same ? "same" : "DIFFERS");
-	}
 	// The single-thread NVMe figure, as earlier runs had it.
 	if (nvme1 > 0)
 		out.num("nvme_req_per_s", nvme1).num("nvme_us", 1e6 / nvme1).num("nvme_mean_req_per_s", lines[0].nvme_mean);
 	out.num("windows", rounds).num("window_s", window).num("guest_cpus", cpus).flag("threads_pinned", false);
-	out.list("nvme", nvme_rows);
-	out.list("card", rows);
+	out.list("nvme", run.nvme_rows);
+	out.list("card", run.rows);
 	if (fd >= 0)
 		::close(fd);
 	return out;
@@ -591,60 +675,118 @@ Json configuration(const qaic::Card &card)
 	return j;
 }
 
-} // namespace
-
-int main(int argc, char **argv)
-{
-	std::string nvme = "/dev/nvme0n1", json_path;
+// The command line.
+struct Options {
+	std::string nvme = "/dev/nvme0n1", json_path, only;
 	std::vector<unsigned> threads = {1, 2, 4};
 	bool quick = false, card_on = true;
-	std::string only;
+};
+
+// How an option took its value: Usage when it is missing or not one the
+// option takes, Refused when the option said why itself.
+enum class Took { Ok, Usage, Refused };
+
+// --threads N[,N...]: counts from 1 to 16.
+Took take_threads(Options &o, const std::string &list)
+{
+	o.threads.clear();
+	for (size_t at = 0; at <= list.size();) {
+		const size_t end = std::min(list.find(',', at), list.size());
+		const std::string item = list.substr(at, end - at);
+		const unsigned long n = std::strtoul(item.c_str(), nullptr, 10);
+		if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || n < 1 || n > 16) {
+			std::fprintf(stderr, "--threads %s: give counts from 1 to 16, comma-separated\n", list.c_str());
+			return Took::Refused;
+		}
+		o.threads.push_back(static_cast<unsigned>(n));
+		at = end + 1;
+	}
+	return Took::Ok;
+}
+
+const struct Option {
+	const char *name;
+	bool has_value;
+	Took (*take)(Options &o, const std::string &value);
+} kOptions[] = {
+	{"--nvme", true, [](Options &o, const std::string &v) { return o.nvme = v, Took::Ok; }},
+	{"--json", true, [](Options &o, const std::string &v) { return o.json_path = v, Took::Ok; }},
+	{"--quick", false, [](Options &o, const std::string &) { return o.quick = true, Took::Ok; }},
+	{"--card", true,
+	 [](Options &o, const std::string &v) { return v == "none" ? (o.card_on = false, Took::Ok) : Took::Usage; }},
+	{"--threads", true, take_threads},
+	{"--only", true,
+	 [](Options &o, const std::string &v) {
+		 if (v != "bulk" && v != "small" && v != "workloads" && v != "recovery")
+			 return Took::Usage;
+		 o.only = v;
+		 return Took::Ok;
+	 }},
+};
+
+// `o` from the arguments; an exit status when they are wrong.
+std::optional<int> parse_options(int argc, char **argv, Options &o)
+{
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
-		if (a == "--nvme" && i + 1 < argc) {
-			nvme = argv[++i];
-		} else if (a == "--json" && i + 1 < argc) {
-			json_path = argv[++i];
-		} else if (a == "--quick") {
-			quick = true;
-		} else if (a == "--card" && i + 1 < argc && !std::strcmp(argv[i + 1], "none")) {
-			card_on = false;
-			i++;
-		} else if (a == "--threads" && i + 1 < argc) {
-			threads.clear();
-			const std::string list = argv[++i];
-			for (size_t at = 0; at <= list.size();) {
-				const size_t end = std::min(list.find(',', at), list.size());
-				const std::string item = list.substr(at, end - at);
-				const unsigned long n = std::strtoul(item.c_str(), nullptr, 10);
-				if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || n < 1 ||
-				    n > 16) {
-					std::fprintf(stderr, "--threads %s: give counts from 1 to 16, comma-separated\n",
-						     list.c_str());
-					return 2;
-				}
-				threads.push_back(static_cast<unsigned>(n));
-				at = end + 1;
-			}
-		} else if (a == "--only" && i + 1 < argc &&
-			   (!std::strcmp(argv[i + 1], "bulk") || !std::strcmp(argv[i + 1], "small") ||
-			    !std::strcmp(argv[i + 1], "workloads") || !std::strcmp(argv[i + 1], "recovery"))) {
-			only = argv[++i];
-		} else {
+		const Option *opt = nullptr;
+		for (const Option &x : kOptions)
+			if (a == x.name)
+				opt = &x;
+		Took took = Took::Usage;
+		if (opt && (!opt->has_value || i + 1 < argc))
+			took = opt->take(o, opt->has_value ? argv[i + 1] : "");
+		if (took == Took::Refused)
+			return 2;
+		if (took == Took::Usage) {
 			std::fprintf(stderr, "usage: aic100-datapath-bench [--nvme DEV] [--quick] [--json FILE] "
 					     "[--only bulk|small|workloads|recovery] [--threads N[,N...]] "
 					     "[--card none]\n");
 			return 2;
 		}
+		i += opt->has_value;
 	}
-	const auto part = [&](const char *name) { return only.empty() || only == name; };
-	auto cards = qaic::find_cards();
+	return std::nullopt;
+}
+
+// The first card, once it is ONLINE (a minute at most).
+std::optional<qaic::Device> open_first_card(const std::vector<qaic::Card> &cards)
+{
 	std::optional<qaic::Device> dev;
 	for (int i = 0; i < 600 && !cards.empty() && cards[0].accel_minor && !dev; i++) {
 		dev = qaic::Device::open(cards[0].accel_node());
 		if (!dev)
 			usleep(100000);
 	}
+	return dev;
+}
+
+// The parts --only asks for, or all of them, into `all`.
+void run_parts(const Options &o, const qaic::Card &card, const qaic::Device &dev, Json &all, bool &ok)
+{
+	const auto part = [&](const char *name) { return o.only.empty() || o.only == name; };
+	{
+		const qaic::Mailbox mb(card.bdf);
+		if (part("bulk"))
+			all.list("bulk", bulk(dev, mb, o.quick, ok));
+		if (part("small"))
+			all.obj("small", small(dev, mb, o.nvme, o.threads, o.card_on, o.quick, ok));
+	}
+	if (part("workloads"))
+		all.list("workloads", matmul(dev, o.quick, ok));
+	if (part("recovery"))
+		all.obj("recovery", recovery(card, dev, o.quick));
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Options o;
+	if (const auto rc = parse_options(argc, argv, o))
+		return *rc;
+	const auto cards = qaic::find_cards();
+	const std::optional<qaic::Device> dev = open_first_card(cards);
 	if (!dev) {
 		std::fprintf(stderr, "no ONLINE card\n");
 		return 1;
@@ -652,23 +794,13 @@ int main(int argc, char **argv)
 	Json all;
 	all.obj("configuration", configuration(cards[0]));
 	bool ok = true;
-	{
-		const qaic::Mailbox mb(cards[0].bdf);
-		if (part("bulk"))
-			all.list("bulk", bulk(*dev, mb, quick, ok));
-		if (part("small"))
-			all.obj("small", small(*dev, mb, nvme, threads, card_on, quick, ok));
-	}
-	if (part("workloads"))
-		all.list("workloads", matmul(*dev, quick, ok));
-	if (part("recovery"))
-		all.obj("recovery", recovery(cards[0], *dev, quick));
+	run_parts(o, cards[0], *dev, all, ok);
 	all.flag("outputs_ok", ok);
-	if (!json_path.empty()) {
-		std::ofstream f(json_path);
+	if (!o.json_path.empty()) {
+		std::ofstream f(o.json_path);
 		f << all.text() << "\n";
 		if (!f) {
-			std::fprintf(stderr, "cannot write %s\n", json_path.c_str());
+			std::fprintf(stderr, "cannot write %s\n", o.json_path.c_str());
 			return 1;
 		}
 	}

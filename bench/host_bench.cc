@@ -139,118 +139,169 @@ std::string memcpy_rates(bool quick)
 	return "[" + rows + "]";
 }
 
-std::string gemm(unsigned m, unsigned n, unsigned k, double budget)
-{
-	const double ops = 2.0 * m * n * k;
-	std::printf("\n== GEMM %ux%ux%u, one thread, thread CPU time: the best of >= 5 windows of ~20 ms (and >= %.1f s) each, OpenBLAS and NSP alike (GOP/s = 2*M*N*K / time)\n", m, n, k,
-		    budget);
-	const GemmOperands operands(m, n, k);
-	const auto &[af, bf, ai, bi] = operands;
-	std::vector<float> cf(size_t(m) * n);
-	std::vector<int32_t> ci(size_t(m) * n);
-
-	// The references: plain loops in double and in int64.
-	std::vector<double> want_f(size_t(m) * n);
-	std::vector<int32_t> want_i(size_t(m) * n);
-	for (unsigned i = 0; i < m; i++)
-		for (unsigned j = 0; j < n; j++) {
-			double s = 0;
-			int64_t t = 0;
-			for (unsigned p = 0; p < k; p++) {
-				s += double(af[i * k + p]) * bf[p * n + j];
-				t += int64_t(ai[i * k + p]) * bi[p * n + j];
+// One GEMM benchmark: its operands, the product computed with plain loops
+// (in double and in int64) to check every result against, the outputs,
+// and the GOP/s lines with their JSON fields.
+class Gemm {
+public:
+	Gemm(unsigned m, unsigned n, unsigned k, double budget)
+		: m(m), n(n), k(k), budget(budget), operands(m, n, k), cf(size_t(m) * n), ci(size_t(m) * n),
+		  want_f_(size_t(m) * n), want_i_(size_t(m) * n)
+	{
+		const auto &[af, bf, ai, bi] = operands;
+		for (unsigned i = 0; i < m; i++)
+			for (unsigned j = 0; j < n; j++) {
+				double s = 0;
+				int64_t t = 0;
+				for (unsigned p = 0; p < k; p++) {
+					s += double(af[i * k + p]) * bf[p * n + j];
+					t += int64_t(ai[i * k + p]) * bi[p * n + j];
+				}
+				want_f_[i * n + j] = s;
+				want_i_[i * n + j] = int32_t(t);
 			}
-			want_f[i * n + j] = s;
-			want_i[i * n + j] = int32_t(t);
-		}
-	auto check_f = [&](const float *c, const char *what) {
-		for (size_t i = 0; i < want_f.size(); i++)
-			if (std::abs(c[i] - want_f[i]) > 1e-4 * (1 + std::abs(want_f[i]))) {
+	}
+
+	void check(const float *c, const char *what) const
+	{
+		for (size_t i = 0; i < want_f_.size(); i++)
+			if (std::abs(c[i] - want_f_[i]) > 1e-4 * (1 + std::abs(want_f_[i]))) {
 				fail(std::string(what) + ": wrong result at " + std::to_string(i));
 				return;
 			}
-	};
-	auto check_i = [&](const int32_t *c, const char *what) {
-		if (!std::equal(want_i.begin(), want_i.end(), c))
-			fail(std::string(what) + ": wrong result");
-	};
-
-	std::string rows;
-	auto report = [&](const char *key, const char *what, double s) {
-		std::printf("  %-40s %8.2f GOP/s\n", what, ops / s / 1e9);
-		rows += std::string(rows.empty() ? "" : ", ") + "\"" + key + "\": " + num(ops / s / 1e9);
-	};
-
-	// fp32
-	const double blas_f = best_window_seconds([&] {
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f, af.data(), int(k),
-			    bf.data(), int(n), 0.0f, cf.data(), int(n));
-	}, budget);
-	check_f(cf.data(), "OpenBLAS sgemm");
-	report("openblas_sgemm_GOPs", "OpenBLAS sgemm (fp32)", blas_f);
-	nsp_run::Kernels kern; // the interpreter's code path
-	std::fill(cf.begin(), cf.end(), 0.0f);
-	const double kern_f =
-		best_window_seconds([&] { kern.gemm_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget);
-	check_f(cf.data(), "NSP gemm_f32 kernel");
-	report("nsp_gemm_f32_GOPs", ("NSP gemm_f32 kernel (" + kern.path() + ")").c_str(), kern_f);
-
-	// int8, against sgemm on the same values
-	std::vector<float> aif(ai.begin(), ai.end()), bif(bi.begin(), bi.end());
-	const double blas_i = best_window_seconds([&] {
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f, aif.data(), int(k),
-			    bif.data(), int(n), 0.0f, cf.data(), int(n));
-	}, budget);
-	for (size_t i = 0; i < ci.size(); i++)
-		ci[i] = int32_t(std::lround(cf[i]));
-	if (double(k) * 127 * 128 < double(1 << 24))
-		check_i(ci.data(), "OpenBLAS sgemm on int8 values");
-	report("openblas_sgemm_on_int8_GOPs", "OpenBLAS sgemm on the int8 values", blas_i);
-	std::fill(ci.begin(), ci.end(), 0);
-	const double kern_i =
-		best_window_seconds([&] { kern.gemm_i8(ci.data(), ai.data(), bi.data(), m, n, k); }, budget);
-	check_i(ci.data(), "NSP gemm_i8 kernel");
-	report("nsp_gemm_i8_GOPs", ("NSP gemm_i8 kernel (" + kern.path() + ")").c_str(), kern_i);
-
-	// The instructions, through the interpreter, outputs checked.
-	const uint64_t a_off = 0, b_off = uint64_t(m) * k * 4, c_off = b_off + uint64_t(k) * n * 4;
-	double mm_f = 0, mm_i = 0;
-	for (nsp::Op op : {nsp::Op::MmF32, nsp::Op::MmI8}) {
-		const bool f32 = op == nsp::Op::MmF32;
-		std::vector<uint8_t> window(c_off + uint64_t(m) * n * 4);
-		std::memcpy(&window[a_off], f32 ? static_cast<const void *>(af.data()) : ai.data(),
-			    f32 ? af.size() * 4 : ai.size());
-		std::memcpy(&window[b_off], f32 ? static_cast<const void *>(bf.data()) : bi.data(),
-			    f32 ? bf.size() * 4 : bi.size());
-		// The instruction `reps` times in a program; its time per instruction.
-		const uint64_t reps = std::max<uint64_t>(1, uint64_t(kGemmWindow / (f32 ? kern_f : kern_i)));
-		const std::vector<nsp::Instr> prog = gemm_loop_program(op, a_off, b_off, c_off, m, n, k, reps);
-		double s = 1e30;
-		const double start = cpu_seconds();
-		for (int w = 0; w < 5 || cpu_seconds() - start < budget; w++) {
-			const double w0 = cpu_seconds();
-			nsp_run::run(prog, window);
-			s = std::min(s, (cpu_seconds() - w0) / double(reps));
-		}
-		if (f32) {
-			std::vector<float> c(size_t(m) * n);
-			std::memcpy(c.data(), &window[c_off], c.size() * 4);
-			check_f(c.data(), "MMF32 instruction");
-			mm_f = s;
-			report("nsp_mmf32_GOPs", "MMF32 instruction (interpreter)", s);
-		} else {
-			std::vector<int32_t> c(size_t(m) * n);
-			std::memcpy(c.data(), &window[c_off], c.size() * 4);
-			check_i(c.data(), "MMI8 instruction");
-			mm_i = s;
-			report("nsp_mmi8_GOPs", "MMI8 instruction (interpreter)", s);
-		}
 	}
+	void check(const int32_t *c, const char *what) const
+	{
+		if (!std::equal(want_i_.begin(), want_i_.end(), c))
+			fail(std::string(what) + ": wrong result");
+	}
+
+	// One line: GOP/s of a GEMM that took `s` seconds.
+	void report(const char *key, const char *what, double s)
+	{
+		const double ops = 2.0 * m * n * k;
+		std::printf("  %-40s %8.2f GOP/s\n", what, ops / s / 1e9);
+		rows_ += std::string(rows_.empty() ? "" : ", ") + "\"" + key + "\": " + num(ops / s / 1e9);
+	}
+	const std::string &rows() const { return rows_; }
+
+	const unsigned m, n, k;
+	const double budget;
+	const GemmOperands operands;
+	std::vector<float> cf;
+	std::vector<int32_t> ci;
+
+private:
+	std::vector<double> want_f_;
+	std::vector<int32_t> want_i_;
+	std::string rows_;
+};
+
+// Seconds per call of OpenBLAS's sgemm of `a` by `b` into g.cf.
+double sgemm_seconds(Gemm &g, const float *a, const float *b)
+{
+	const int m = int(g.m), n = int(g.n), k = int(g.k);
+	float *cf = g.cf.data();
+	return best_window_seconds([&] {
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, cf, n);
+	}, g.budget);
+}
+
+// Seconds per call of OpenBLAS's sgemm, fp32.
+double sgemm_f32(Gemm &g)
+{
+	const double blas_f = sgemm_seconds(g, g.operands.af.data(), g.operands.bf.data());
+	g.check(g.cf.data(), "OpenBLAS sgemm");
+	g.report("openblas_sgemm_GOPs", "OpenBLAS sgemm (fp32)", blas_f);
+	return blas_f;
+}
+
+// Seconds per call of the interpreter's kernel `name`, which `gemm` calls
+// with `c` as its output (zeroed first, checked after).
+template <typename T>
+double kernel_seconds(Gemm &g, const nsp_run::Kernels &kern, std::vector<T> &c, const std::string &name,
+		      const std::function<void()> &gemm)
+{
+	std::fill(c.begin(), c.end(), T(0));
+	const double s = best_window_seconds(gemm, g.budget);
+	g.check(c.data(), ("NSP " + name + " kernel").c_str());
+	g.report(("nsp_" + name + "_GOPs").c_str(), ("NSP " + name + " kernel (" + kern.path() + ")").c_str(), s);
+	return s;
+}
+
+// Seconds per call of sgemm on the int8 values as floats.
+double sgemm_i8(Gemm &g)
+{
+	const auto &ai = g.operands.ai, &bi = g.operands.bi;
+	std::vector<float> aif(ai.begin(), ai.end()), bif(bi.begin(), bi.end());
+	const double blas_i = sgemm_seconds(g, aif.data(), bif.data());
+	for (size_t i = 0; i < g.ci.size(); i++)
+		g.ci[i] = int32_t(std::lround(g.cf[i]));
+	if (double(g.k) * 127 * 128 < double(1 << 24))
+		g.check(g.ci.data(), "OpenBLAS sgemm on int8 values");
+	g.report("openblas_sgemm_on_int8_GOPs", "OpenBLAS sgemm on the int8 values", blas_i);
+	return blas_i;
+}
+
+// Seconds per MMF32 or MMI8 instruction through the interpreter, `reps`
+// of them (~20 ms, from the kernel's `kern_s`) in a program's loop; output
+// checked.
+double gemm_instruction(Gemm &g, nsp::Op op, double kern_s)
+{
+	const auto &[af, bf, ai, bi] = g.operands;
+	const unsigned m = g.m, n = g.n, k = g.k;
+	const bool f32 = op == nsp::Op::MmF32;
+	const uint64_t a_off = 0, b_off = uint64_t(m) * k * 4, c_off = b_off + uint64_t(k) * n * 4;
+	std::vector<uint8_t> window(c_off + uint64_t(m) * n * 4);
+	std::memcpy(&window[a_off], f32 ? static_cast<const void *>(af.data()) : ai.data(),
+		    f32 ? af.size() * 4 : ai.size());
+	std::memcpy(&window[b_off], f32 ? static_cast<const void *>(bf.data()) : bi.data(),
+		    f32 ? bf.size() * 4 : bi.size());
+	const uint64_t reps = std::max<uint64_t>(1, uint64_t(kGemmWindow / kern_s));
+	const std::vector<nsp::Instr> prog = gemm_loop_program(op, a_off, b_off, c_off, m, n, k, reps);
+	double s = 1e30;
+	const double start = cpu_seconds();
+	for (int w = 0; w < 5 || cpu_seconds() - start < g.budget; w++) {
+		const double w0 = cpu_seconds();
+		nsp_run::run(prog, window);
+		s = std::min(s, (cpu_seconds() - w0) / double(reps));
+	}
+	if (f32) {
+		std::vector<float> c(size_t(m) * n);
+		std::memcpy(c.data(), &window[c_off], c.size() * 4);
+		g.check(c.data(), "MMF32 instruction");
+		g.report("nsp_mmf32_GOPs", "MMF32 instruction (interpreter)", s);
+	} else {
+		std::vector<int32_t> c(size_t(m) * n);
+		std::memcpy(c.data(), &window[c_off], c.size() * 4);
+		g.check(c.data(), "MMI8 instruction");
+		g.report("nsp_mmi8_GOPs", "MMI8 instruction (interpreter)", s);
+	}
+	return s;
+}
+
+std::string gemm(unsigned m, unsigned n, unsigned k, double budget)
+{
+	std::printf("\n== GEMM %ux%ux%u, one thread, thread CPU time: the best of >= 5 windows of ~20 ms (and >= %.1f s) each, OpenBLAS and NSP alike (GOP/s = 2*M*N*K / time)\n", m, n, k,
+		    budget);
+	Gemm g(m, n, k, budget);
+	const auto &[af, bf, ai, bi] = g.operands;
+	float *cf = g.cf.data();
+	int32_t *ci = g.ci.data();
+	const double blas_f = sgemm_f32(g);
+	nsp_run::Kernels kern; // the interpreter's code path
+	const double kern_f =
+		kernel_seconds(g, kern, g.cf, "gemm_f32", [&] { kern.gemm_f32(cf, af.data(), bf.data(), m, n, k); });
+	const double blas_i = sgemm_i8(g);
+	const double kern_i =
+		kernel_seconds(g, kern, g.ci, "gemm_i8", [&] { kern.gemm_i8(ci, ai.data(), bi.data(), m, n, k); });
+	const double mm_f = gemm_instruction(g, nsp::Op::MmF32, kern_f);
+	const double mm_i = gemm_instruction(g, nsp::Op::MmI8, kern_i);
 	std::printf("  ratios to OpenBLAS: MMF32 %.2f, gemm_f32 %.2f, MMI8 %.2f (to sgemm on int8 values), gemm_i8 "
 		    "%.2f\n",
 		    blas_f / mm_f, blas_f / kern_f, blas_i / mm_i, blas_i / kern_i);
 	return "{\"m\": " + std::to_string(m) + ", \"n\": " + std::to_string(n) + ", \"k\": " + std::to_string(k) +
-	       ", " + rows + "}";
+	       ", " + g.rows() + "}";
 }
 
 // One example's function with OpenBLAS: out = f(in). The weights are the
@@ -494,6 +545,91 @@ private:
 	std::vector<double> ad_, acc_;
 };
 
+// Inputs and the reference's outputs for them, used in turn.
+struct Pairs {
+	static constexpr unsigned kCount = 2;
+	std::vector<std::vector<int8_t>> in, want;
+};
+
+// What the windows of one side came to.
+struct Side {
+	Rate rate;
+	unsigned done = 0, wrong = 0;
+	unsigned threads = 0; // the NSPs': the card's host threads
+	bool faulted = false;
+};
+
+// The compiled network `c` streamed through its NSPs' host threads with
+// the examples' semaphore protocol; nullopt when the threads did not start.
+std::optional<Side> on_nsps(const cc::Network &net, const cc::Compiled &c, unsigned nsps, const Pairs &p,
+			    double budget, unsigned per_window)
+{
+	const nsp::Workload w = c.workload();
+	std::vector<uint8_t> window = c.initial_window();
+	nsp_run::Activation act;
+	Side s;
+	if (!act.start(w, window)) {
+		fail("the NSP threads did not start");
+		return std::nullopt;
+	}
+	s.threads = act.threads();
+	using Op = aic100::sem::Op;
+	s.rate = best_rate(per_window, budget, s.done, s.wrong, [&](unsigned i) {
+		if (!act.wait(cc::kSemIn, Op::WaitEq, 0))
+			return false;
+		std::memcpy(window.data() + c.input_offset, p.in[i % Pairs::kCount].data(), c.input_bytes);
+		act.apply(cc::kSemIn, Op::Inc, 1);
+		if (!act.wait(cc::kSemOut, Op::WaitGe, 1))
+			return false;
+		const bool same = std::memcmp(window.data() + c.output_offset, p.want[i % Pairs::kCount].data(),
+					      c.output_bytes) == 0;
+		act.apply(cc::kSemOut, Op::Dec, 1);
+		return same;
+	});
+	act.stop();
+	s.faulted = act.faulted();
+	if (act.faulted())
+		fail(net.name + " on " + std::to_string(nsps) + " NSPs: " + act.fault());
+	if (s.wrong)
+		fail(net.name + " on " + std::to_string(nsps) + " NSPs: " + std::to_string(s.wrong) + " of " +
+		     std::to_string(s.done) + " outputs differ from the reference");
+	return s;
+}
+
+// The same network with OpenBLAS on `threads` threads.
+Side with_openblas(const cc::Network &net, unsigned threads, const Pairs &p, double budget, unsigned per_window)
+{
+	openblas_set_num_threads(int(threads));
+	BlasNetwork blas_net(net);
+	Side s;
+	s.rate = best_rate(per_window, budget, s.done, s.wrong, [&](unsigned i) {
+		return blas_net.run(p.in[i % Pairs::kCount]) == p.want[i % Pairs::kCount];
+	});
+	openblas_set_num_threads(1);
+	if (s.wrong)
+		fail(net.name + " with OpenBLAS on " + std::to_string(threads) + " threads: " + std::to_string(s.wrong) +
+		     " of " + std::to_string(s.done) + " outputs differ from the reference");
+	return s;
+}
+
+// The line and the JSON row of one NSP count.
+std::string network_row(unsigned nsps, const cc::Compiled &c, const Side &card, const Side &blas)
+{
+	std::printf("%u NSP(s) on %u thread(s): %7.2f inf/s, %6.1f ms CPU and %5.0f context switches each (%u "
+		    "barriers per inference; %u of %u outputs right)   OpenBLAS, %u thread(s): %7.2f inf/s, %6.1f "
+		    "ms CPU each (%u of %u right)\n",
+		    nsps, card.threads, card.rate.inf_per_s, card.rate.cpu_ms, card.rate.switches, c.barriers,
+		    card.done - card.wrong, card.done, nsps,
+		    blas.rate.inf_per_s, blas.rate.cpu_ms, blas.done - blas.wrong, blas.done);
+	return "{\"nsps\": " + std::to_string(nsps) + ", \"nsp_threads\": " + std::to_string(card.threads) +
+	       ", \"inf_per_s\": " + num(card.rate.inf_per_s) + ", \"cpu_ms_per_inf\": " + num(card.rate.cpu_ms) +
+	       ", \"switches_per_inf\": " + num(card.rate.switches) + ", \"openblas_threads\": " + std::to_string(nsps) +
+	       ", \"openblas_inf_per_s\": " + num(blas.rate.inf_per_s) +
+	       ", \"openblas_cpu_ms_per_inf\": " + num(blas.rate.cpu_ms) + ", \"barriers\": " +
+	       std::to_string(c.barriers) + ", \"outputs_ok\": " +
+	       (card.wrong || blas.wrong || card.faulted ? "false" : "true") + "}";
+}
+
 std::string network(bool quick, const std::vector<unsigned> &nsp_counts)
 {
 	constexpr uint32_t kResolution = 64;
@@ -503,11 +639,10 @@ std::string network(bool quick, const std::vector<unsigned> &nsp_counts)
 		    "threads; this host has %u; inferences/s of wall time, best of several windows; every output "
 		    "compared with the reference\n",
 		    net.name.c_str(), double(net.macs()) / 1e9, host_threads);
-	constexpr unsigned kPairs = 2;
-	std::vector<std::vector<int8_t>> in, want;
-	for (unsigned p = 0; p < kPairs; p++) {
-		in.push_back(cc::random_input(net, p + 1));
-		want.push_back(cc::reference::run(net, in.back()));
+	Pairs pairs;
+	for (unsigned p = 0; p < Pairs::kCount; p++) {
+		pairs.in.push_back(cc::random_input(net, p + 1));
+		pairs.want.push_back(cc::reference::run(net, pairs.in.back()));
 	}
 	const double budget = quick ? 1.0 : 3.0;
 	const unsigned per_window = quick ? 2 : 4;
@@ -521,63 +656,11 @@ std::string network(bool quick, const std::vector<unsigned> &nsp_counts)
 			fail("compiling " + net.name + " for " + std::to_string(nsps) + " NSPs: " + err);
 			continue;
 		}
-		nsp::Workload w;
-		w.meta = c->meta;
-		w.program = c->code;
-		std::vector<uint8_t> window(c->meta.io_size, 0);
-		std::copy(c->constants.begin(), c->constants.end(), window.begin() + long(c->meta.const_offset));
-		nsp_run::Activation act;
-		Rate card;
-		unsigned done = 0, wrong = 0;
-		if (!act.start(w, window)) {
-			fail("the NSP threads did not start");
+		const auto card = on_nsps(net, *c, nsps, pairs, budget, per_window);
+		if (!card)
 			continue;
-		}
-		const unsigned threads = act.threads();
-		using Op = aic100::sem::Op;
-		card = best_rate(per_window, budget, done, wrong, [&](unsigned i) {
-			if (!act.wait(cc::kSemIn, Op::WaitEq, 0))
-				return false;
-			std::memcpy(window.data() + c->input_offset, in[i % kPairs].data(), c->input_bytes);
-			act.apply(cc::kSemIn, Op::Inc, 1);
-			if (!act.wait(cc::kSemOut, Op::WaitGe, 1))
-				return false;
-			const bool same = std::memcmp(window.data() + c->output_offset, want[i % kPairs].data(),
-						      c->output_bytes) == 0;
-			act.apply(cc::kSemOut, Op::Dec, 1);
-			return same;
-		});
-		act.stop();
-		if (act.faulted())
-			fail(net.name + " on " + std::to_string(nsps) + " NSPs: " + act.fault());
-		if (wrong)
-			fail(net.name + " on " + std::to_string(nsps) + " NSPs: " + std::to_string(wrong) + " of " +
-			     std::to_string(done) + " outputs differ from the reference");
-		const unsigned card_done = done, card_wrong = wrong;
-
-		openblas_set_num_threads(int(nsps));
-		BlasNetwork blas_net(net);
-		done = wrong = 0;
-		const Rate blas = best_rate(per_window, budget, done, wrong,
-					      [&](unsigned i) { return blas_net.run(in[i % kPairs]) == want[i % kPairs]; });
-		openblas_set_num_threads(1);
-		if (wrong)
-			fail(net.name + " with OpenBLAS on " + std::to_string(nsps) + " threads: " + std::to_string(wrong) +
-			     " of " + std::to_string(done) + " outputs differ from the reference");
-		std::printf("%u NSP(s) on %u thread(s): %7.2f inf/s, %6.1f ms CPU and %5.0f context switches each (%u "
-			    "barriers per inference; %u of %u outputs right)   OpenBLAS, %u thread(s): %7.2f inf/s, %6.1f "
-			    "ms CPU each (%u of %u right)\n",
-			    nsps, threads, card.inf_per_s, card.cpu_ms, card.switches, c->barriers,
-			    card_done - card_wrong, card_done, nsps,
-			    blas.inf_per_s, blas.cpu_ms, done - wrong, done);
-		rows += std::string(rows.empty() ? "" : ", ") + "{\"nsps\": " + std::to_string(nsps) +
-			", \"nsp_threads\": " + std::to_string(threads) +
-			", \"inf_per_s\": " + num(card.inf_per_s) + ", \"cpu_ms_per_inf\": " + num(card.cpu_ms) +
-			", \"switches_per_inf\": " + num(card.switches) +
-			", \"openblas_threads\": " + std::to_string(nsps) + ", \"openblas_inf_per_s\": " +
-			num(blas.inf_per_s) + ", \"openblas_cpu_ms_per_inf\": " + num(blas.cpu_ms) +
-			", \"barriers\": " + std::to_string(c->barriers) +
-			", \"outputs_ok\": " + (card_wrong || wrong || act.faulted() ? "false" : "true") + "}";
+		const Side blas = with_openblas(net, nsps, pairs, budget, per_window);
+		rows += std::string(rows.empty() ? "" : ", ") + network_row(nsps, *c, *card, blas);
 	}
 	return "{\"name\": \"" + net.name + "\", \"macs\": " + num(double(net.macs())) +
 	       ", \"host_threads\": " + std::to_string(host_threads) + ", \"runs\": [" + rows + "]}";

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
@@ -191,91 +192,103 @@ std::string geom_problem(uint64_t v)
 	return "";
 }
 
-std::string disassemble(const Instr &in)
+namespace {
+
+// Up to 159 characters of printf output.
+__attribute__((format(printf, 1, 2))) std::string format(const char *fmt, ...)
 {
-	const OpInfo *info = op_info(in.op);
 	char buf[160];
-	if (!info) {
-		std::snprintf(buf, sizeof(buf), ".insn 0x%02x, %u, %u, %u, 0x%" PRIx32 ", 0x%" PRIx64, in.op,
-			      in.a, in.b, in.c, in.imm32, in.imm64);
-		return buf;
-	}
-	const char *n = info->name;
-	float f;
-	const uint32_t fbits = uint32_t(in.imm64);
-	std::memcpy(&f, &fbits, 4);
-	const Mnk d = unpack_mnk(in.imm64);
-	static const char *const conds[] = {"eq", "ge", "gt0"};
+	va_list ap;
+	va_start(ap, fmt);
+	std::vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+// The form every instruction has, the assembler's .insn.
+std::string raw_insn(const Instr &in)
+{
+	return format(".insn 0x%02x, %u, %u, %u, 0x%" PRIx32 ", 0x%" PRIx64, in.op, in.a, in.b, in.c, in.imm32,
+		      in.imm64);
+}
+
+// The vector and matrix forms: registers a, b, c, then a fourth register
+// or an immediate.
+std::string disassemble_vector(const OpInfo &info, const Instr &in)
+{
 	static const char *const acts[] = {"relu", "sigmoid", "tanh", "gelu"};
-	switch (info->form) {
-	case Form::None:
-		std::snprintf(buf, sizeof(buf), "%s", n);
-		break;
-	case Form::RegImm:
-		std::snprintf(buf, sizeof(buf), "%s r%u, 0x%" PRIx64, n, in.a, in.imm64);
-		break;
-	case Form::Reg3:
-		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u", n, in.a, in.b, in.c);
-		break;
-	case Form::Reg2Imm:
-		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, %" PRId64, n, in.a, in.b, int64_t(in.imm64));
-		break;
-	case Form::Jump:
-		std::snprintf(buf, sizeof(buf), "%s %" PRIu32, n, in.imm32);
-		break;
-	case Form::Branch:
-		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, %" PRIu32, n, in.a, in.b, in.imm32);
-		break;
-	case Form::SemCond:
-		if (in.b < 3)
-			std::snprintf(buf, sizeof(buf), "%s %u, %" PRIu32 ", %s", n, in.a, in.imm32, conds[in.b]);
-		else
-			std::snprintf(buf, sizeof(buf), "%s %u, %" PRIu32 ", %u", n, in.a, in.imm32, in.b);
-		break;
-	case Form::SemValue:
-		std::snprintf(buf, sizeof(buf), "%s %u, %" PRIu32, n, in.a, in.imm32);
-		break;
+	const char *n = info.name;
+	switch (info.form) {
 	case Form::Reg4:
-		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, r%" PRIu32, n, in.a, in.b, in.c, in.imm32);
-		break;
-	case Form::Reg3F32:
-		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %.9g", n, in.a, in.b, in.c, double(f));
-		break;
+		return format("%s r%u, r%u, r%u, r%" PRIu32, n, in.a, in.b, in.c, in.imm32);
+	case Form::Reg3F32: {
+		float f;
+		const uint32_t fbits = uint32_t(in.imm64);
+		std::memcpy(&f, &fbits, 4);
+		return format("%s r%u, r%u, r%u, %.9g", n, in.a, in.b, in.c, double(f));
+	}
 	case Form::Reg3Kind:
 		if (in.imm32 < 4)
-			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %s", n, in.a, in.b, in.c, acts[in.imm32]);
-		else
-			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %" PRIu32, n, in.a, in.b, in.c, in.imm32);
-		break;
+			return format("%s r%u, r%u, r%u, %s", n, in.a, in.b, in.c, acts[in.imm32]);
+		return format("%s r%u, r%u, r%u, %" PRIu32, n, in.a, in.b, in.c, in.imm32);
 	case Form::Reg3Imm:
-		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %" PRIu32, n, in.a, in.b, in.c, in.imm32);
-		break;
-	case Form::Reg3Mnk:
-		std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %" PRIu64 ", %" PRIu64 ", %" PRIu64, n, in.a,
-			      in.b, in.c, d.m, d.n, d.k);
-		break;
-	case Form::Reg3Geom:
-		if (geom_problem(in.imm64).empty()) {
-			const Geom g = unpack_geom(in.imm64);
-			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, %u, %u, %u, %u, %u, %u", n, in.a, in.b,
-				      in.c, g.h, g.w, g.c, g.k, g.stride, g.pad);
-		} else { // the assembler refuses a bad geometry: the raw form
-			std::snprintf(buf, sizeof(buf), ".insn 0x%02x, %u, %u, %u, 0x%" PRIx32 ", 0x%" PRIx64, in.op,
-				      in.a, in.b, in.c, in.imm32, in.imm64);
-		}
-		break;
-	case Form::Reg4Imm:
-		if (!(in.imm64 & kAddQReserved)) {
-			const AddQ q = unpack_addq(in.imm64);
-			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, r%" PRIu32 ", %u, %u, %u, %u", n, in.a,
-				      in.b, in.c, in.imm32, q.mx, q.my, q.shift, unsigned(q.relu));
-		} else {
-			std::snprintf(buf, sizeof(buf), "%s r%u, r%u, r%u, r%" PRIu32 ", 0x%" PRIx64, n, in.a, in.b,
-				      in.c, in.imm32, in.imm64);
-		}
-		break;
+		return format("%s r%u, r%u, r%u, %" PRIu32, n, in.a, in.b, in.c, in.imm32);
+	case Form::Reg3Mnk: {
+		const Mnk d = unpack_mnk(in.imm64);
+		return format("%s r%u, r%u, r%u, %" PRIu64 ", %" PRIu64 ", %" PRIu64, n, in.a, in.b, in.c, d.m, d.n,
+			      d.k);
 	}
-	return buf;
+	case Form::Reg3Geom: {
+		if (!geom_problem(in.imm64).empty()) // the assembler refuses a bad geometry: the raw form
+			return raw_insn(in);
+		const Geom g = unpack_geom(in.imm64);
+		return format("%s r%u, r%u, r%u, %u, %u, %u, %u, %u, %u", n, in.a, in.b, in.c, g.h, g.w, g.c, g.k,
+			      g.stride, g.pad);
+	}
+	case Form::Reg4Imm: {
+		if (in.imm64 & kAddQReserved)
+			return format("%s r%u, r%u, r%u, r%" PRIu32 ", 0x%" PRIx64, n, in.a, in.b, in.c, in.imm32,
+				      in.imm64);
+		const AddQ q = unpack_addq(in.imm64);
+		return format("%s r%u, r%u, r%u, r%" PRIu32 ", %u, %u, %u, %u", n, in.a, in.b, in.c, in.imm32, q.mx,
+			      q.my, q.shift, unsigned(q.relu));
+	}
+	default:
+		return {};
+	}
+}
+
+} // namespace
+
+std::string disassemble(const Instr &in)
+{
+	static const char *const conds[] = {"eq", "ge", "gt0"};
+	const OpInfo *info = op_info(in.op);
+	if (!info)
+		return raw_insn(in);
+	const char *n = info->name;
+	switch (info->form) {
+	case Form::None:
+		return format("%s", n);
+	case Form::RegImm:
+		return format("%s r%u, 0x%" PRIx64, n, in.a, in.imm64);
+	case Form::Reg3:
+		return format("%s r%u, r%u, r%u", n, in.a, in.b, in.c);
+	case Form::Reg2Imm:
+		return format("%s r%u, r%u, %" PRId64, n, in.a, in.b, int64_t(in.imm64));
+	case Form::Jump:
+		return format("%s %" PRIu32, n, in.imm32);
+	case Form::Branch:
+		return format("%s r%u, r%u, %" PRIu32, n, in.a, in.b, in.imm32);
+	case Form::SemCond:
+		if (in.b < 3)
+			return format("%s %u, %" PRIu32 ", %s", n, in.a, in.imm32, conds[in.b]);
+		return format("%s %u, %" PRIu32 ", %u", n, in.a, in.imm32, in.b);
+	case Form::SemValue:
+		return format("%s %u, %" PRIu32, n, in.a, in.imm32);
+	default:
+		return disassemble_vector(*info, in);
+	}
 }
 
 namespace {
@@ -320,59 +333,71 @@ std::string check_overlaps(std::vector<SegmentRef> refs)
 
 } // namespace
 
-std::optional<Workload> parse(std::span<const uint8_t> elf, std::string &err)
+namespace {
+
+// The ELF header's fields that locate the tables.
+struct ElfHeader {
+	uint64_t phoff, shoff;
+	uint16_t phentsize, phnum, shentsize, shnum, shstrndx;
+};
+
+// Checks the ELF header: an ELF64 LE executable for the NSP.
+std::string read_header(std::span<const uint8_t> elf, ElfHeader &h)
 {
 	const uint8_t *f = elf.data();
-	const uint64_t size = elf.size();
-	auto bad = [&err](std::string why) -> std::optional<Workload> {
-		err = std::move(why);
-		return std::nullopt;
-	};
-
-	if (size < kEhdrSize)
-		return bad("truncated ELF header");
+	if (elf.size() < kEhdrSize)
+		return "truncated ELF header";
 	if (std::memcmp(f, "\x7f" "ELF", 4) != 0)
-		return bad("not an ELF file");
+		return "not an ELF file";
 	if (f[4] != kClass64 || f[5] != kData2Lsb || f[6] != kEvCurrent)
-		return bad("not a little-endian ELF64 (version 1)");
+		return "not a little-endian ELF64 (version 1)";
 	if (le16(f + 16) != kEtExec)
-		return bad("e_type is not ET_EXEC");
+		return "e_type is not ET_EXEC";
 	if (le16(f + 18) != kMachine)
-		return bad("e_machine is not 164 (EM_QDSP6)");
+		return "e_machine is not 164 (EM_QDSP6)";
 	if (le32(f + 20) != kEvCurrent)
-		return bad("e_version is not 1");
-	const uint64_t phoff = le64(f + 32), shoff = le64(f + 40);
-	const uint16_t phentsize = le16(f + 54), phnum = le16(f + 56);
-	const uint16_t shentsize = le16(f + 58), shnum = le16(f + 60), shstrndx = le16(f + 62);
+		return "e_version is not 1";
+	h = {le64(f + 32), le64(f + 40), le16(f + 54), le16(f + 56), le16(f + 58), le16(f + 60), le16(f + 62)};
+	return {};
+}
 
-	// Section headers: .aic.meta and .aic.text are found by name.
-	if (shnum == 0)
-		return bad("no section headers");
-	if (shentsize != kShdrSize)
-		return bad("e_shentsize is not 64");
-	if (!fits(shoff, uint64_t(shnum) * kShdrSize, size))
-		return bad("section headers outside the file");
-	if (shstrndx >= shnum)
-		return bad("e_shstrndx out of range");
-	std::vector<Section> sec(shnum);
-	for (unsigned i = 0; i < shnum; i++) {
-		const uint8_t *h = f + shoff + uint64_t(i) * kShdrSize;
-		sec[i] = {le32(h + 4), le64(h + 24), le64(h + 32)};
-		if (sec[i].type != kShtNobits && i != 0 && !fits(sec[i].offset, sec[i].size, size))
-			return bad("section " + std::to_string(i) + " outside the file");
+// The section headers, each inside the file unless NOBITS.
+std::string read_sections(std::span<const uint8_t> elf, const ElfHeader &h, std::vector<Section> &sec)
+{
+	if (h.shnum == 0)
+		return "no section headers";
+	if (h.shentsize != kShdrSize)
+		return "e_shentsize is not 64";
+	if (!fits(h.shoff, uint64_t(h.shnum) * kShdrSize, elf.size()))
+		return "section headers outside the file";
+	if (h.shstrndx >= h.shnum)
+		return "e_shstrndx out of range";
+	sec.resize(h.shnum);
+	for (unsigned i = 0; i < h.shnum; i++) {
+		const uint8_t *p = elf.data() + h.shoff + uint64_t(i) * kShdrSize;
+		sec[i] = {le32(p + 4), le64(p + 24), le64(p + 32)};
+		if (sec[i].type != kShtNobits && i != 0 && !fits(sec[i].offset, sec[i].size, elf.size()))
+			return "section " + std::to_string(i) + " outside the file";
 	}
-	const Section &strtab = sec[shstrndx];
-	if (strtab.type == kShtNobits || shstrndx == 0)
-		return bad("no section name table");
-	int meta_idx = -1, text_idx = -1;
-	for (unsigned i = 1; i < shnum; i++) {
-		const uint32_t name = le32(f + shoff + uint64_t(i) * kShdrSize);
+	return {};
+}
+
+// .aic.meta and .aic.text, found by name: exactly one of each, with
+// contents.
+std::string find_aic_sections(std::span<const uint8_t> elf, const ElfHeader &h, const std::vector<Section> &sec,
+			      int &meta_idx, int &text_idx)
+{
+	const Section &strtab = sec[h.shstrndx];
+	if (strtab.type == kShtNobits || h.shstrndx == 0)
+		return "no section name table";
+	meta_idx = text_idx = -1;
+	for (unsigned i = 1; i < h.shnum; i++) {
+		const uint32_t name = le32(elf.data() + h.shoff + uint64_t(i) * kShdrSize);
 		if (name >= strtab.size)
-			return bad("section " + std::to_string(i) + " name outside the name table");
-		const char *s = reinterpret_cast<const char *>(f + strtab.offset + name);
-		const uint64_t room = strtab.size - name;
-		if (!std::memchr(s, '\0', room))
-			return bad("section " + std::to_string(i) + " name not terminated");
+			return "section " + std::to_string(i) + " name outside the name table";
+		const char *s = reinterpret_cast<const char *>(elf.data() + strtab.offset + name);
+		if (!std::memchr(s, '\0', strtab.size - name))
+			return "section " + std::to_string(i) + " name not terminated";
 		int *slot = nullptr;
 		if (std::strcmp(s, kMetaSection) == 0)
 			slot = &meta_idx;
@@ -381,85 +406,123 @@ std::optional<Workload> parse(std::span<const uint8_t> elf, std::string &err)
 		if (!slot)
 			continue;
 		if (*slot >= 0)
-			return bad(std::string("two ") + s + " sections");
+			return std::string("two ") + s + " sections";
 		if (sec[i].type == kShtNobits)
-			return bad(std::string(s) + " has no contents");
+			return std::string(s) + " has no contents";
 		*slot = int(i);
 	}
 	if (meta_idx < 0)
-		return bad("no .aic.meta section");
+		return "no .aic.meta section";
 	if (text_idx < 0)
-		return bad("no .aic.text section");
+		return "no .aic.text section";
+	return {};
+}
 
-	Workload w;
-	const Section &ms = sec[meta_idx];
+// .aic.meta: 48 bytes, every field in its range.
+std::string read_meta(std::span<const uint8_t> elf, const Section &ms, Meta &meta)
+{
 	if (ms.size != kMetaSize)
-		return bad(".aic.meta is not 48 bytes");
-	const uint8_t *m = f + ms.offset;
+		return ".aic.meta is not 48 bytes";
+	const uint8_t *m = elf.data() + ms.offset;
 	if (le32(m) != kMetaMagic)
-		return bad(".aic.meta: bad magic");
-	w.meta.version = le16(m + 4);
-	w.meta.nsp_count = le16(m + 6);
-	w.meta.io_size = le64(m + 8);
-	w.meta.entry = le32(m + 16);
-	w.meta.const_offset = le32(m + 20);
-	if (w.meta.version != kMetaVersion)
-		return bad(".aic.meta: version " + std::to_string(w.meta.version) + " is not 1");
-	if (w.meta.nsp_count < 1 || w.meta.nsp_count > kMaxNsps)
-		return bad(".aic.meta: nsp_count " + std::to_string(w.meta.nsp_count) + " not in 1..16");
-	if (w.meta.io_size < kMinIoSize || w.meta.io_size > kMaxIoSize)
-		return bad(".aic.meta: io_size " + hex(w.meta.io_size) + " not in 4 KiB..4 GiB");
+		return ".aic.meta: bad magic";
+	meta.version = le16(m + 4);
+	meta.nsp_count = le16(m + 6);
+	meta.io_size = le64(m + 8);
+	meta.entry = le32(m + 16);
+	meta.const_offset = le32(m + 20);
+	if (meta.version != kMetaVersion)
+		return ".aic.meta: version " + std::to_string(meta.version) + " is not 1";
+	if (meta.nsp_count < 1 || meta.nsp_count > kMaxNsps)
+		return ".aic.meta: nsp_count " + std::to_string(meta.nsp_count) + " not in 1..16";
+	if (meta.io_size < kMinIoSize || meta.io_size > kMaxIoSize)
+		return ".aic.meta: io_size " + hex(meta.io_size) + " not in 4 KiB..4 GiB";
 	const char *name = reinterpret_cast<const char *>(m + 24);
 	const size_t len = std::find(name, name + kNameSize, '\0') - name;
 	if (!std::all_of(name, name + len, [](char c) { return c >= 0x20 && c < 0x7f; }))
-		return bad(".aic.meta: name is not printable ASCII");
+		return ".aic.meta: name is not printable ASCII";
 	if (!std::all_of(name + len, name + kNameSize, [](char c) { return c == '\0'; }))
-		return bad(".aic.meta: name is not NUL-padded");
-	w.meta.name.assign(name, len);
+		return ".aic.meta: name is not NUL-padded";
+	meta.name.assign(name, len);
+	return {};
+}
 
-	const Section &ts = sec[text_idx];
+// .aic.text: whole instructions, the entry among them.
+std::string read_text(std::span<const uint8_t> elf, const Section &ts, Workload &w)
+{
 	if (ts.size == 0 || ts.size % sizeof(Instr))
-		return bad(".aic.text size " + std::to_string(ts.size) + " is not a non-zero multiple of 16");
+		return ".aic.text size " + std::to_string(ts.size) + " is not a non-zero multiple of 16";
 	const uint64_t count = ts.size / sizeof(Instr);
 	if (w.meta.entry >= count)
-		return bad("entry " + std::to_string(w.meta.entry) + " outside the program of " +
-			   std::to_string(count) + " instructions");
+		return "entry " + std::to_string(w.meta.entry) + " outside the program of " + std::to_string(count) +
+		       " instructions";
 	w.program.reserve(count);
 	for (uint64_t i = 0; i < count; i++)
-		w.program.push_back(decode(f + ts.offset + i * sizeof(Instr)));
+		w.program.push_back(decode(elf.data() + ts.offset + i * sizeof(Instr)));
+	return {};
+}
 
-	// Program headers: the non-executable PT_LOADs are the window's initial
-	// contents (executable ones may describe the text for other tools).
-	if (phnum) {
-		if (phentsize != kPhdrSize)
-			return bad("e_phentsize is not 56");
-		if (!fits(phoff, uint64_t(phnum) * kPhdrSize, size))
-			return bad("program headers outside the file");
+// Program headers: the non-executable PT_LOADs are the window's initial
+// contents (executable ones may describe the text for other tools).
+// Everything is checked before anything is copied: a hostile header table
+// can name the whole file 65,535 times.
+std::string read_segments(std::span<const uint8_t> elf, const ElfHeader &h, Workload &w)
+{
+	if (h.phnum) {
+		if (h.phentsize != kPhdrSize)
+			return "e_phentsize is not 56";
+		if (!fits(h.phoff, uint64_t(h.phnum) * kPhdrSize, elf.size()))
+			return "program headers outside the file";
 	}
-	// Everything is checked before anything is copied: a hostile header
-	// table can name the whole file 65,535 times.
 	std::vector<SegmentRef> refs;
-	for (unsigned i = 0; i < phnum; i++) {
-		const uint8_t *h = f + phoff + uint64_t(i) * kPhdrSize;
-		if (le32(h) != kPtLoad || (le32(h + 4) & kPfX))
+	for (unsigned i = 0; i < h.phnum; i++) {
+		const uint8_t *p = elf.data() + h.phoff + uint64_t(i) * kPhdrSize;
+		if (le32(p) != kPtLoad || (le32(p + 4) & kPfX))
 			continue;
-		const SegmentRef r{le64(h + 8), le64(h + 16), le64(h + 32), le64(h + 40)};
+		const SegmentRef r{le64(p + 8), le64(p + 16), le64(p + 32), le64(p + 40)};
 		const std::string what = "segment " + std::to_string(i);
 		if (r.filesz > r.memsz)
-			return bad(what + ": p_filesz above p_memsz");
-		if (!fits(r.file_offset, r.filesz, size))
-			return bad(what + ": data outside the file");
+			return what + ": p_filesz above p_memsz";
+		if (!fits(r.file_offset, r.filesz, elf.size()))
+			return what + ": data outside the file";
 		if (!fits(r.vaddr, r.memsz, w.meta.io_size))
-			return bad(what + ": [" + hex(r.vaddr) + ", +" + hex(r.memsz) + ") outside io_size " +
-				   hex(w.meta.io_size));
+			return what + ": [" + hex(r.vaddr) + ", +" + hex(r.memsz) + ") outside io_size " +
+			       hex(w.meta.io_size);
 		if (r.memsz)
 			refs.push_back(r);
 	}
 	if (std::string why = check_overlaps(refs); !why.empty())
-		return bad(why);
+		return why;
+	const uint8_t *f = elf.data();
 	for (const SegmentRef &r : refs)
 		w.segments.push_back({r.vaddr, std::vector<uint8_t>(f + r.file_offset, f + r.file_offset + r.filesz),
 				      r.memsz});
+	return {};
+}
+
+} // namespace
+
+std::optional<Workload> parse(std::span<const uint8_t> elf, std::string &err)
+{
+	ElfHeader h{};
+	std::vector<Section> sec;
+	int meta_idx = -1, text_idx = -1;
+	Workload w;
+	std::string why = read_header(elf, h);
+	if (why.empty())
+		why = read_sections(elf, h, sec);
+	if (why.empty())
+		why = find_aic_sections(elf, h, sec, meta_idx, text_idx);
+	if (why.empty())
+		why = read_meta(elf, sec[size_t(meta_idx)], w.meta);
+	if (why.empty())
+		why = read_text(elf, sec[size_t(text_idx)], w);
+	if (why.empty())
+		why = read_segments(elf, h, w);
+	if (!why.empty()) {
+		err = std::move(why);
+		return std::nullopt;
+	}
 	return w;
 }
 

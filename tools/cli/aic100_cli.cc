@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -289,118 +290,194 @@ int health(const qaic::Card &card)
 	return 0;
 }
 
-} // namespace
-
-int main(int argc, char **argv)
-{
+// The command line: the card's node (-d), then the command and its words.
+struct Invocation {
 	std::string node;
 	std::vector<std::string> args;
+	const qaic::Device *dev = nullptr; // open for the commands on the device
+};
+
+// The card named by the node.
+const qaic::Card *card_of(const std::vector<qaic::Card> &cards, const std::string &node)
+{
+	for (const auto &c : cards)
+		if (c.accel_minor && c.accel_node() == node)
+			return &c;
+	return nullptr;
+}
+
+int not_a_card(const std::string &node)
+{
+	std::fprintf(stderr, "aic100-cli: %s is not an AIC100 card's node\n", node.c_str());
+	return 1;
+}
+
+// 0 when the card answered, 1 (with its answer on stderr) when not.
+int answered(const qaic::NncResult &r)
+{
+	if (!r.ok()) {
+		std::fprintf(stderr, "aic100-cli: %s\n", r.describe().c_str());
+		return 1;
+	}
+	return 0;
+}
+
+// inject COMMAND...
+int inject(const Invocation &in)
+{
+	std::string command;
+	for (size_t i = 1; i < in.args.size(); i++)
+		command += (i > 1 ? " " : "") + in.args[i];
+	const auto cards = qaic::find_cards();
+	const qaic::Card *c = card_of(cards, in.node);
+	if (!c)
+		return not_a_card(in.node);
+	qaic::Mailbox mb(c->bdf);
+	const std::string err = mb.run(command);
+	if (!err.empty()) {
+		std::fprintf(stderr, "aic100-cli: %s: %s\n", command.c_str(), err.c_str());
+		return 1;
+	}
+	std::printf("ok %s\n", command.c_str());
+	return 0;
+}
+
+int health_of(const Invocation &in)
+{
+	const auto cards = qaic::find_cards();
+	const qaic::Card *c = card_of(cards, in.node);
+	return c ? health(*c) : not_a_card(in.node);
+}
+
+int status(const Invocation &in)
+{
+	qaic::Nnc nnc(*in.dev);
+	auto r = nnc.status();
+	if (r.ok()) {
+		std::printf("card              %s\n", in.node.c_str());
+		print_status(r.resp);
+	}
+	return answered(r);
+}
+
+// resources [--group N]
+int resources(const Invocation &in)
+{
+	uint64_t g = 0;
+	if (in.args.size() == 3 && !number(in.args[2], g)) {
+		std::fprintf(stderr, "aic100-cli: bad group '%s'\n", in.args[2].c_str());
+		return 2;
+	}
+	qaic::Nnc nnc(*in.dev);
+	auto r = nnc.resource_info(in.args.size() == 3 ? static_cast<int32_t>(g) : -1);
+	if (r.ok())
+		print_resources(r.resp.info);
+	return answered(r);
+}
+
+int perf(const Invocation &in)
+{
+	qaic::Nnc nnc(*in.dev);
+	auto r = nnc.performance_info();
+	if (r.ok())
+		print_perf(r.resp.info);
+	return answered(r);
+}
+
+int shell(const Invocation &in)
+{
+	Shell sh(*in.dev);
+	const bool tty = isatty(STDIN_FILENO);
+	std::string line;
+	while (true) {
+		if (tty) {
+			std::printf("aic100> ");
+			std::fflush(stdout);
+		}
+		if (!std::getline(std::cin, line) || !sh.run(line))
+			break;
+	}
+	return 0;
+}
+
+bool alone(const std::vector<std::string> &args)
+{
+	return args.size() == 1;
+}
+
+const struct Command {
+	const char *name;
+	bool (*takes)(const std::vector<std::string> &args); // the words it takes
+	bool on_device;                                      // needs the device open
+	int (*run)(const Invocation &);
+} kCommands[] = {
+	{"inject", [](const std::vector<std::string> &a) { return a.size() > 1; }, false, inject},
+	{"health", alone, false, health_of},
+	{"status", alone, true, status},
+	{"resources", [](const std::vector<std::string> &a) { return alone(a) || (a.size() == 3 && a[1] == "--group"); },
+	 true, resources},
+	{"perf", alone, true, perf},
+	{"shell", alone, true, shell},
+};
+
+// -d NODE and -h out of the arguments; an exit status when that is all.
+std::optional<int> parse_args(int argc, char **argv, Invocation &in)
+{
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		if ((a == "-d" || a == "--device") && i + 1 < argc) {
-			node = argv[++i];
+			in.node = argv[++i];
 		} else if (a == "-h" || a == "--help") {
 			usage(stdout);
 			return 0;
 		} else {
-			args.push_back(a);
+			in.args.push_back(a);
 		}
 	}
-	if (args.empty()) {
+	if (in.args.empty()) {
 		usage(stderr);
 		return 2;
 	}
-	if (node.empty()) {
-		for (const auto &c : qaic::find_cards()) {
-			if (c.accel_minor) {
-				node = c.accel_node();
-				break;
-			}
-		}
-		if (node.empty()) {
-			std::fprintf(stderr, "aic100-cli: no AIC100 card with an accel node\n");
-			return 1;
-		}
-	}
-	if (args[0] == "inject" && args.size() > 1) {
-		std::string command;
-		for (size_t i = 1; i < args.size(); i++)
-			command += (i > 1 ? " " : "") + args[i];
-		for (const auto &c : qaic::find_cards()) {
-			if (!c.accel_minor || c.accel_node() != node)
-				continue;
-			qaic::Mailbox mb(c.bdf);
-			const std::string err = mb.run(command);
-			if (!err.empty()) {
-				std::fprintf(stderr, "aic100-cli: %s: %s\n", command.c_str(), err.c_str());
-				return 1;
-			}
-			std::printf("ok %s\n", command.c_str());
-			return 0;
-		}
-		std::fprintf(stderr, "aic100-cli: %s is not an AIC100 card's node\n", node.c_str());
+	return std::nullopt;
+}
+
+// The first AIC100 card's node, or "".
+std::string first_card_node()
+{
+	for (const auto &c : qaic::find_cards())
+		if (c.accel_minor)
+			return c.accel_node();
+	return {};
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Invocation in;
+	if (const auto rc = parse_args(argc, argv, in))
+		return *rc;
+	if (in.node.empty() && (in.node = first_card_node()).empty()) {
+		std::fprintf(stderr, "aic100-cli: no AIC100 card with an accel node\n");
 		return 1;
 	}
-	if (args[0] == "health" && args.size() == 1) {
-		for (const auto &c : qaic::find_cards())
-			if (c.accel_minor && c.accel_node() == node)
-				return health(c);
-		std::fprintf(stderr, "aic100-cli: %s is not an AIC100 card's node\n", node.c_str());
-		return 1;
-	}
+	const Command *cmd = nullptr;
+	for (const Command &c : kCommands)
+		if (in.args[0] == c.name && c.takes(in.args))
+			cmd = &c;
+	if (cmd && !cmd->on_device)
+		return cmd->run(in);
 	int err = 0;
-	auto dev = qaic::Device::open(node, &err);
+	auto dev = qaic::Device::open(in.node, &err);
 	if (!dev) {
-		std::fprintf(stderr, "aic100-cli: %s: %s%s\n", node.c_str(), std::strerror(err),
+		std::fprintf(stderr, "aic100-cli: %s: %s%s\n", in.node.c_str(), std::strerror(err),
 			     err == ENODEV ? " (the card is not ONLINE)" : "");
 		return 1;
 	}
-
-	const std::string &cmd = args[0];
-	qaic::Nnc nnc(*dev);
-	qaic::NncResult res;
-	if (cmd == "status" && args.size() == 1) {
-		auto r = nnc.status();
-		if (r.ok()) {
-			std::printf("card              %s\n", node.c_str());
-			print_status(r.resp);
-		}
-		res = r;
-	} else if (cmd == "resources" && (args.size() == 1 || (args.size() == 3 && args[1] == "--group"))) {
-		uint64_t g = 0;
-		if (args.size() == 3 && !number(args[2], g)) {
-			std::fprintf(stderr, "aic100-cli: bad group '%s'\n", args[2].c_str());
-			return 2;
-		}
-		auto r = nnc.resource_info(args.size() == 3 ? static_cast<int32_t>(g) : -1);
-		if (r.ok())
-			print_resources(r.resp.info);
-		res = r;
-	} else if (cmd == "perf" && args.size() == 1) {
-		auto r = nnc.performance_info();
-		if (r.ok())
-			print_perf(r.resp.info);
-		res = r;
-	} else if (cmd == "shell" && args.size() == 1) {
-		Shell sh(*dev);
-		const bool tty = isatty(STDIN_FILENO);
-		std::string line;
-		while (true) {
-			if (tty) {
-				std::printf("aic100> ");
-				std::fflush(stdout);
-			}
-			if (!std::getline(std::cin, line) || !sh.run(line))
-				break;
-		}
-		return 0;
-	} else {
+	if (!cmd) {
 		usage(stderr);
 		return 2;
 	}
-	if (!res.ok()) {
-		std::fprintf(stderr, "aic100-cli: %s\n", res.describe().c_str());
-		return 1;
-	}
-	return 0;
+	in.dev = &*dev;
+	return cmd->run(in);
 }

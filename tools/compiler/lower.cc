@@ -339,93 +339,136 @@ private:
 			p.dirty = false;
 	}
 
+	// Layer li as NSP k sees it when the layer is split by output rows:
+	// its shapes and places, and its rows of the output.
+	struct Share {
+		const Layer &l;
+		const Shape &i, &o;
+		const Place &pi, &po;
+		Slice rows;
+		uint64_t row_pixels, out_at;
+	};
+
+	Share share_of(size_t li, unsigned k)
+	{
+		const Layer &l = n_.layers[li];
+		const Shape &o = shape(l.out);
+		const Place &po = place_[size_t(l.out)];
+		const Slice rows = split(o.h, nsps_)[k];
+		return {l,    shape(l.in0), o, place_[size_t(l.in0)], po, rows, uint64_t(rows.count) * o.w,
+			po.offset + uint64_t(rows.first) * o.w * o.c};
+	}
+
+	static std::string rows_text(const Slice &rows)
+	{
+		return "rows " + std::to_string(rows.first) + "+" + std::to_string(rows.count);
+	}
+
 	// One NSP's share of one layer.
 	std::string lower_layer(size_t li, unsigned k, Emitter &e)
 	{
 		const Layer &l = n_.layers[li];
-		const Shape &i = shape(l.in0), &o = shape(l.out);
-		const Place &pi = place_[size_t(l.in0)], &po = place_[size_t(l.out)];
-		const Slice rows = split(o.h, nsps_)[k];
-		const uint64_t row_pixels = uint64_t(rows.count) * o.w;
-		const uint64_t out_at = po.offset + uint64_t(rows.first) * o.w * o.c;
 		if (split_of(l) == Split::Channels)
 			return lower_by_channels(li, k, e);
+		const Share s = share_of(li, k);
 		switch (l.kind) {
-		case LayerKind::Conv: {
-			if (!rows.count)
-				return "-";
-			const uint64_t kdim = uint64_t(l.k) * l.k * i.c;
-			std::string what;
-			if (row_local(l)) {
-				e.li(rA, pi.offset + uint64_t(rows.first) * i.w * i.c);
-				what = "mmi8";
-			} else {
-				e.li(rA, col_buf(k));
-				e.li(rB, pi.offset);
-				e.li(rC, uint64_t(rows.first) | uint64_t(rows.count) << 32);
-				e.emit(Op::Im2Col, rA, rB, rC, 0,
-				       nsp::pack_geom({i.h, i.w, i.c, l.k, l.stride, l.pad}));
-				what = "im2col+mmi8";
-			}
-			e.li(rD, weights_[li][0]);
-			e.li(rE, acc_buf(k));
-			e.emit(Op::MmI8, rE, rA, rD, 0, nsp::pack_mnk(row_pixels, o.c, kdim));
-			e.li(rF, blocks_[li][0]);
-			e.li(rG, row_pixels * o.c);
-			e.li(rB, out_at);
-			e.emit(Op::ReqI8, rB, rE, rF, rG);
-			return what + " rows " + std::to_string(rows.first) + "+" + std::to_string(rows.count) + " (M=" +
-			       std::to_string(row_pixels) + " N=" + std::to_string(o.c) + " K=" + std::to_string(kdim) + ")";
-		}
+		case LayerKind::Conv:
+			return lower_conv(li, k, s, e);
 		case LayerKind::MaxPool:
-			if (!rows.count)
+			if (!s.rows.count)
 				return "-";
-			e.li(rA, out_at);
-			e.li(rB, pi.offset);
-			e.li(rC, uint64_t(rows.first) | uint64_t(rows.count) << 32);
-			e.emit(Op::MaxPoolI8, rA, rB, rC, 0, nsp::pack_geom({i.h, i.w, i.c, l.k, l.stride, l.pad}));
-			return "rows " + std::to_string(rows.first) + "+" + std::to_string(rows.count);
-		case LayerKind::Add: {
-			if (!rows.count)
-				return "-";
-			const uint64_t skip = uint64_t(rows.first) * o.w * o.c;
-			e.li(rA, out_at);
-			e.li(rB, pi.offset + skip);
-			e.li(rC, place_[size_t(l.in1)].offset + skip);
-			e.li(rD, row_pixels * o.c);
-			e.emit(Op::VAddQI8, rA, rB, rC, rD, nsp::pack_addq({l.add.mx, l.add.my, l.add.shift, l.add.relu}));
-			return "rows " + std::to_string(rows.first) + "+" + std::to_string(rows.count);
-		}
-		case LayerKind::GlobalAvgPool: {
-			// Column sums as a GEMM: ones[1 × h·w] × x[h·w × c].
-			e.li(rA, weights_[li][0]);
-			e.li(rB, pi.offset);
-			e.li(rE, acc_buf(k));
-			e.emit(Op::MmI8, rE, rA, rB, 0, nsp::pack_mnk(1, o.c, uint64_t(i.h) * i.w));
-			e.li(rF, blocks_[li][0]);
-			e.li(rG, o.c);
-			e.li(rC, po.offset + k * po.per_nsp);
-			e.emit(Op::ReqI8, rC, rE, rF, rG);
-			return "all channels into its own copy (M=1 N=" + std::to_string(o.c) +
-			       " K=" + std::to_string(uint64_t(i.h) * i.w) + ")";
-		}
-		case LayerKind::FullyConnected: {
-			const Slice ch = split(o.c, nsps_)[k];
-			if (!ch.count)
-				return "-";
-			e.li(rA, pi.offset + k * pi.per_nsp);
-			e.li(rD, weights_[li][k]);
-			e.li(rE, acc_buf(k));
-			e.emit(Op::MmI8, rE, rA, rD, 0, nsp::pack_mnk(1, ch.count, i.c));
-			e.li(rF, blocks_[li][k]);
-			e.li(rG, ch.count);
-			e.li(rB, po.offset + ch.first);
-			e.emit(Op::ReqI8, rB, rE, rF, rG);
-			return "channels " + std::to_string(ch.first) + "+" + std::to_string(ch.count) + " (M=1 N=" +
-			       std::to_string(ch.count) + " K=" + std::to_string(i.c) + ")";
-		}
+			e.li(rA, s.out_at);
+			e.li(rB, s.pi.offset);
+			e.li(rC, uint64_t(s.rows.first) | uint64_t(s.rows.count) << 32);
+			e.emit(Op::MaxPoolI8, rA, rB, rC, 0, nsp::pack_geom({s.i.h, s.i.w, s.i.c, l.k, l.stride, l.pad}));
+			return rows_text(s.rows);
+		case LayerKind::Add:
+			return lower_add(s, e);
+		case LayerKind::GlobalAvgPool:
+			return lower_avgpool(li, k, s, e);
+		case LayerKind::FullyConnected:
+			return lower_fc(li, k, s, e);
 		}
 		return "?";
+	}
+
+	// NSP k's rows of a convolution: IM2COL unless the rows are the
+	// GEMM's matrix already, MMI8 and REQI8.
+	std::string lower_conv(size_t li, unsigned k, const Share &s, Emitter &e)
+	{
+		const Layer &l = s.l;
+		if (!s.rows.count)
+			return "-";
+		const uint64_t kdim = uint64_t(l.k) * l.k * s.i.c;
+		std::string what;
+		if (row_local(l)) {
+			e.li(rA, s.pi.offset + uint64_t(s.rows.first) * s.i.w * s.i.c);
+			what = "mmi8";
+		} else {
+			e.li(rA, col_buf(k));
+			e.li(rB, s.pi.offset);
+			e.li(rC, uint64_t(s.rows.first) | uint64_t(s.rows.count) << 32);
+			e.emit(Op::Im2Col, rA, rB, rC, 0, nsp::pack_geom({s.i.h, s.i.w, s.i.c, l.k, l.stride, l.pad}));
+			what = "im2col+mmi8";
+		}
+		e.li(rD, weights_[li][0]);
+		e.li(rE, acc_buf(k));
+		e.emit(Op::MmI8, rE, rA, rD, 0, nsp::pack_mnk(s.row_pixels, s.o.c, kdim));
+		e.li(rF, blocks_[li][0]);
+		e.li(rG, s.row_pixels * s.o.c);
+		e.li(rB, s.out_at);
+		e.emit(Op::ReqI8, rB, rE, rF, rG);
+		return what + " " + rows_text(s.rows) + " (M=" + std::to_string(s.row_pixels) +
+		       " N=" + std::to_string(s.o.c) + " K=" + std::to_string(kdim) + ")";
+	}
+
+	// NSP k's rows of a quantized add.
+	std::string lower_add(const Share &s, Emitter &e)
+	{
+		if (!s.rows.count)
+			return "-";
+		const Layer &l = s.l;
+		const uint64_t skip = uint64_t(s.rows.first) * s.o.w * s.o.c;
+		e.li(rA, s.out_at);
+		e.li(rB, s.pi.offset + skip);
+		e.li(rC, place_[size_t(l.in1)].offset + skip);
+		e.li(rD, s.row_pixels * s.o.c);
+		e.emit(Op::VAddQI8, rA, rB, rC, rD, nsp::pack_addq({l.add.mx, l.add.my, l.add.shift, l.add.relu}));
+		return rows_text(s.rows);
+	}
+
+	// Column sums as a GEMM: ones[1 × h·w] × x[h·w × c], every channel into
+	// NSP k's own copy.
+	std::string lower_avgpool(size_t li, unsigned k, const Share &s, Emitter &e)
+	{
+		e.li(rA, weights_[li][0]);
+		e.li(rB, s.pi.offset);
+		e.li(rE, acc_buf(k));
+		e.emit(Op::MmI8, rE, rA, rB, 0, nsp::pack_mnk(1, s.o.c, uint64_t(s.i.h) * s.i.w));
+		e.li(rF, blocks_[li][0]);
+		e.li(rG, s.o.c);
+		e.li(rC, s.po.offset + k * s.po.per_nsp);
+		e.emit(Op::ReqI8, rC, rE, rF, rG);
+		return "all channels into its own copy (M=1 N=" + std::to_string(s.o.c) +
+		       " K=" + std::to_string(uint64_t(s.i.h) * s.i.w) + ")";
+	}
+
+	// NSP k's output channels of a fully connected layer.
+	std::string lower_fc(size_t li, unsigned k, const Share &s, Emitter &e)
+	{
+		const Slice ch = split(s.o.c, nsps_)[k];
+		if (!ch.count)
+			return "-";
+		e.li(rA, s.pi.offset + k * s.pi.per_nsp);
+		e.li(rD, weights_[li][k]);
+		e.li(rE, acc_buf(k));
+		e.emit(Op::MmI8, rE, rA, rD, 0, nsp::pack_mnk(1, ch.count, s.i.c));
+		e.li(rF, blocks_[li][k]);
+		e.li(rG, ch.count);
+		e.li(rB, s.po.offset + ch.first);
+		e.emit(Op::ReqI8, rB, rE, rF, rG);
+		return "channels " + std::to_string(ch.first) + "+" + std::to_string(ch.count) + " (M=1 N=" +
+		       std::to_string(ch.count) + " K=" + std::to_string(s.i.c) + ")";
 	}
 
 	// NSP k's channels of every pixel of a convolution or an add. The
@@ -591,6 +634,21 @@ std::vector<uint8_t> requant_block(const Requant &q, uint32_t first, uint32_t co
 		put32(b, nsp::kReqHeaderSize + 4 * (2 * count + j), uint32_t(q.shift.at(c)));
 	}
 	return b;
+}
+
+nsp::Workload Compiled::workload() const
+{
+	nsp::Workload w;
+	w.meta = meta;
+	w.program = code;
+	return w;
+}
+
+std::vector<uint8_t> Compiled::initial_window() const
+{
+	std::vector<uint8_t> window(meta.io_size, 0);
+	std::copy(constants.begin(), constants.end(), window.begin() + long(meta.const_offset));
+	return window;
 }
 
 std::optional<Compiled> compile(const Network &n, const Options &o, std::string &err)

@@ -60,6 +60,11 @@ struct Compiled {
 	uint64_t output_offset = 0, output_bytes = 0;
 	unsigned barriers = 0;       // per inference
 	std::vector<std::string> plan; // one line per layer: what each NSP does
+
+	// The workload the NSPs run, and its window as ACTIVATE leaves it: the
+	// constants at meta.const_offset, zeros elsewhere.
+	nsp::Workload workload() const;
+	std::vector<uint8_t> initial_window() const;
 };
 
 // nullopt with the reason in `err` when the network is unsound (check()),

@@ -53,11 +53,8 @@ int run(const compiler::Network &n, const compiler::Compiled &c, unsigned count)
 		want.push_back(compiler::reference::run(n, in.back()));
 	}
 	std::printf("reference: %u inferences in %.2f s\n", pairs, seconds_since(t_ref));
-	nsp::Workload w;
-	w.meta = c.meta;
-	w.program = c.code;
-	std::vector<uint8_t> window(c.meta.io_size, 0);
-	std::copy(c.constants.begin(), c.constants.end(), window.begin() + long(c.meta.const_offset));
+	const nsp::Workload w = c.workload();
+	std::vector<uint8_t> window = c.initial_window();
 	nsp_run::Activation act;
 	if (!act.start(w, window)) {
 		std::fprintf(stderr, "aic100-compile: the NSP threads did not start\n");

@@ -440,49 +440,62 @@ private:
 			in.a = reg(ops[0]), in.b = reg(ops[1]);
 			in.imm32 = uint32_t(ranged(ops[2], 0xFFFFFFFF, "target"));
 			break;
-		case Form::SemCond: {
-			count(ops, 3, n);
-			in.a = uint8_t(ranged(ops[0], sem::kCount - 1, "semaphore"));
-			in.imm32 = uint32_t(ranged(ops[1], sem::kMax, "semaphore value"));
-			const std::string c = lower(ops[2]);
-			if (c == "eq" || c == "==")
-				in.b = 0;
-			else if (c == "ge" || c == ">=")
-				in.b = 1;
-			else if (c == "gt0" || c == ">0" || c == "gt")
-				in.b = 2;
-			else
-				in.b = uint8_t(ranged(ops[2], 2, "condition"));
+		case Form::SemCond:
+		case Form::SemValue:
+			encode_semaphore(info, ops, in);
+			break;
+		default:
+			encode_vector(info, ops, in);
 			break;
 		}
-		case Form::SemValue:
-			count(ops, 2, n);
-			in.a = uint8_t(ranged(ops[0], sem::kCount - 1, "semaphore"));
-			in.imm32 = uint32_t(ranged(ops[1], sem::kMax, "semaphore value"));
-			break;
+		return in;
+	}
+
+	// SEMWAIT sem, value, condition; SEMINC/DEC/SET sem, value.
+	void encode_semaphore(const nsp::OpInfo &info, const std::vector<std::string_view> &ops, Instr &in)
+	{
+		const bool cond = info.form == Form::SemCond;
+		count(ops, cond ? 3 : 2, info.name);
+		in.a = uint8_t(ranged(ops[0], sem::kCount - 1, "semaphore"));
+		in.imm32 = uint32_t(ranged(ops[1], sem::kMax, "semaphore value"));
+		if (!cond)
+			return;
+		const std::string c = lower(ops[2]);
+		if (c == "eq" || c == "==")
+			in.b = 0;
+		else if (c == "ge" || c == ">=")
+			in.b = 1;
+		else if (c == "gt0" || c == ">0" || c == "gt")
+			in.b = 2;
+		else
+			in.b = uint8_t(ranged(ops[2], 2, "condition"));
+	}
+
+	// The vector and matrix forms: registers a, b, c, then a fourth
+	// register or an immediate.
+	void encode_vector(const nsp::OpInfo &info, const std::vector<std::string_view> &ops, Instr &in)
+	{
+		const char *n = info.name;
+		auto abc = [&] { in.a = reg(ops[0]), in.b = reg(ops[1]), in.c = reg(ops[2]); };
+		switch (info.form) {
 		case Form::Reg4:
 			count(ops, 4, n);
-			in.a = reg(ops[0]), in.b = reg(ops[1]), in.c = reg(ops[2]);
+			abc();
 			in.imm32 = reg(ops[3]);
 			break;
 		case Form::Reg3F32:
 			count(ops, 4, n);
-			in.a = reg(ops[0]), in.b = reg(ops[1]), in.c = reg(ops[2]);
+			abc();
 			in.imm64 = bits_of(f32(ops[3]));
 			break;
-		case Form::Reg3Kind: {
+		case Form::Reg3Kind:
 			count(ops, 4, n);
-			in.a = reg(ops[0]), in.b = reg(ops[1]), in.c = reg(ops[2]);
-			static const char *const kinds[] = {"relu", "sigmoid", "tanh", "gelu"};
-			const std::string k = lower(ops[3]);
-			const auto it = std::find(std::begin(kinds), std::end(kinds), k);
-			in.imm32 = it != std::end(kinds) ? uint32_t(it - std::begin(kinds))
-							 : uint32_t(ranged(ops[3], 3, "activation kind"));
+			abc();
+			in.imm32 = activation_kind(ops[3]);
 			break;
-		}
 		case Form::Reg3Imm:
 			count(ops, 4, n);
-			in.a = reg(ops[0]), in.b = reg(ops[1]), in.c = reg(ops[2]);
+			abc();
 			in.imm32 = uint32_t(ranged(ops[3], 0xFFFFFFFF, "value"));
 			if (info.op == nsp::Op::BiasF && in.imm32 == 0)
 				fail("BIASF needs at least one column");
@@ -490,57 +503,73 @@ private:
 		case Form::Reg3Mnk:
 			if (ops.size() != 4 && ops.size() != 6)
 				fail(std::string(n) + " takes C, A, B and M, N, K (or one packed value)");
-			in.a = reg(ops[0]), in.b = reg(ops[1]), in.c = reg(ops[2]);
-			if (ops.size() == 4) {
-				in.imm64 = value(ops[3]);
-			} else {
-				uint64_t d[3];
-				static const char *const names[] = {"M", "N", "K"};
-				for (int i = 0; i < 3; i++) {
-					d[i] = ranged(ops[3 + i], nsp::kMaxDim - 1, names[i]);
-					if (!d[i])
-						fail(std::string(names[i]) + " is 0");
-				}
-				in.imm64 = nsp::pack_mnk(d[0], d[1], d[2]);
-			}
+			abc();
+			in.imm64 = ops.size() == 4 ? value(ops[3]) : mnk(ops);
 			break;
 		case Form::Reg3Geom:
 			if (ops.size() != 4 && ops.size() != 9)
 				fail(std::string(n) + " takes dst, src, rows and H, W, C, K, stride, pad (or one packed value)");
-			in.a = reg(ops[0]), in.b = reg(ops[1]), in.c = reg(ops[2]);
-			if (ops.size() == 4) {
-				in.imm64 = value(ops[3]);
-			} else {
-				nsp::Geom g;
-				g.h = uint32_t(ranged(ops[3], nsp::kGeomMaxHwc, "H"));
-				g.w = uint32_t(ranged(ops[4], nsp::kGeomMaxHwc, "W"));
-				g.c = uint32_t(ranged(ops[5], nsp::kGeomMaxHwc, "C"));
-				g.k = uint32_t(ranged(ops[6], nsp::kGeomMaxK, "K"));
-				g.stride = uint32_t(ranged(ops[7], nsp::kGeomMaxStride, "stride"));
-				g.pad = uint32_t(ranged(ops[8], nsp::kGeomMaxPad, "pad"));
-				in.imm64 = nsp::pack_geom(g);
-			}
+			abc();
+			in.imm64 = ops.size() == 4 ? value(ops[3]) : geom(ops);
 			if (const std::string why = nsp::geom_problem(in.imm64); !why.empty())
 				fail(std::string(n) + ": " + why);
 			break;
 		case Form::Reg4Imm:
 			if (ops.size() != 5 && ops.size() != 8)
 				fail(std::string(n) + " takes dst, x, y, n and MX, MY, SHIFT, RELU (or one packed value)");
-			in.a = reg(ops[0]), in.b = reg(ops[1]), in.c = reg(ops[2]);
+			abc();
 			in.imm32 = reg(ops[3]);
-			if (ops.size() == 5) {
-				in.imm64 = value(ops[4]);
-			} else {
-				nsp::AddQ q;
-				q.mx = uint32_t(ranged(ops[4], 0xFFFF, "MX"));
-				q.my = uint32_t(ranged(ops[5], 0xFFFF, "MY"));
-				q.shift = uint32_t(ranged(ops[6], nsp::kAddQMaxShift, "shift"));
-				q.relu = ranged(ops[7], 1, "ReLU flag") != 0;
-				in.imm64 = nsp::pack_addq(q);
-			}
+			in.imm64 = ops.size() == 5 ? value(ops[4]) : addq(ops);
+			break;
+		default:
 			break;
 		}
-		return in;
+	}
+
+	// ACTF's kind: a name or its number.
+	uint32_t activation_kind(std::string_view op)
+	{
+		static const char *const kinds[] = {"relu", "sigmoid", "tanh", "gelu"};
+		const std::string k = lower(op);
+		const auto it = std::find(std::begin(kinds), std::end(kinds), k);
+		return it != std::end(kinds) ? uint32_t(it - std::begin(kinds)) : uint32_t(ranged(op, 3, "activation kind"));
+	}
+
+	// M, N, K from operands 3..5, packed.
+	uint64_t mnk(const std::vector<std::string_view> &ops)
+	{
+		uint64_t d[3];
+		static const char *const names[] = {"M", "N", "K"};
+		for (int i = 0; i < 3; i++) {
+			d[i] = ranged(ops[3 + i], nsp::kMaxDim - 1, names[i]);
+			if (!d[i])
+				fail(std::string(names[i]) + " is 0");
+		}
+		return nsp::pack_mnk(d[0], d[1], d[2]);
+	}
+
+	// H, W, C, K, stride, pad from operands 3..8, packed.
+	uint64_t geom(const std::vector<std::string_view> &ops)
+	{
+		nsp::Geom g;
+		g.h = uint32_t(ranged(ops[3], nsp::kGeomMaxHwc, "H"));
+		g.w = uint32_t(ranged(ops[4], nsp::kGeomMaxHwc, "W"));
+		g.c = uint32_t(ranged(ops[5], nsp::kGeomMaxHwc, "C"));
+		g.k = uint32_t(ranged(ops[6], nsp::kGeomMaxK, "K"));
+		g.stride = uint32_t(ranged(ops[7], nsp::kGeomMaxStride, "stride"));
+		g.pad = uint32_t(ranged(ops[8], nsp::kGeomMaxPad, "pad"));
+		return nsp::pack_geom(g);
+	}
+
+	// MX, MY, SHIFT, RELU from operands 4..7, packed.
+	uint64_t addq(const std::vector<std::string_view> &ops)
+	{
+		nsp::AddQ q;
+		q.mx = uint32_t(ranged(ops[4], 0xFFFF, "MX"));
+		q.my = uint32_t(ranged(ops[5], 0xFFFF, "MY"));
+		q.shift = uint32_t(ranged(ops[6], nsp::kAddQMaxShift, "shift"));
+		q.relu = ranged(ops[7], 1, "ReLU flag") != 0;
+		return nsp::pack_addq(q);
 	}
 
 	nsp::Segment &segment(const std::string &dir)
@@ -621,20 +650,31 @@ private:
 			return;
 		}
 		if (dir == ".insn") {
-			if (pass == 2) {
-				const auto ops = split_operands(rest);
-				if (ops.size() != 6)
-					fail(".insn OP, A, B, C, IMM32, IMM64");
-				p_.code.push_back(Instr{uint8_t(fits(ops[0], 8)), uint8_t(fits(ops[1], 8)),
-							uint8_t(fits(ops[2], 8)), uint8_t(fits(ops[3], 8)),
-							uint32_t(fits(ops[4], 32)), value(ops[5])});
-				p_.lines.push_back(line());
-			}
+			if (pass == 2)
+				raw_instruction(rest);
 			count_++;
 			return;
 		}
 		if (pass == 1)
 			return;
+		if (!meta_directive(dir, rest) && !data_directive(dir, rest))
+			fail("unknown directive '" + dir + "'");
+	}
+
+	// .insn OP, A, B, C, IMM32, IMM64: an instruction given field by field.
+	void raw_instruction(std::string_view rest)
+	{
+		const auto ops = split_operands(rest);
+		if (ops.size() != 6)
+			fail(".insn OP, A, B, C, IMM32, IMM64");
+		p_.code.push_back(Instr{uint8_t(fits(ops[0], 8)), uint8_t(fits(ops[1], 8)), uint8_t(fits(ops[2], 8)),
+					uint8_t(fits(ops[3], 8)), uint32_t(fits(ops[4], 32)), value(ops[5])});
+		p_.lines.push_back(line());
+	}
+
+	// .reg and the program's .aic.meta fields; false for another directive.
+	bool meta_directive(const std::string &dir, std::string_view rest)
+	{
 		if (dir == ".reg") {
 			const auto ops = split_operands(rest);
 			if (ops.size() != 2 || !is_ident(ops[0]))
@@ -657,22 +697,32 @@ private:
 			p_.meta.entry = uint32_t(ranged(rest, 0xFFFFFFFF, ".entry"));
 		} else if (dir == ".const_offset") {
 			p_.meta.const_offset = uint32_t(ranged(rest, 0xFFFFFFFF, ".const_offset"));
-		} else if (dir == ".data") {
+		} else {
+			return false;
+		}
+		return true;
+	}
+
+	// The data segments and what goes in them; false for another directive.
+	bool data_directive(const std::string &dir, std::string_view rest)
+	{
+		static const struct {
+			const char *name;
+			unsigned bytes;
+			bool real;
+		} kValues[] = {{".bytes", 1, false}, {".byte", 1, false}, {".i8", 1, false}, {".i16", 2, false},
+			       {".i32", 4, false},   {".i64", 8, false},  {".u64", 8, false}, {".f32", 4, true}};
+		for (const auto &v : kValues)
+			if (dir == v.name) {
+				data_values(dir, rest, v.bytes, v.real);
+				return true;
+			}
+		if (dir == ".data") {
 			close_segment();
 			p_.segments.push_back({value(rest), {}, 0});
 			open_ = true;
 		} else if (dir == ".text") {
 			close_segment();
-		} else if (dir == ".bytes" || dir == ".byte" || dir == ".i8") {
-			data_values(dir, rest, 1, false);
-		} else if (dir == ".i16") {
-			data_values(dir, rest, 2, false);
-		} else if (dir == ".i32") {
-			data_values(dir, rest, 4, false);
-		} else if (dir == ".i64" || dir == ".u64") {
-			data_values(dir, rest, 8, false);
-		} else if (dir == ".f32") {
-			data_values(dir, rest, 4, true);
 		} else if (dir == ".zero") {
 			const uint64_t n = size_arg(rest, dir);
 			nsp::Segment &s = segment(dir);
@@ -683,21 +733,27 @@ private:
 				fail(dir + " outside a .data segment");
 			pending_ += n;
 		} else if (dir == ".align") {
-			const uint64_t n = size_arg(rest, dir);
-			if (!n || (n & (n - 1)))
-				fail(".align needs a power of two");
-			if (!open_)
-				fail(dir + " outside a .data segment");
-			const nsp::Segment &s = p_.segments.back();
-			const uint64_t at = s.offset + s.data.size() + pending_;
-			pending_ += (n - at % n) % n;
+			align(size_arg(rest, dir));
 		} else if (dir == ".file") {
 			const auto bytes = read(unquote(rest));
 			nsp::Segment &s = segment(dir);
 			s.data.insert(s.data.end(), bytes.begin(), bytes.end());
 		} else {
-			fail("unknown directive '" + dir + "'");
+			return false;
 		}
+		return true;
+	}
+
+	// .align N: the open segment's next byte to a multiple of N.
+	void align(uint64_t n)
+	{
+		if (!n || (n & (n - 1)))
+			fail(".align needs a power of two");
+		if (!open_)
+			fail(".align outside a .data segment");
+		const nsp::Segment &s = p_.segments.back();
+		const uint64_t at = s.offset + s.data.size() + pending_;
+		pending_ += (n - at % n) % n;
 	}
 
 	const Options &opt_;

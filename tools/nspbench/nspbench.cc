@@ -83,66 +83,76 @@ __attribute__((noinline)) void naive_ikj_f32(float *c, const float *a, const flo
 		}
 }
 
-} // namespace
-
-int main(int argc, char **argv)
-{
+// The benchmark's size and time budget.
+struct Shape {
 	unsigned m = 512, n = 512, k = 512;
 	double budget = 1.0;
-	if (argc >= 4) {
-		m = unsigned(std::atoi(argv[1]));
-		n = unsigned(std::atoi(argv[2]));
-		k = unsigned(std::atoi(argv[3]));
-	}
-	if (argc >= 5)
-		budget = std::atof(argv[4]);
-	if (!m || !n || !k || m >= nsp::kMaxDim || n >= nsp::kMaxDim || k >= nsp::kMaxDim) {
-		std::fprintf(stderr, "usage: aic100-nsp-bench [M N K [SECONDS]]\n");
-		return 2;
-	}
-	const double ops = 2.0 * m * n * k;
-	const GemmOperands operands(m, n, k);
-	const auto &[af, bf, ai, bi] = operands;
-	std::vector<float> cf(size_t(m) * n);
+
+	double ops() const { return 2.0 * m * n * k; }
+};
+
+// Prints one result: GOP/s of a GEMM of `shape` that took `s` seconds.
+void report(const Shape &shape, const char *what, double s)
+{
+	std::printf("  %-34s %8.2f GOP/s  %9.3f ms\n", what, shape.ops() / s / 1e9, s * 1e3);
+}
+
+// The naive loop, then every kernel path; 1 when a path's result differs.
+int bench_i8(const Shape &sh, const GemmOperands &operands, const std::vector<std::string> &paths)
+{
+	const auto &[m, n, k, budget] = sh;
+	const auto &ai = operands.ai, &bi = operands.bi;
 	std::vector<int32_t> ci(size_t(m) * n);
-
-	std::printf("GEMM %ux%ux%u, one thread, best of %.1f s of CPU each (GOP/s = 2*M*N*K / time)\n", m, n, k, budget);
-	auto report = [&](const char *what, double s) { std::printf("  %-34s %8.2f GOP/s  %9.3f ms\n", what, ops / s / 1e9, s * 1e3); };
-	const std::vector<std::string> paths = nsp_run::Kernels::paths();
-
 	std::printf("int8 x int8 -> int32\n");
-	report("naive i,j,k loop", best_seconds([&] { naive_ijk_i8(ci.data(), ai.data(), bi.data(), m, n, k); }, budget));
+	report(sh, "naive i,j,k loop", best_seconds([&] { naive_ijk_i8(ci.data(), ai.data(), bi.data(), m, n, k); }, budget));
 	const std::vector<int32_t> want_i = ci;
 	for (const std::string &path : paths) {
 		nsp_run::Kernels kern(path);
 		std::string label = "gemm_i8 " + path;
-		report(label.c_str(), best_seconds([&] { kern.gemm_i8(ci.data(), ai.data(), bi.data(), m, n, k); }, budget));
+		report(sh, label.c_str(),
+		       best_seconds([&] { kern.gemm_i8(ci.data(), ai.data(), bi.data(), m, n, k); }, budget));
 		if (ci != want_i) {
 			std::fprintf(stderr, "gemm_i8 %s: wrong result\n", path.c_str());
 			return 1;
 		}
 	}
+	return 0;
+}
 
+// The two naive loops, then every kernel path; 1 when a path's result is
+// off.
+int bench_f32(const Shape &sh, const GemmOperands &operands, const std::vector<std::string> &paths)
+{
+	const auto &[m, n, k, budget] = sh;
+	const auto &af = operands.af, &bf = operands.bf;
+	std::vector<float> cf(size_t(m) * n);
 	std::printf("fp32\n");
-	report("naive i,j,k loop", best_seconds([&] { naive_ijk_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget));
-	report("naive i,k,j loop", best_seconds([&] { naive_ikj_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget));
+	report(sh, "naive i,j,k loop", best_seconds([&] { naive_ijk_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget));
+	report(sh, "naive i,k,j loop", best_seconds([&] { naive_ikj_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget));
 	const std::vector<float> want_f = cf;
 	for (const std::string &path : paths) {
 		nsp_run::Kernels kern(path);
 		std::string label = "gemm_f32 " + path;
-		report(label.c_str(), best_seconds([&] { kern.gemm_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget));
+		report(sh, label.c_str(),
+		       best_seconds([&] { kern.gemm_f32(cf.data(), af.data(), bf.data(), m, n, k); }, budget));
 		for (size_t i = 0; i < cf.size(); i++)
 			if (std::abs(cf[i] - want_f[i]) > 1e-3f * (1 + std::abs(want_f[i]))) {
 				std::fprintf(stderr, "gemm_f32 %s: wrong result at %zu\n", path.c_str(), i);
 				return 1;
 			}
 	}
+	return 0;
+}
 
-	// The same GEMMs as instructions of a program: the interpreter's cost.
+// The same GEMMs as instructions of a program: the interpreter's cost.
+// Leaves the operands in `window`.
+void bench_instructions(const Shape &sh, const GemmOperands &operands, std::vector<uint8_t> &window)
+{
+	const auto &[m, n, k, budget] = sh;
 	const uint64_t a_off = 0, b_off = uint64_t(m) * k * 4, c_off = b_off + uint64_t(k) * n * 4;
-	std::vector<uint8_t> window(c_off + uint64_t(m) * n * 4);
-	std::memcpy(&window[a_off], af.data(), af.size() * 4);
-	std::memcpy(&window[b_off], bf.data(), bf.size() * 4);
+	window.resize(c_off + uint64_t(m) * n * 4);
+	std::memcpy(&window[a_off], operands.af.data(), operands.af.size() * 4);
+	std::memcpy(&window[b_off], operands.bf.data(), operands.bf.size() * 4);
 	for (nsp::Op op : {nsp::Op::MmI8, nsp::Op::MmF32}) {
 		// In a loop, as a workload runs it: `reps` GEMMs of ~20 ms
 		// together per run.
@@ -153,10 +163,13 @@ int main(int argc, char **argv)
 		const uint64_t reps = std::max<uint64_t>(1, uint64_t(0.02 / std::max(cpu_seconds() - t0, 1e-7)));
 		const std::vector<nsp::Instr> prog = program(reps);
 		const double s = best_seconds([&] { run(prog); }, budget) / double(reps);
-		report(op == nsp::Op::MmI8 ? "MMI8 instruction (interpreter)" : "MMF32 instruction (interpreter)", s);
+		report(sh, op == nsp::Op::MmI8 ? "MMI8 instruction (interpreter)" : "MMF32 instruction (interpreter)", s);
 	}
+}
 
-	// Dispatch cost: a counting loop of two instructions.
+// Dispatch cost: a counting loop of two instructions.
+void bench_dispatch(double budget, std::vector<uint8_t> &window)
+{
 	const uint64_t iters = 20'000'000;
 	const std::vector<nsp::Instr> loop = {
 		{uint8_t(nsp::Op::Li), 4, 0, 0, 0, iters},
@@ -166,5 +179,32 @@ int main(int argc, char **argv)
 	};
 	const double s = best_seconds([&] { nsp_run::run(loop, window); }, budget);
 	std::printf("scalar instructions (ADDI/BNE loop) %8.1f M/s\n", 2.0 * double(iters) / s / 1e6);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Shape sh;
+	if (argc >= 4) {
+		sh.m = unsigned(std::atoi(argv[1]));
+		sh.n = unsigned(std::atoi(argv[2]));
+		sh.k = unsigned(std::atoi(argv[3]));
+	}
+	if (argc >= 5)
+		sh.budget = std::atof(argv[4]);
+	if (!sh.m || !sh.n || !sh.k || sh.m >= nsp::kMaxDim || sh.n >= nsp::kMaxDim || sh.k >= nsp::kMaxDim) {
+		std::fprintf(stderr, "usage: aic100-nsp-bench [M N K [SECONDS]]\n");
+		return 2;
+	}
+	const GemmOperands operands(sh.m, sh.n, sh.k);
+	std::printf("GEMM %ux%ux%u, one thread, best of %.1f s of CPU each (GOP/s = 2*M*N*K / time)\n", sh.m, sh.n, sh.k,
+		    sh.budget);
+	const std::vector<std::string> paths = nsp_run::Kernels::paths();
+	if (bench_i8(sh, operands, paths) || bench_f32(sh, operands, paths))
+		return 1;
+	std::vector<uint8_t> window;
+	bench_instructions(sh, operands, window);
+	bench_dispatch(sh.budget, window);
 	return 0;
 }

@@ -6,14 +6,12 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
-#include "le.h"
+
+#include <aic100/wire.h>
 
 namespace aic100::qpc {
 
 namespace {
-
-using le::get;
-using le::put;
 
 size_t align8(size_t v)
 {
@@ -25,6 +23,57 @@ std::string hex(uint64_t v)
 	char b[24];
 	std::snprintf(b, sizeof(b), "0x%" PRIx64, v);
 	return b;
+}
+
+// The pointer fields of a container: base + an offset inside the file.
+struct Pointers {
+	std::span<const uint8_t> file;
+	uint64_t base;
+	std::string &err;
+
+	// The offset `ptr` points to, when [ptr, +len) lies in the file.
+	bool offset_of(uint64_t ptr, uint64_t len, const std::string &what, uint64_t &off) const
+	{
+		off = ptr - base;
+		if (ptr < base || off > file.size() || len > file.size() - off) {
+			err = what + " at " + hex(ptr) + " (+" + std::to_string(len) + ") is outside the file";
+			return false;
+		}
+		return true;
+	}
+};
+
+// Segment `i` of the table, its name and data checked to lie in the file;
+// nullopt with the reason in ptr.err.
+std::optional<Segment> read_segment(const Pointers &ptr, const SegmentEntry &e, uint64_t i)
+{
+	const std::string which = "segment " + std::to_string(i);
+	uint64_t name_off, data_off;
+	if (!ptr.offset_of(e.name, 1, which + "'s name", name_off))
+		return std::nullopt;
+	const uint8_t *name = ptr.file.data() + name_off;
+	const void *nul = std::memchr(name, 0, ptr.file.size() - name_off);
+	if (!nul) {
+		ptr.err = which + "'s name is not terminated";
+		return std::nullopt;
+	}
+	Segment s;
+	s.name.assign(reinterpret_cast<const char *>(name), static_cast<const uint8_t *>(nul) - name);
+	if (s.name.empty()) {
+		ptr.err = which + " has an empty name";
+		return std::nullopt;
+	}
+	const uint64_t len = e.size;
+	if (!ptr.offset_of(e.data, len, which + " (" + s.name + ")'s data", data_off))
+		return std::nullopt;
+	s.split = e.split;
+	if (s.split > len) {
+		ptr.err = s.name + ": split " + std::to_string(s.split) + " beyond its " + std::to_string(len) + " bytes";
+		return std::nullopt;
+	}
+	const auto data = ptr.file.subspan(data_off, len);
+	s.data.assign(data.begin(), data.end());
+	return s;
 }
 
 } // namespace
@@ -67,21 +116,12 @@ std::optional<std::vector<uint8_t>> write_container(const std::vector<Segment> &
 		at = align8(at + s.data.size());
 	}
 	std::vector<uint8_t> f(at, 0);
-	put(f, 0, kMagic, 4);
-	f[4] = kMajor;
-	f[5] = kMinor;
-	put(f, 6, kRelocatable, 2);
-	put(f, 8, f.size(), 8);
-	put(f, 16, 0, 8); // base
-	put(f, 24, segments.size(), 8);
-	put(f, 32, table, 8);
+	const Header h{kMagic, kMajor, kMinor, kRelocatable, f.size(), 0, segments.size(), table};
+	wire::store(f.data(), 0, h);
 	for (size_t i = 0; i < segments.size(); i++) {
 		const Segment &s = segments[i];
-		const size_t e = table + kSegmentEntrySize * i;
-		put(f, e, s.data.size(), 8);
-		put(f, e + 8, s.split, 8);
-		put(f, e + 16, name_at[i], 8);
-		put(f, e + 24, data_at[i], 8);
+		const SegmentEntry e{s.data.size(), s.split, name_at[i], data_at[i]};
+		wire::store(f.data(), table + kSegmentEntrySize * i, e);
 		std::memcpy(&f[name_at[i]], s.name.data(), s.name.size());
 		if (!s.data.empty())
 			std::memcpy(&f[data_at[i]], s.data.data(), s.data.size());
@@ -95,67 +135,41 @@ std::optional<Container> read_container(std::span<const uint8_t> file, std::stri
 		err = std::move(why);
 		return std::nullopt;
 	};
-	const uint8_t *f = file.data();
 	const uint64_t size = file.size();
 	if (size < kHeaderSize)
 		return bad("truncated: " + std::to_string(size) + " bytes, the header alone is 40");
-	if (get(f, 4) != kMagic)
-		return bad("bad magic " + hex(get(f, 4)) + " (a program container starts with 0x00a1cd7c)");
+	const auto h = wire::load<Header>(file);
+	if (h.magic != kMagic)
+		return bad("bad magic " + hex(h.magic) + " (a program container starts with 0x00a1cd7c)");
 	Container c;
-	c.major = f[4];
-	c.minor = f[5];
-	c.compression = uint16_t(get(f + 6, 2));
-	c.base = get(f + 16, 8);
+	c.major = h.major;
+	c.minor = h.minor;
+	c.compression = h.compression;
+	c.base = h.base;
 	if (c.major != kMajor)
 		return bad("container version " + std::to_string(c.major) + "." + std::to_string(c.minor) +
 			   " is not 0.x");
 	if (c.compression != kRelocatable)
 		return bad("compression type " + std::to_string(c.compression) +
 			   " is not 1 (the UMD relocates only type 1)");
-	if (get(f + 8, 8) != size)
-		return bad("header size " + std::to_string(get(f + 8, 8)) + " is not the file's " +
-			   std::to_string(size) + " bytes");
-	// A pointer field: base + an offset inside the file.
-	auto offset_of = [&](uint64_t ptr, uint64_t len, const std::string &what, uint64_t &off) {
-		off = ptr - c.base;
-		if (ptr < c.base || off > size || len > size - off) {
-			err = what + " at " + hex(ptr) + " (+" + std::to_string(len) + ") is outside the file";
-			return false;
-		}
-		return true;
-	};
-	const uint64_t count = get(f + 24, 8);
+	if (h.size != size)
+		return bad("header size " + std::to_string(h.size) + " is not the file's " + std::to_string(size) +
+			   " bytes");
+	const uint64_t count = h.segment_count;
 	if (count > (size - kHeaderSize) / kSegmentEntrySize)
 		return bad("segment count " + std::to_string(count) + " does not fit in the file");
+	const Pointers ptr{file, c.base, err};
 	uint64_t table;
-	if (!offset_of(get(f + 32, 8), count * kSegmentEntrySize, "the segment table", table))
+	if (!ptr.offset_of(h.segment_table, count * kSegmentEntrySize, "the segment table", table))
 		return std::nullopt;
 	std::set<std::string> seen;
 	for (uint64_t i = 0; i < count; i++) {
-		const uint8_t *e = f + table + kSegmentEntrySize * i;
-		const std::string which = "segment " + std::to_string(i);
-		uint64_t name_off, data_off;
-		if (!offset_of(get(e + 16, 8), 1, which + "'s name", name_off))
+		auto s = read_segment(ptr, wire::load<SegmentEntry>(file, table + kSegmentEntrySize * i), i);
+		if (!s)
 			return std::nullopt;
-		const void *nul = std::memchr(f + name_off, 0, size - name_off);
-		if (!nul)
-			return bad(which + "'s name is not terminated");
-		Segment s;
-		s.name.assign(reinterpret_cast<const char *>(f + name_off),
-			      static_cast<const uint8_t *>(nul) - (f + name_off));
-		if (s.name.empty())
-			return bad(which + " has an empty name");
-		const uint64_t len = get(e, 8);
-		if (!offset_of(get(e + 24, 8), len, which + " (" + s.name + ")'s data", data_off))
-			return std::nullopt;
-		s.split = get(e + 8, 8);
-		if (s.split > len)
-			return bad(s.name + ": split " + std::to_string(s.split) + " beyond its " + std::to_string(len) +
-				   " bytes");
-		if (!seen.insert(s.name).second)
-			return bad("segment " + s.name + " appears twice");
-		s.data.assign(f + data_off, f + data_off + len);
-		c.segments.push_back(std::move(s));
+		if (!seen.insert(s->name).second)
+			return bad("segment " + s->name + " appears twice");
+		c.segments.push_back(std::move(*s));
 	}
 	return c;
 }

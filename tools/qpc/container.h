@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The program container (QPC, "programqpc.bin"): named segments behind a
-// small header, in the layout the open UMD reads (docs/qpc.md,
-// "Container"). Little-endian; every "pointer" field holds `base` plus a
-// file offset, and the files we write have base 0.
+// small header, in the layout the open UMD reads (aic100/qpc.h; docs/qpc.md,
+// "Container"). The files we write have base 0.
 #pragma once
 
 #include <cstdint>
@@ -12,22 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include <aic100/qpc.h>
+
 namespace aic100::qpc {
-
-constexpr uint32_t kMagic = 0x00A1CD7C;
-constexpr uint8_t kMajor = 0;
-constexpr uint8_t kMinor = 1;
-// 1: the pointer fields are base-relative and may be relocated (the UMD
-// copies the file and fixes them up; it refuses 0).
-constexpr uint16_t kRelocatable = 1;
-constexpr size_t kHeaderSize = 40;
-constexpr size_t kSegmentEntrySize = 32;
-
-// The segment names the UMD looks for.
-constexpr char kNetworkElf[] = "network.elf";
-constexpr char kNetworkDesc[] = "networkdesc.bin";
-constexpr char kConstants[] = "constants.bin";
-constexpr char kConstantsDesc[] = "constantsdesc.bin";
 
 struct Segment {
 	std::string name;

@@ -3,23 +3,18 @@
 #include "elf_sections.h"
 
 #include <cstring>
-#include "le.h"
+
+#include <aic100/wire.h>
 
 namespace aic100::qpc {
 
 namespace {
 
-using le::get;
-using le::put;
+using wire::load;
+using wire::store;
 
 constexpr size_t kEhdr = 64, kShdr = 64;
 constexpr uint32_t kShtProgbits = 1, kShtStrtab = 3, kShtNobits = 8;
-
-void put(uint8_t *p, uint64_t v, unsigned bytes)
-{
-	for (unsigned i = 0; i < bytes; i++)
-		p[i] = uint8_t(v >> (8 * i));
-}
 
 bool fits(uint64_t off, uint64_t len, uint64_t size)
 {
@@ -44,8 +39,8 @@ std::optional<Layout> layout(std::span<const uint8_t> elf, std::string &err)
 		err = "not a little-endian ELF64 file";
 		return std::nullopt;
 	}
-	Layout l{get(f + 40, 8), unsigned(get(f + 60, 2)), unsigned(get(f + 62, 2)), 0, 0};
-	if (l.shnum == 0 || get(f + 58, 2) != kShdr || !fits(l.shoff, uint64_t(l.shnum) * kShdr, elf.size())) {
+	Layout l{load<uint64_t>(elf, 40), load<uint16_t>(elf, 60), load<uint16_t>(elf, 62), 0, 0};
+	if (l.shnum == 0 || load<uint16_t>(elf, 58) != kShdr || !fits(l.shoff, uint64_t(l.shnum) * kShdr, elf.size())) {
 		err = "no sound section header table";
 		return std::nullopt;
 	}
@@ -53,21 +48,21 @@ std::optional<Layout> layout(std::span<const uint8_t> elf, std::string &err)
 		err = "no section name table";
 		return std::nullopt;
 	}
-	const uint8_t *s = f + l.shoff + uint64_t(l.shstrndx) * kShdr;
-	l.str_off = get(s + 24, 8);
-	l.str_size = get(s + 32, 8);
-	if (get(s + 4, 4) != kShtStrtab || !fits(l.str_off, l.str_size, elf.size())) {
+	const uint64_t s = l.shoff + uint64_t(l.shstrndx) * kShdr;
+	l.str_off = load<uint64_t>(elf, s + 24);
+	l.str_size = load<uint64_t>(elf, s + 32);
+	if (load<uint32_t>(elf, s + 4) != kShtStrtab || !fits(l.str_off, l.str_size, elf.size())) {
 		err = "the section name table is not a string table inside the file";
 		return std::nullopt;
 	}
 	return l;
 }
 
-// The name of section header `h`, or nullopt when it is not a terminated
-// string of the name table.
-std::optional<std::string> name_of(std::span<const uint8_t> elf, const Layout &l, const uint8_t *h)
+// The name of the section header at `h`, or nullopt when it is not a
+// terminated string of the name table.
+std::optional<std::string> name_of(std::span<const uint8_t> elf, const Layout &l, uint64_t h)
 {
-	const uint64_t n = get(h, 4);
+	const uint64_t n = load<uint32_t>(elf, h);
 	if (n >= l.str_size)
 		return std::nullopt;
 	const char *s = reinterpret_cast<const char *>(elf.data() + l.str_off + n);
@@ -87,7 +82,7 @@ std::optional<std::span<const uint8_t>> find_section(std::span<const uint8_t> el
 		return std::nullopt;
 	std::optional<std::span<const uint8_t>> found;
 	for (unsigned i = 1; i < l->shnum; i++) {
-		const uint8_t *h = elf.data() + l->shoff + uint64_t(i) * kShdr;
+		const uint64_t h = l->shoff + uint64_t(i) * kShdr;
 		const auto n = name_of(elf, *l, h);
 		if (!n) {
 			err = "section " + std::to_string(i) + " has no name in the name table";
@@ -99,8 +94,8 @@ std::optional<std::span<const uint8_t>> find_section(std::span<const uint8_t> el
 			err = "two sections named " + name;
 			return std::nullopt;
 		}
-		const uint64_t off = get(h + 24, 8), size = get(h + 32, 8);
-		if (get(h + 4, 4) == kShtNobits) {
+		const uint64_t off = load<uint64_t>(elf, h + 24), size = load<uint64_t>(elf, h + 32);
+		if (load<uint32_t>(elf, h + 4) == kShtNobits) {
 			err = "section " + name + " has no contents in the file";
 			return std::nullopt;
 		}
@@ -157,17 +152,17 @@ std::optional<std::vector<uint8_t>> add_section(std::span<const uint8_t> elf, co
 	const size_t names_at = append(names.data(), names.size());
 	const size_t shoff = append(elf.data() + l->shoff, uint64_t(l->shnum) * kShdr);
 	f.resize(shoff + uint64_t(l->shnum + 1) * kShdr, 0);
-	uint8_t *strh = &f[shoff + uint64_t(l->shstrndx) * kShdr];
-	put(strh + 24, names_at, 8);
-	put(strh + 32, names.size(), 8);
-	uint8_t *h = &f[shoff + uint64_t(l->shnum) * kShdr];
-	put(h, name_idx, 4);
-	put(h + 4, kShtProgbits, 4);
-	put(h + 24, data_at, 8);
-	put(h + 32, data.size(), 8);
-	put(h + 48, 8, 8); // sh_addralign
-	put(&f[40], shoff, 8);
-	put(&f[60], l->shnum + 1, 2);
+	const uint64_t strh = shoff + uint64_t(l->shstrndx) * kShdr;
+	store<uint64_t>(f.data(), strh + 24, names_at);
+	store<uint64_t>(f.data(), strh + 32, names.size());
+	const uint64_t h = shoff + uint64_t(l->shnum) * kShdr;
+	store<uint32_t>(f.data(), h, uint32_t(name_idx));
+	store<uint32_t>(f.data(), h + 4, kShtProgbits);
+	store<uint64_t>(f.data(), h + 24, data_at);
+	store<uint64_t>(f.data(), h + 32, data.size());
+	store<uint64_t>(f.data(), h + 48, 8); // sh_addralign
+	store<uint64_t>(f.data(), 40, shoff);
+	store<uint16_t>(f.data(), 60, uint16_t(l->shnum + 1));
 	return f;
 }
 

@@ -33,6 +33,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -177,152 +178,209 @@ int build_network(const qpc::NetworkProgram &p, const fs::path &dir, uint64_t re
 	return 0;
 }
 
-} // namespace
-
-int main(int argc, char **argv)
-{
-	std::vector<std::string> args(argv + 1, argv + argc);
-	std::string network, networks_dir;
+// The command line.
+struct Options {
+	std::string example, examples_dir, umd_dir, network, networks_dir, elf, inspect, extract, segment, out,
+		constants;
 	uint64_t references = 2;
-	std::string example, examples_dir, umd_dir, elf, inspect, extract, segment, out, constants;
 	std::vector<std::string> inputs, outputs;
 	uint64_t sem_in = 0, sem_out = 1;
+};
+
+// The arguments after an option, taken one at a time.
+class Values {
+public:
+	Values(const std::vector<std::string> &args, size_t &i) : args_(args), i_(i) {}
+
+	bool next(std::string &dst)
+	{
+		if (i_ + 1 >= args_.size())
+			return false;
+		dst = args_[++i_];
+		return true;
+	}
+
+	bool next_u64(uint64_t &dst, uint64_t below)
+	{
+		std::string v;
+		return next(v) && parse_u64(v, dst) && dst < below;
+	}
+
+private:
+	const std::vector<std::string> &args_;
+	size_t &i_;
+};
+
+struct Option {
+	const char *name;
+	// Takes the option's values into the options; false when one is
+	// missing or invalid.
+	bool (*take)(Options &o, Values &v);
+	// --input and --output without a value read as unknown arguments.
+	bool unknown_without_value = false;
+};
+
+const Option kOptions[] = {
+	{"--example", [](Options &o, Values &v) { return v.next(o.example); }},
+	{"--examples", [](Options &o, Values &v) { return v.next(o.examples_dir); }},
+	{"--network", [](Options &o, Values &v) { return v.next(o.network); }},
+	{"--networks", [](Options &o, Values &v) { return v.next(o.networks_dir); }},
+	{"--references", [](Options &o, Values &v) { return v.next_u64(o.references, 101); }},
+	{"--umd-test-data", [](Options &o, Values &v) { return v.next(o.umd_dir); }},
+	{"--elf", [](Options &o, Values &v) { return v.next(o.elf); }},
+	{"--inspect", [](Options &o, Values &v) { return v.next(o.inspect); }},
+	{"--extract", [](Options &o, Values &v) { return v.next(o.extract) && v.next(o.segment); }},
+	{"-o", [](Options &o, Values &v) { return v.next(o.out); }},
+	{"--out", [](Options &o, Values &v) { return v.next(o.out); }},
+	{"--constants", [](Options &o, Values &v) { return v.next(o.constants); }},
+	{"--input", [](Options &o, Values &v) { return v.next(o.inputs.emplace_back()); }, true},
+	{"--output", [](Options &o, Values &v) { return v.next(o.outputs.emplace_back()); }, true},
+	{"--sem-in", [](Options &o, Values &v) { return v.next_u64(o.sem_in, 32); }},
+	{"--sem-out", [](Options &o, Values &v) { return v.next_u64(o.sem_out, 32); }},
+};
+
+// `o` from the arguments; an exit status when there is nothing more to do
+// (help, or a usage error).
+std::optional<int> parse_options(const std::vector<std::string> &args, Options &o)
+{
 	for (size_t i = 0; i < args.size(); i++) {
 		const std::string &a = args[i];
-		auto value = [&](std::string &dst) {
-			if (i + 1 >= args.size())
-				return false;
-			dst = args[++i];
-			return true;
-		};
-		std::string v;
-		bool ok = true;
-		if (a == "--example")
-			ok = value(example);
-		else if (a == "--examples")
-			ok = value(examples_dir);
-		else if (a == "--network")
-			ok = value(network);
-		else if (a == "--networks")
-			ok = value(networks_dir);
-		else if (a == "--references")
-			ok = value(v) && parse_u64(v, references) && references <= 100;
-		else if (a == "--umd-test-data")
-			ok = value(umd_dir);
-		else if (a == "--elf")
-			ok = value(elf);
-		else if (a == "--inspect")
-			ok = value(inspect);
-		else if (a == "--extract")
-			ok = value(extract) && value(segment);
-		else if (a == "-o" || a == "--out")
-			ok = value(out);
-		else if (a == "--constants")
-			ok = value(constants);
-		else if (a == "--input" && (ok = value(v)))
-			inputs.push_back(v);
-		else if (a == "--output" && (ok = value(v)))
-			outputs.push_back(v);
-		else if (a == "--sem-in")
-			ok = value(v) && parse_u64(v, sem_in) && sem_in < 32;
-		else if (a == "--sem-out")
-			ok = value(v) && parse_u64(v, sem_out) && sem_out < 32;
-		else if (a == "-h" || a == "--help")
+		if (a == "-h" || a == "--help")
 			return usage(nullptr), 0;
-		else
+		const Option *opt = std::find_if(std::begin(kOptions), std::end(kOptions),
+						 [&a](const Option &x) { return a == x.name; });
+		if (opt == std::end(kOptions))
 			return usage(("unknown argument " + a).c_str());
-		if (!ok)
-			return usage((a + " needs a (valid) value").c_str());
+		Values v(args, i);
+		if (!opt->take(o, v))
+			return usage((opt->unknown_without_value ? "unknown argument " + a : a + " needs a (valid) value")
+					     .c_str());
 	}
-	const int modes = !example.empty() + !examples_dir.empty() + !umd_dir.empty() + !elf.empty() +
-			  !inspect.empty() + !extract.empty() + !network.empty() + !networks_dir.empty();
-	if (modes != 1)
-		return usage("give exactly one of --example, --examples, --umd-test-data, --network, --networks, --elf, "
-			     "--inspect, --extract");
+	return std::nullopt;
+}
 
-	if (!network.empty()) {
-		const qpc::NetworkProgram *p = qpc::find_network(network);
-		if (!p)
-			return usage(("no network named " + network).c_str());
-		if (out.empty())
-			return usage("--network needs -o DIR");
-		return build_network(*p, out, references);
+// --network NAME -o DIR
+int run_network(const Options &o)
+{
+	const qpc::NetworkProgram *p = qpc::find_network(o.network);
+	if (!p)
+		return usage(("no network named " + o.network).c_str());
+	if (o.out.empty())
+		return usage("--network needs -o DIR");
+	return build_network(*p, o.out, o.references);
+}
+
+// --networks DIR
+int run_networks(const Options &o)
+{
+	int rc = 0;
+	for (const qpc::NetworkProgram &p : qpc::network_programs())
+		rc = std::max(rc, build_network(p, fs::path(o.networks_dir) / p.name, o.references));
+	return rc;
+}
+
+// --inspect FILE, --extract FILE SEGMENT -o OUT
+int run_read(const Options &o)
+{
+	std::vector<uint8_t> file;
+	if (!read_file(o.inspect.empty() ? o.extract : o.inspect, file))
+		return 2;
+	std::string err;
+	const auto p = qpc::read_qpc(file, err);
+	if (!p) {
+		std::fprintf(stderr, "aic100-qpc: refused: %s\n", err.c_str());
+		return 1;
 	}
-	if (!networks_dir.empty()) {
-		int rc = 0;
+	if (!o.inspect.empty()) {
+		std::fputs(qpc::describe(*p).c_str(), stdout);
+		return 0;
+	}
+	if (o.out.empty())
+		return usage("--extract needs -o");
+	const qpc::Segment *s = p->container.find(o.segment);
+	if (!s) {
+		std::fprintf(stderr, "aic100-qpc: no segment %s\n", o.segment.c_str());
+		return 1;
+	}
+	return write_file(o.out, s->data) ? 0 : 2;
+}
+
+// --example NAME -o FILE
+int run_example(const Options &o)
+{
+	const workloads::Example *e = workloads::find(o.example);
+	if (!e)
+		return usage(("no example named " + o.example).c_str());
+	if (o.out.empty())
+		return usage("--example needs -o");
+	return build_example(*e, o.out);
+}
+
+// --examples DIR, --umd-test-data DIR
+int run_examples(const Options &o)
+{
+	const bool umd = !o.umd_dir.empty();
+	int rc = 0;
+	for (const workloads::Example &e : workloads::examples()) {
+		const std::string sub = umd ? qpc::umd_test_dir(e.layout.name) : e.layout.name;
+		if (sub.empty())
+			continue;
+		rc = std::max(rc, build_example(e, fs::path(umd ? o.umd_dir : o.examples_dir) / sub / "programqpc.bin"));
+	}
+	if (umd)
 		for (const qpc::NetworkProgram &p : qpc::network_programs())
-			rc = std::max(rc, build_network(p, fs::path(networks_dir) / p.name, references));
-		return rc;
-	}
+			if (!p.umd_dir.empty())
+				rc = std::max(rc, build_network(p, fs::path(o.umd_dir) / p.umd_dir, o.references,
+								qpc::InputForm::FloatQuantized));
+	return rc;
+}
 
-	if (!inspect.empty() || !extract.empty()) {
-		std::vector<uint8_t> file;
-		if (!read_file(inspect.empty() ? extract : inspect, file))
-			return 2;
-		std::string err;
-		const auto p = qpc::read_qpc(file, err);
-		if (!p) {
-			std::fprintf(stderr, "aic100-qpc: refused: %s\n", err.c_str());
-			return 1;
-		}
-		if (!inspect.empty()) {
-			std::fputs(qpc::describe(*p).c_str(), stdout);
-			return 0;
-		}
-		if (out.empty())
-			return usage("--extract needs -o");
-		const qpc::Segment *s = p->container.find(segment);
-		if (!s) {
-			std::fprintf(stderr, "aic100-qpc: no segment %s\n", segment.c_str());
-			return 1;
-		}
-		return write_file(out, s->data) ? 0 : 2;
-	}
-	if (!example.empty()) {
-		const workloads::Example *e = workloads::find(example);
-		if (!e)
-			return usage(("no example named " + example).c_str());
-		if (out.empty())
-			return usage("--example needs -o");
-		return build_example(*e, out);
-	}
-	if (!examples_dir.empty() || !umd_dir.empty()) {
-		int rc = 0;
-		for (const workloads::Example &e : workloads::examples()) {
-			const std::string sub = umd_dir.empty() ? e.layout.name : qpc::umd_test_dir(e.layout.name);
-			if (sub.empty())
-				continue;
-			rc = std::max(rc, build_example(e, fs::path(umd_dir.empty() ? examples_dir : umd_dir) / sub /
-								   "programqpc.bin"));
-		}
-		if (!umd_dir.empty())
-			for (const qpc::NetworkProgram &p : qpc::network_programs())
-				if (!p.umd_dir.empty())
-					rc = std::max(rc, build_network(p, fs::path(umd_dir) / p.umd_dir, references,
-									qpc::InputForm::FloatQuantized));
-		return rc;
-	}
-
-	// --elf
-	if (out.empty())
+// --elf FILE --input T... --output T... -o FILE
+int run_elf(const Options &o)
+{
+	if (o.out.empty())
 		return usage("--elf needs -o");
 	qpc::ProgramSpec spec;
-	if (!read_file(elf, spec.elf) || (!constants.empty() && !read_file(constants, spec.constants)))
+	if (!read_file(o.elf, spec.elf) || (!o.constants.empty() && !read_file(o.constants, spec.constants)))
 		return 2;
-	spec.sem_in = unsigned(sem_in);
-	spec.sem_out = unsigned(sem_out);
+	spec.sem_in = unsigned(o.sem_in);
+	spec.sem_out = unsigned(o.sem_out);
 	std::string why;
-	for (const auto *list : {&inputs, &outputs})
+	for (const auto *list : {&o.inputs, &o.outputs})
 		for (const std::string &s : *list) {
 			qpc::Tensor t;
 			if (!parse_tensor(s, t, why))
 				return usage(why.c_str());
-			(list == &inputs ? spec.inputs : spec.outputs).push_back(t);
+			(list == &o.inputs ? spec.inputs : spec.outputs).push_back(t);
 		}
 	const auto file = qpc::build_qpc(spec, why);
 	if (!file) {
 		std::fprintf(stderr, "aic100-qpc: %s\n", why.c_str());
 		return 1;
 	}
-	return write_file(out, *file) ? 0 : 2;
+	return write_file(o.out, *file) ? 0 : 2;
+}
+
+// The modes, each named by one option, and what runs each.
+const struct {
+	std::string Options::*given;
+	int (*run)(const Options &);
+} kModes[] = {
+	{&Options::example, run_example}, {&Options::examples_dir, run_examples}, {&Options::umd_dir, run_examples},
+	{&Options::elf, run_elf},         {&Options::inspect, run_read},          {&Options::extract, run_read},
+	{&Options::network, run_network}, {&Options::networks_dir, run_networks},
+};
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Options o;
+	if (const auto rc = parse_options(std::vector<std::string>(argv + 1, argv + argc), o))
+		return *rc;
+	const auto given = [&o](const auto &m) { return !(o.*m.given).empty(); };
+	if (std::count_if(std::begin(kModes), std::end(kModes), given) != 1)
+		return usage("give exactly one of --example, --examples, --umd-test-data, --network, --networks, --elf, "
+			     "--inspect, --extract");
+	return std::find_if(std::begin(kModes), std::end(kModes), given)->run(o);
 }

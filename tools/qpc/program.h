@@ -13,18 +13,13 @@
 #include <vector>
 
 #include <aic100/nsp.h>
+#include <aic100/qpc.h>
 
 #include "aic_metadata_generated.h"
 #include "aic_network_desc.pb.h"
 #include "container.h"
 
 namespace aic100::qpc {
-
-// Major version of the network descriptor the UMD expects.
-constexpr uint32_t kNetDescMajor = 9;
-constexpr uint32_t kNetDescMinor = 0;
-constexpr uint16_t kExecContextMajor = 4;
-constexpr uint8_t kHwVersionMajor = 2, kHwVersionMinor = 0;
 
 // An input or output of the program: one user buffer, moved by one DMA
 // request per inference to or from window offset `dev_offset`.
@@ -69,12 +64,7 @@ struct ProgramSpec {
 	std::vector<uint8_t> constants;
 };
 
-// The 24 bytes of constantsdesc.bin.
-struct ConstantsDescriptor {
-	uint64_t static_size = 0, dynamic_size = 0;
-	uint8_t static_ecc = 0, dynamic_ecc = 0;
-};
-constexpr size_t kConstantsDescriptorSize = 24;
+// The 24 bytes of constantsdesc.bin (ConstantsDescriptor: aic100/qpc.h).
 std::vector<uint8_t> encode_constants_descriptor(const ConstantsDescriptor &d);
 std::optional<ConstantsDescriptor> decode_constants_descriptor(std::span<const uint8_t> b, std::string &err);
 
@@ -93,7 +83,7 @@ struct Program {
 	nsp::Workload workload;   // what the card runs from it
 	std::unique_ptr<meta::MetadataT> metadata;
 	netdesc::networkDescriptor desc;
-	ConstantsDescriptor constants_desc;
+	ConstantsDescriptor constants_desc{};
 	std::vector<uint8_t> static_constants, dynamic_constants;
 };
 

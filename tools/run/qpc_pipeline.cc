@@ -77,7 +77,7 @@ std::string QpcPipeline::setup()
 				e.offset = r->hostOffset;
 				e.dev_addr = act_.ddr_base + r->devOffset;
 				qaic_sem *sems[] = {&e.sem0, &e.sem1, &e.sem2, &e.sem3};
-				for (size_t k = 0; k < r->semaphoreOps.size() && k < 4; k++) {
+				for (size_t k = 0; k < r->semaphoreOps.size() && k < q::kMaxSemaphoreOps; k++) {
 					const auto &o = *r->semaphoreOps[k];
 					*sems[k] = sem(o.semOp, uint8_t(o.semNum), o.semValue, o.preOrPost == q::kSemPre,
 						       uint8_t((o.inSyncFence ? QAIC_SEM_INSYNCFENCE : 0) |

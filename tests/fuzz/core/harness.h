@@ -62,75 +62,18 @@ public:
 		const auto op = static_cast<Op>(opcode % static_cast<uint8_t>(Op::kCount));
 		switch (op) {
 		case Op::Write:
-		case Op::Read: {
-			uint8_t b, sz;
-			uint32_t offset;
-			uint64_t value = 0;
-			if (!in.u8(b) || !in.u8(sz) || !in.u32(offset) || (op == Op::Write && !in.u64(value)))
-				return false;
-			// As QEMU issues them: 1, 2, 4 or 8 bytes, naturally aligned,
-			// inside the BAR (the glue's MemoryRegionOps refuse the rest).
-			const unsigned bar = b % 3 * 2, size = 1u << (sz & 3);
-			const uint64_t off = (offset % bar_size(bar)) & ~uint64_t{size - 1};
-			if (op == Op::Write)
-				dev_.bar_write(bar, off, size == 8 ? value : value & ((uint64_t{1} << (size * 8)) - 1),
-					       size);
-			else
-				(void)dev_.bar_read(bar, off, size);
-			return true;
-		}
-		case Op::Write32: {
-			uint16_t offset;
-			uint32_t value;
-			if (!in.u16(offset) || !in.u32(value))
-				return false;
-			dev_.bar_write(0, (offset % regs::kBar0Size) & ~3u, value, 4);
-			return true;
-		}
-		case Op::Doorbell: {
-			uint8_t kind, index;
-			uint64_t value;
-			if (!in.u8(kind) || !in.u8(index) || !in.u64(value))
-				return false;
-			uint32_t reg = regs::CRDB_LOWER;
-			if (kind % 3 == Writer::kChannel)
-				reg = regs::kChdbBase + 8 * (index % regs::kNumChannels);
-			else if (kind % 3 == Writer::kEventRing)
-				reg = regs::kErdbBase + 8 * (index % regs::kMaxEventRings);
-			dev_.bar_write(0, reg + 4, value >> 32, 4);
-			dev_.bar_write(0, reg, static_cast<uint32_t>(value), 4);
-			return true;
-		}
-		case Op::Dbc: {
-			uint8_t dbc, reg;
-			uint32_t value;
-			if (!in.u8(dbc) || !in.u8(reg) || !in.u32(value))
-				return false;
-			dev_.bar_write(2, regs::kDbcBase + (dbc % regs::kNumDbc) * regs::kDbcStride + (reg % 4) * 4, value,
-				       4);
-			return true;
-		}
-		case Op::Mem: {
-			uint32_t offset;
-			uint16_t len;
-			if (!in.u32(offset) || !in.u16(len))
-				return false;
-			const uint8_t *p = in.bytes(len);
-			if (!p)
-				return false;
-			offset %= kMemSize;
-			std::memcpy(host_.mem.data() + offset, p, std::min<uint64_t>(len, kMemSize - offset));
-			return true;
-		}
-		case Op::Clock: {
-			uint32_t us;
-			if (!in.u32(us))
-				return false;
-			host_.clock_ns += uint64_t{us} * 1000;
-			if (host_.deadline != HostInterface::kNoDeadline && host_.deadline <= host_.clock_ns)
-				dev_.process(); // the timer fires
-			return true;
-		}
+		case Op::Read:
+			return bar_access(in, op == Op::Write);
+		case Op::Write32:
+			return write32(in);
+		case Op::Doorbell:
+			return doorbell(in);
+		case Op::Dbc:
+			return dbc_write(in);
+		case Op::Mem:
+			return mem(in);
+		case Op::Clock:
+			return clock(in);
 		case Op::Process:
 			dev_.process();
 			return true;
@@ -138,27 +81,13 @@ public:
 			settle();
 			return true;
 		case Op::Mailbox:
-		case Op::Inject: {
-			uint8_t n;
-			if (!in.u8(n))
-				return false;
-			const uint8_t *s = in.bytes(n);
-			if (!s)
-				return false;
-			text(op, s, n);
-			return true;
-		}
+		case Op::Inject:
+			return mailbox_text(in, op);
 		case Op::Reset:
 			dev_.reset();
 			return true;
-		case Op::Msi: {
-			uint8_t v;
-			if (!in.u8(v))
-				return false;
-			// Multiple Message Enable: MSI off, or 1, 2, 4 ... 32 vectors.
-			host_.vectors = v % 7 == 0 ? 0 : 1u << (v % 7 - 1);
-			return true;
-		}
+		case Op::Msi:
+			return msi(in);
 		case Op::kCount:
 			break;
 		}
@@ -176,6 +105,114 @@ public:
 	}
 
 private:
+	// A read or a write of any BAR, as QEMU issues them: 1, 2, 4 or 8
+	// bytes, naturally aligned, inside the BAR (the glue's MemoryRegionOps
+	// refuse the rest).
+	bool bar_access(Reader &in, bool write)
+	{
+		uint8_t b, sz;
+		uint32_t offset;
+		uint64_t value = 0;
+		if (!in.u8(b) || !in.u8(sz) || !in.u32(offset) || (write && !in.u64(value)))
+			return false;
+		const unsigned bar = b % 3 * 2, size = 1u << (sz & 3);
+		const uint64_t off = (offset % bar_size(bar)) & ~uint64_t{size - 1};
+		if (write)
+			dev_.bar_write(bar, off, size == 8 ? value : value & ((uint64_t{1} << (size * 8)) - 1), size);
+		else
+			(void)dev_.bar_read(bar, off, size);
+		return true;
+	}
+
+	// A 32-bit write to BAR 0 (MHI's registers).
+	bool write32(Reader &in)
+	{
+		uint16_t offset;
+		uint32_t value;
+		if (!in.u16(offset) || !in.u32(value))
+			return false;
+		dev_.bar_write(0, (offset % regs::kBar0Size) & ~3u, value, 4);
+		return true;
+	}
+
+	// A 64-bit doorbell: the command ring's, a channel's or an event ring's.
+	bool doorbell(Reader &in)
+	{
+		uint8_t kind, index;
+		uint64_t value;
+		if (!in.u8(kind) || !in.u8(index) || !in.u64(value))
+			return false;
+		uint32_t reg = regs::CRDB_LOWER;
+		if (kind % 3 == Writer::kChannel)
+			reg = regs::kChdbBase + 8 * (index % regs::kNumChannels);
+		else if (kind % 3 == Writer::kEventRing)
+			reg = regs::kErdbBase + 8 * (index % regs::kMaxEventRings);
+		dev_.bar_write(0, reg + 4, value >> 32, 4);
+		dev_.bar_write(0, reg, static_cast<uint32_t>(value), 4);
+		return true;
+	}
+
+	// A write to one of a DBC's four registers.
+	bool dbc_write(Reader &in)
+	{
+		uint8_t dbc, reg;
+		uint32_t value;
+		if (!in.u8(dbc) || !in.u8(reg) || !in.u32(value))
+			return false;
+		dev_.bar_write(2, regs::kDbcBase + (dbc % regs::kNumDbc) * regs::kDbcStride + (reg % 4) * 4, value, 4);
+		return true;
+	}
+
+	// Bytes into host memory.
+	bool mem(Reader &in)
+	{
+		uint32_t offset;
+		uint16_t len;
+		if (!in.u32(offset) || !in.u16(len))
+			return false;
+		const uint8_t *p = in.bytes(len);
+		if (!p)
+			return false;
+		offset %= kMemSize;
+		std::memcpy(host_.mem.data() + offset, p, std::min<uint64_t>(len, kMemSize - offset));
+		return true;
+	}
+
+	// Time passes; the device's timer fires when its deadline comes.
+	bool clock(Reader &in)
+	{
+		uint32_t us;
+		if (!in.u32(us))
+			return false;
+		host_.clock_ns += uint64_t{us} * 1000;
+		if (host_.deadline != HostInterface::kNoDeadline && host_.deadline <= host_.clock_ns)
+			dev_.process(); // the timer fires
+		return true;
+	}
+
+	// A line for the test mailbox or an injected fault.
+	bool mailbox_text(Reader &in, Op op)
+	{
+		uint8_t n;
+		if (!in.u8(n))
+			return false;
+		const uint8_t *s = in.bytes(n);
+		if (!s)
+			return false;
+		text(op, s, n);
+		return true;
+	}
+
+	// Multiple Message Enable: MSI off, or 1, 2, 4 ... 32 vectors.
+	bool msi(Reader &in)
+	{
+		uint8_t v;
+		if (!in.u8(v))
+			return false;
+		host_.vectors = v % 7 == 0 ? 0 : 1u << (v % 7 - 1);
+		return true;
+	}
+
 	uint64_t bar_size(unsigned bar) const
 	{
 		return bar == 0 ? regs::kBar0Size : bar == 2 ? regs::kBar2Size : cfg_.bar4_size;

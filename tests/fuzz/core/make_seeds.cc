@@ -471,232 +471,263 @@ bool in_m0(Harness &h)
 	return h.device().mhi().state() == regs::MhiState::M0;
 }
 
+void amss_m0(Script &s)
+{
+	s.ready_handshake();
+	s.op([](Writer &w) {
+		w.read(0, 4, regs::MHISTATUS);
+		w.read(0, 8, regs::QTIMER_LO);
+		w.read(0, 4, regs::kBhiBase + regs::BHI_EXECENV);
+	});
+}
+
+void amss_loopback(Script &s)
+{
+	s.ready_handshake();
+	if (!s.start(chan::kLoopbackUl) || !s.start(chan::kLoopbackDl))
+		fail("loopback channels");
+	s.queue_dl(chan::kLoopbackDl, 64, 2);
+	const std::string text = "hello, card: echo this";
+	s.send(chan::kLoopbackUl, std::vector<uint8_t>(text.begin(), text.end()), 8);
+	const auto back = s.pop(chan::kLoopbackDl);
+	if (std::string(back.begin(), back.end()) != text)
+		fail("loopback did not echo");
+}
+
+void amss_nnc_status(Script &s)
+{
+	s.ready_handshake();
+	s.control_up();
+	using namespace nnc::cmd;
+	const auto r = s.nnc({Script::passthrough(raw(ResourceInfoReq{kResourceInfo, 0, -1, 0}))});
+	if (r.size() < 8 || word(r, 0) != kResourceInfoResp)
+		fail("RESOURCE_INFO");
+}
+
+void amss_dbc_bulk(Script &s)
+{
+	s.ready_handshake();
+	s.control_up();
+	const Activated a = load_and_activate(s, tiny_elf(256));
+	std::vector<uint8_t> data(512);
+	for (size_t i = 0; i < data.size(); i++)
+		data[i] = static_cast<uint8_t>(i * 7);
+	s.put(kData, data);
+	Request in{};
+	in.req_id = 1;
+	in.cmd = 0x10 | 0x08 | 1; // response, bulk, to the device
+	in.src = kData;
+	in.dest = a.ddr_base;
+	in.len = 512;
+	in.sem[0] = sem(kInc, 0, 1, false);
+	Request out{};
+	out.req_id = 2;
+	out.cmd = 0x80 | 0x10 | 0x08 | 2; // force MSI, response, bulk, to the host
+	out.src = a.ddr_base;
+	out.dest = kData + 0x1000;
+	out.len = 512;
+	out.sem[0] = sem(kWaitGt0, 0, 0, true);
+	out.sem[1] = sem(kDec, 0, 1, false);
+	out.db_addr = a.ddr_base + 0x800;
+	out.db_len = 0x80; // doorbell, 4 bytes
+	out.db_data = 0xD00DFEED;
+	put_request(s, 0, in);
+	put_request(s, 1, out);
+	s.op([&](Writer &w) { w.dbc(static_cast<uint8_t>(a.dbc), 1, 2); });
+	s.settle();
+	if (s.get(kData + 0x1000, 512) != data)
+		fail("bulk requests did not move the data");
+	s.op([&](Writer &w) {
+		w.dbc(static_cast<uint8_t>(a.dbc), 2, 2); // responses read
+		w.read(2, 4, regs::kDbcBase + a.dbc * regs::kDbcStride + regs::DBC_RSPTP);
+	});
+}
+
+void amss_dbc_linked(Script &s)
+{
+	s.ready_handshake();
+	s.control_up();
+	const Activated a = load_and_activate(s, tiny_elf(128));
+	struct __attribute__((packed)) Desc {
+		uint64_t host, dev;
+		uint32_t len, reserved;
+		uint64_t next;
+	};
+	const Desc d[2] = {{kData + 0x2000, a.ddr_base, 256, 0, kData + 32},
+				{kData + 0x3000, a.ddr_base + 4096, 128, 0, 0}};
+	s.put(kData, d, sizeof(d));
+	Request r{};
+	r.req_id = 9;
+	r.cmd = 0x10 | 1; // response, linked list, to the device
+	r.src = kData;
+	r.len = 2; // descriptors at most
+	put_request(s, 0, r);
+	s.op([&](Writer &w) { w.dbc(static_cast<uint8_t>(a.dbc), 1, 1); });
+	s.settle();
+}
+
+void amss_workload_copy(Script &s)
+{
+	s.ready_handshake();
+	s.control_up();
+	const auto *e = workloads::find("copy");
+	std::string err;
+	const auto elf = e ? workloads::build(*e, err) : std::nullopt;
+	if (!elf)
+		fail("copy workload: " + err);
+	const Activated a = load_and_activate(s, *elf);
+	const auto &L = e->layout;
+	s.put(kData, e->make_input(1));
+	Request in{};
+	in.req_id = 1;
+	in.cmd = 0x08 | 1;
+	in.src = kData;
+	in.dest = a.ddr_base + L.input.offset;
+	in.len = static_cast<uint32_t>(L.input.size);
+	in.sem[0] = sem(kWaitEq, L.sem_in, 0, true);
+	in.sem[1] = sem(kInc, L.sem_in, 1, false);
+	Request out{};
+	out.req_id = 1;
+	out.cmd = 0x10 | 0x08 | 2;
+	out.src = a.ddr_base + L.output.offset;
+	out.dest = kData + 0x2000;
+	out.len = static_cast<uint32_t>(L.output.size);
+	out.sem[0] = sem(kWaitGt0, L.sem_out, 0, true);
+	out.sem[1] = sem(kDec, L.sem_out, 1, false);
+	put_request(s, 0, in);
+	put_request(s, 1, out);
+	s.op([&](Writer &w) { w.dbc(static_cast<uint8_t>(a.dbc), 1, 2); });
+	s.settle();
+}
+
+void amss_health_mailbox(Script &s)
+{
+	s.ready_handshake();
+	s.control_up();
+	for (unsigned ch : {ssr::kUl, ssr::kDl, ras::kUl, ras::kDl, telemetry::kUl, telemetry::kDl})
+		if (!s.start(ch))
+			fail("health channel " + std::to_string(ch));
+	s.queue_dl(ssr::kDl, 4096, 4);
+	s.queue_dl(ras::kDl, 512, 4);
+	s.queue_dl(telemetry::kDl, 512, 4);
+	load_and_activate(s, tiny_elf(256));
+	s.op([](Writer &w) {
+		w.mailbox("crash dbc=0 reason=seed");
+		w.settle();
+		w.mailbox("ras ce source=ddr addr=0x1000");
+		w.settle();
+		w.mailbox("sensor soc_temp=97000");
+		w.settle();
+		w.read(4, 4, 0x104);
+		w.inject("ras ue_nf source=tsens temp=99000 threshold=upper");
+		w.clock_us(1000000);
+	});
+	s.settle();
+	s.op([](Writer &w) {
+		w.mailbox("syserr");
+		w.settle();
+		w.write32(regs::MHICTRL, regs::MHICTRL_RESET);
+		w.settle();
+	});
+}
+
+// The images the SBL fetches over Sahara: fw1 (qsm) and fw2 (nsp).
+std::map<uint32_t, std::vector<uint8_t>> sbl_images()
+{
+	std::map<uint32_t, std::vector<uint8_t>> files;
+	for (uint32_t id : {1u, 2u}) {
+		std::vector<uint8_t> p(200 + 40 * id);
+		for (size_t i = 0; i < p.size(); i++)
+			p[i] = static_cast<uint8_t>(i * 13 + id);
+		files[id] = fw::build(id, id == 1 ? "qsm" : "nsp", {1, 0, 0, 2}, p);
+	}
+	return files;
+}
+
+// The host's side of time sync: every request answered with a time.
+void answer_timesync(Script &s)
+{
+	for (auto p = s.pop(chan::kTimesyncDl); !p.empty(); p = s.pop(chan::kTimesyncDl)) {
+		if (p.size() != 8 || p[5] != 0)
+			continue;
+		std::vector<uint8_t> m(24, 0);
+		std::memcpy(m.data(), p.data(), 8);
+		m[5] = 1;
+		const uint64_t sec = 1'700'000'000;
+		std::memcpy(m.data() + 8, &sec, 8);
+		s.send(chan::kTimesyncUl, m);
+	}
+}
+
+// The host's side of Sahara: hello, the images' bytes, done.
+void serve_sahara(Script &s, const std::map<uint32_t, std::vector<uint8_t>> &files)
+{
+	for (auto p = s.pop(chan::kSaharaDl); !p.empty(); p = s.pop(chan::kSaharaDl)) {
+		const uint32_t cmd = word(p, 0);
+		if (cmd == sahara::kHello) {
+			s.send(chan::kSaharaUl, words({sahara::kHelloResp, 0x30, 2, 2, 0, word(p, 20)}, 0x30));
+		} else if (cmd == sahara::kReadData) {
+			const auto &f = files.at(word(p, 8));
+			const uint32_t off = word(p, 12), len = word(p, 16);
+			if (off + len > f.size())
+				fail("Sahara read beyond an image");
+			s.send(chan::kSaharaUl, std::vector<uint8_t>(f.begin() + off, f.begin() + off + len));
+		} else if (cmd == sahara::kEndOfImage && word(p, 12) == 0) {
+			s.send(chan::kSaharaUl, words({sahara::kDone, 8}, 8));
+		}
+	}
+}
+
+void pbl_full_boot(Script &s)
+{
+	const std::vector<uint8_t> manifest = words({2, 1, 2}, 12);
+	s.bhi_load(fw::build(fw::kSblImageId, "sbl", {1, 0, 0, 1}, manifest));
+	const auto files = sbl_images();
+	s.ready_handshake();
+	for (unsigned ch : {chan::kLoggingUl, chan::kLoggingDl, chan::kTimesyncUl, chan::kTimesyncDl, chan::kSaharaUl,
+			    chan::kSaharaDl})
+		if (!s.start(ch))
+			fail("SBL channel " + std::to_string(ch));
+	s.queue_dl(chan::kLoggingDl, 512, 16);
+	s.queue_dl(chan::kTimesyncDl, 8);
+	s.queue_dl(chan::kSaharaDl, 0x400, 2);
+	for (int round = 0; round < 64 && s.dev().mhi().exec_env() != regs::ExecEnv::Amss; round++) {
+		answer_timesync(s);
+		while (!s.pop(chan::kLoggingDl).empty()) {
+		}
+		serve_sahara(s, files);
+		s.settle();
+	}
+	if (s.dev().mhi().exec_env() != regs::ExecEnv::Amss)
+		fail("the full boot did not reach AMSS");
+}
+
 std::vector<Seed> seeds()
 {
-	std::vector<Seed> v;
-	v.push_back({"amss-m0", "MHI READY handshake to M0 (AMSS)", kCfgAmss,
-		     [](Script &s) {
-			     s.ready_handshake();
-			     s.op([](Writer &w) {
-				     w.read(0, 4, regs::MHISTATUS);
-				     w.read(0, 8, regs::QTIMER_LO);
-				     w.read(0, 4, regs::kBhiBase + regs::BHI_EXECENV);
-			     });
-		     },
-		     in_m0});
-	v.push_back({"amss-loopback", "QAIC_LOOPBACK echoes a message in two TREs", kCfgAmss,
-		     [](Script &s) {
-			     s.ready_handshake();
-			     if (!s.start(chan::kLoopbackUl) || !s.start(chan::kLoopbackDl))
-				     fail("loopback channels");
-			     s.queue_dl(chan::kLoopbackDl, 64, 2);
-			     const std::string text = "hello, card: echo this";
-			     s.send(chan::kLoopbackUl, std::vector<uint8_t>(text.begin(), text.end()), 8);
-			     const auto back = s.pop(chan::kLoopbackDl);
-			     if (std::string(back.begin(), back.end()) != text)
-				     fail("loopback did not echo");
-		     },
-		     [](Harness &h) { return in_m0(h) && h.device().mhi().channel_running(chan::kLoopbackDl); }});
-	v.push_back({"amss-nnc-status", "QAIC_CONTROL up, NNC STATUS and RESOURCE_INFO (CRC on)", kCfgAmss | kCfgCrc,
-		     [](Script &s) {
-			     s.ready_handshake();
-			     s.control_up();
-			     using namespace nnc::cmd;
-			     const auto r = s.nnc({Script::passthrough(raw(ResourceInfoReq{kResourceInfo, 0, -1, 0}))});
-			     if (r.size() < 8 || word(r, 0) != kResourceInfoResp)
-				     fail("RESOURCE_INFO");
-		     },
-		     [](Harness &h) { return in_m0(h) && h.device().mhi().channel_running(chan::kControlDl); }});
-	v.push_back({"amss-dbc-bulk", "an ELF loaded and activated, then DMA Bridge bulk requests both ways",
-		     kCfgAmss | kCfgTwoNsps,
-		     [](Script &s) {
-			     s.ready_handshake();
-			     s.control_up();
-			     const Activated a = load_and_activate(s, tiny_elf(256));
-			     std::vector<uint8_t> data(512);
-			     for (size_t i = 0; i < data.size(); i++)
-				     data[i] = static_cast<uint8_t>(i * 7);
-			     s.put(kData, data);
-			     Request in{};
-			     in.req_id = 1;
-			     in.cmd = 0x10 | 0x08 | 1; // response, bulk, to the device
-			     in.src = kData;
-			     in.dest = a.ddr_base;
-			     in.len = 512;
-			     in.sem[0] = sem(kInc, 0, 1, false);
-			     Request out{};
-			     out.req_id = 2;
-			     out.cmd = 0x80 | 0x10 | 0x08 | 2; // force MSI, response, bulk, to the host
-			     out.src = a.ddr_base;
-			     out.dest = kData + 0x1000;
-			     out.len = 512;
-			     out.sem[0] = sem(kWaitGt0, 0, 0, true);
-			     out.sem[1] = sem(kDec, 0, 1, false);
-			     out.db_addr = a.ddr_base + 0x800;
-			     out.db_len = 0x80; // doorbell, 4 bytes
-			     out.db_data = 0xD00DFEED;
-			     put_request(s, 0, in);
-			     put_request(s, 1, out);
-			     s.op([&](Writer &w) { w.dbc(static_cast<uint8_t>(a.dbc), 1, 2); });
-			     s.settle();
-			     if (s.get(kData + 0x1000, 512) != data)
-				     fail("bulk requests did not move the data");
-			     s.op([&](Writer &w) {
-				     w.dbc(static_cast<uint8_t>(a.dbc), 2, 2); // responses read
-				     w.read(2, 4, regs::kDbcBase + a.dbc * regs::kDbcStride + regs::DBC_RSPTP);
-			     });
-		     },
-		     [](Harness &h) { return h.device().dma_bridge().stats(0).bytes_out == 512; }});
-	v.push_back({"amss-dbc-linked", "a linked-list DMA Bridge request of two descriptors", kCfgAmss,
-		     [](Script &s) {
-			     s.ready_handshake();
-			     s.control_up();
-			     const Activated a = load_and_activate(s, tiny_elf(128));
-			     struct __attribute__((packed)) Desc {
-				     uint64_t host, dev;
-				     uint32_t len, reserved;
-				     uint64_t next;
-			     };
-			     const Desc d[2] = {{kData + 0x2000, a.ddr_base, 256, 0, kData + 32},
-						{kData + 0x3000, a.ddr_base + 4096, 128, 0, 0}};
-			     s.put(kData, d, sizeof(d));
-			     Request r{};
-			     r.req_id = 9;
-			     r.cmd = 0x10 | 1; // response, linked list, to the device
-			     r.src = kData;
-			     r.len = 2; // descriptors at most
-			     put_request(s, 0, r);
-			     s.op([&](Writer &w) { w.dbc(static_cast<uint8_t>(a.dbc), 1, 1); });
-			     s.settle();
-		     },
-		     [](Harness &h) { return h.device().dma_bridge().stats(0).bytes_in == 384; }});
-	v.push_back({"amss-workload-copy", "the copy example workload activated and fed one input",
-		     kCfgAmss,
-		     [](Script &s) {
-			     s.ready_handshake();
-			     s.control_up();
-			     const auto *e = workloads::find("copy");
-			     std::string err;
-			     const auto elf = e ? workloads::build(*e, err) : std::nullopt;
-			     if (!elf)
-				     fail("copy workload: " + err);
-			     const Activated a = load_and_activate(s, *elf);
-			     const auto &L = e->layout;
-			     s.put(kData, e->make_input(1));
-			     Request in{};
-			     in.req_id = 1;
-			     in.cmd = 0x08 | 1;
-			     in.src = kData;
-			     in.dest = a.ddr_base + L.input.offset;
-			     in.len = static_cast<uint32_t>(L.input.size);
-			     in.sem[0] = sem(kWaitEq, L.sem_in, 0, true);
-			     in.sem[1] = sem(kInc, L.sem_in, 1, false);
-			     Request out{};
-			     out.req_id = 1;
-			     out.cmd = 0x10 | 0x08 | 2;
-			     out.src = a.ddr_base + L.output.offset;
-			     out.dest = kData + 0x2000;
-			     out.len = static_cast<uint32_t>(L.output.size);
-			     out.sem[0] = sem(kWaitGt0, L.sem_out, 0, true);
-			     out.sem[1] = sem(kDec, L.sem_out, 1, false);
-			     put_request(s, 0, in);
-			     put_request(s, 1, out);
-			     s.op([&](Writer &w) { w.dbc(static_cast<uint8_t>(a.dbc), 1, 2); });
-			     s.settle();
-		     },
-		     [](Harness &h) {
-			     const auto info = h.device().boot().qsm().activation_on(0);
-			     return info && info->running;
-		     }});
-	v.push_back({"amss-health-mailbox",
-		     "SSR, RAS and telemetry channels up; crash, RAS, sensor and SYS_ERR through the test mailbox",
-		     kCfgAmss,
-		     [](Script &s) {
-			     s.ready_handshake();
-			     s.control_up();
-			     for (unsigned ch : {ssr::kUl, ssr::kDl, ras::kUl, ras::kDl, telemetry::kUl, telemetry::kDl})
-				     if (!s.start(ch))
-					     fail("health channel " + std::to_string(ch));
-			     s.queue_dl(ssr::kDl, 4096, 4);
-			     s.queue_dl(ras::kDl, 512, 4);
-			     s.queue_dl(telemetry::kDl, 512, 4);
-			     load_and_activate(s, tiny_elf(256));
-			     s.op([](Writer &w) {
-				     w.mailbox("crash dbc=0 reason=seed");
-				     w.settle();
-				     w.mailbox("ras ce source=ddr addr=0x1000");
-				     w.settle();
-				     w.mailbox("sensor soc_temp=97000");
-				     w.settle();
-				     w.read(4, 4, 0x104);
-				     w.inject("ras ue_nf source=tsens temp=99000 threshold=upper");
-				     w.clock_us(1000000);
-			     });
-			     s.settle();
-			     s.op([](Writer &w) {
-				     w.mailbox("syserr");
-				     w.settle();
-				     w.write32(regs::MHICTRL, regs::MHICTRL_RESET);
-				     w.settle();
-			     });
-		     },
-		     [](Harness &h) { return h.device().mhi().state() == regs::MhiState::Ready; }});
-	v.push_back({"pbl-full-boot", "PBL takes sbl.bin over BHI, the SBL fetches fw1 and fw2 over Sahara, AMSS",
-		     0,
-		     [](Script &s) {
-			     const std::vector<uint8_t> manifest = words({2, 1, 2}, 12);
-			     s.bhi_load(fw::build(fw::kSblImageId, "sbl", {1, 0, 0, 1}, manifest));
-			     std::map<uint32_t, std::vector<uint8_t>> files;
-			     for (uint32_t id : {1u, 2u}) {
-				     std::vector<uint8_t> p(200 + 40 * id);
-				     for (size_t i = 0; i < p.size(); i++)
-					     p[i] = static_cast<uint8_t>(i * 13 + id);
-				     files[id] = fw::build(id, id == 1 ? "qsm" : "nsp", {1, 0, 0, 2}, p);
-			     }
-			     s.ready_handshake();
-			     for (unsigned ch : {chan::kLoggingUl, chan::kLoggingDl, chan::kTimesyncUl, chan::kTimesyncDl,
-						 chan::kSaharaUl, chan::kSaharaDl})
-				     if (!s.start(ch))
-					     fail("SBL channel " + std::to_string(ch));
-			     s.queue_dl(chan::kLoggingDl, 512, 16);
-			     s.queue_dl(chan::kTimesyncDl, 8);
-			     s.queue_dl(chan::kSaharaDl, 0x400, 2);
-			     for (int round = 0; round < 64 && s.dev().mhi().exec_env() != regs::ExecEnv::Amss; round++) {
-				     for (auto p = s.pop(chan::kTimesyncDl); !p.empty(); p = s.pop(chan::kTimesyncDl)) {
-					     if (p.size() != 8 || p[5] != 0)
-						     continue;
-					     std::vector<uint8_t> m(24, 0);
-					     std::memcpy(m.data(), p.data(), 8);
-					     m[5] = 1;
-					     const uint64_t sec = 1'700'000'000;
-					     std::memcpy(m.data() + 8, &sec, 8);
-					     s.send(chan::kTimesyncUl, m);
-				     }
-				     while (!s.pop(chan::kLoggingDl).empty()) {
-				     }
-				     for (auto p = s.pop(chan::kSaharaDl); !p.empty(); p = s.pop(chan::kSaharaDl)) {
-					     const uint32_t cmd = word(p, 0);
-					     if (cmd == sahara::kHello) {
-						     s.send(chan::kSaharaUl,
-							    words({sahara::kHelloResp, 0x30, 2, 2, 0, word(p, 20)}, 0x30));
-					     } else if (cmd == sahara::kReadData) {
-						     const auto &f = files.at(word(p, 8));
-						     const uint32_t off = word(p, 12), len = word(p, 16);
-						     if (off + len > f.size())
-							     fail("Sahara read beyond an image");
-						     s.send(chan::kSaharaUl,
-							    std::vector<uint8_t>(f.begin() + off, f.begin() + off + len));
-					     } else if (cmd == sahara::kEndOfImage && word(p, 12) == 0) {
-						     s.send(chan::kSaharaUl, words({sahara::kDone, 8}, 8));
-					     }
-				     }
-				     s.settle();
-			     }
-			     if (s.dev().mhi().exec_env() != regs::ExecEnv::Amss)
-				     fail("the full boot did not reach AMSS");
-		     },
-		     [](Harness &h) { return h.device().mhi().exec_env() == regs::ExecEnv::Amss; }});
-	return v;
+	return {
+		{"amss-m0", "MHI READY handshake to M0 (AMSS)", kCfgAmss, amss_m0, in_m0},
+		{"amss-loopback", "QAIC_LOOPBACK echoes a message in two TREs", kCfgAmss, amss_loopback,
+		 [](Harness &h) { return in_m0(h) && h.device().mhi().channel_running(chan::kLoopbackDl); }},
+		{"amss-nnc-status", "QAIC_CONTROL up, NNC STATUS and RESOURCE_INFO (CRC on)", kCfgAmss | kCfgCrc,
+		 amss_nnc_status,
+		 [](Harness &h) { return in_m0(h) && h.device().mhi().channel_running(chan::kControlDl); }},
+		{"amss-dbc-bulk", "an ELF loaded and activated, then DMA Bridge bulk requests both ways",
+		 kCfgAmss | kCfgTwoNsps, amss_dbc_bulk,
+		 [](Harness &h) { return h.device().dma_bridge().stats(0).bytes_out == 512; }},
+		{"amss-dbc-linked", "a linked-list DMA Bridge request of two descriptors", kCfgAmss, amss_dbc_linked,
+		 [](Harness &h) { return h.device().dma_bridge().stats(0).bytes_in == 384; }},
+		{"amss-workload-copy", "the copy example workload activated and fed one input", kCfgAmss,
+		 amss_workload_copy,
+		 [](Harness &h) {
+			 const auto info = h.device().boot().qsm().activation_on(0);
+			 return info && info->running;
+		 }},
+		{"amss-health-mailbox",
+		 "SSR, RAS and telemetry channels up; crash, RAS, sensor and SYS_ERR through the test mailbox", kCfgAmss,
+		 amss_health_mailbox, [](Harness &h) { return h.device().mhi().state() == regs::MhiState::Ready; }},
+		{"pbl-full-boot", "PBL takes sbl.bin over BHI, the SBL fetches fw1 and fw2 over Sahara, AMSS", 0,
+		 pbl_full_boot, [](Harness &h) { return h.device().mhi().exec_env() == regs::ExecEnv::Amss; }},
+	};
 }
 
 std::vector<uint8_t> read_file(const std::filesystem::path &p)

@@ -28,11 +28,8 @@ inline InterpResult run_on_interpreter(const Compiled &c, const std::vector<std:
 {
 	using Clock = std::chrono::steady_clock;
 	InterpResult res;
-	nsp::Workload w;
-	w.meta = c.meta;
-	w.program = c.code;
-	std::vector<uint8_t> window(c.meta.io_size, 0);
-	std::copy(c.constants.begin(), c.constants.end(), window.begin() + long(c.meta.const_offset));
+	const nsp::Workload w = c.workload();
+	std::vector<uint8_t> window = c.initial_window();
 	nsp_run::Activation act;
 	if (!act.start(w, window, nsps)) {
 		res.problem = "the workers did not start";

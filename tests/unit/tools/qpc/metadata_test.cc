@@ -8,20 +8,15 @@
 namespace aic100::qpc {
 namespace {
 
-meta::MetadataT full()
+// A DMA request with every field set, a semaphore and a doorbell
+// operation.
+std::unique_ptr<meta::DmaRequestT> full_dma_request()
 {
-	meta::MetadataT m;
-	m.versionMajor = 1;
-	m.versionMinor = 3;
-	m.networkName = "net";
-	m.requiredFields = {"AicMetadataFlat_Metadata->numNSPs", "AicMetadataFlat_Metadata->dmaRequests->num"};
-	m.semaphoreInitState = {0, 5, 4095};
-	m.L2TCMInitState = {1, 2, 3};
 	auto r = std::make_unique<meta::DmaRequestT>();
 	auto s = std::make_unique<meta::SemaphoreOpT>();
 	s->semNum = 2;
 	s->semValue = 7;
-	s->semOp = kSemWaitGe;
+	s->semOp = uint8_t(sem::Op::WaitGe);
 	s->preOrPost = kSemPre;
 	s->inSyncFence = 1;
 	s->outSyncFence = 1;
@@ -40,7 +35,12 @@ meta::MetadataT full()
 	r->devAddrSpace = kAddrSpaceDdr;
 	r->inOut = kDmaOut;
 	r->portId = kPortHostOutput;
-	m.dmaRequests.push_back(std::move(r));
+	return r;
+}
+
+// One entry in each multicast table, a thread and a constant mapping.
+void add_full_tables(meta::MetadataT &m)
+{
 	auto t = std::make_unique<meta::NspMulticastEntryTableT>();
 	auto e = std::make_unique<meta::NspMulticastEntryT>();
 	e->baseAddrOffset = 0x1000;
@@ -64,6 +64,11 @@ meta::MetadataT full()
 	c->coreMask = 0xF;
 	c->size = 77;
 	m.constantMappings.push_back(std::move(c));
+}
+
+// Every scalar of the root table, each to a value of its own.
+void set_full_scalars(meta::MetadataT &m)
+{
 	m.staticSharedDDRSize = 1;
 	m.dynamicSharedDDRSize = 2;
 	m.staticConstantsSize = 3;
@@ -87,46 +92,54 @@ meta::MetadataT full()
 	m.L2TCMSize = 21;
 	m.networkHeapSize = 22;
 	m.raw_struct_version_length = 23;
+}
+
+meta::MetadataT full()
+{
+	meta::MetadataT m;
+	m.versionMajor = 1;
+	m.versionMinor = 3;
+	m.networkName = "net";
+	m.requiredFields = {"AicMetadataFlat_Metadata->numNSPs", "AicMetadataFlat_Metadata->dmaRequests->num"};
+	m.semaphoreInitState = {0, 5, 4095};
+	m.L2TCMInitState = {1, 2, 3};
+	m.dmaRequests.push_back(full_dma_request());
+	add_full_tables(m);
+	set_full_scalars(m);
 	return m;
 }
 
-void expect_same(const meta::MetadataT &a, const meta::MetadataT &b)
+void expect_same_request(const meta::DmaRequestT &x, const meta::DmaRequestT &y)
 {
-	EXPECT_EQ(a.versionMajor, b.versionMajor);
-	EXPECT_EQ(a.versionMinor, b.versionMinor);
-	EXPECT_EQ(a.networkName, b.networkName);
-	EXPECT_EQ(a.requiredFields, b.requiredFields);
-	EXPECT_EQ(a.semaphoreInitState, b.semaphoreInitState);
-	EXPECT_EQ(a.L2TCMInitState, b.L2TCMInitState);
-	ASSERT_EQ(a.dmaRequests.size(), b.dmaRequests.size());
-	for (size_t i = 0; i < a.dmaRequests.size(); i++) {
-		const auto &x = *a.dmaRequests[i], &y = *b.dmaRequests[i];
-		EXPECT_EQ(x.hostOffset, y.hostOffset);
-		EXPECT_EQ(x.devOffset, y.devOffset);
-		EXPECT_EQ(x.size, y.size);
-		EXPECT_EQ(x.num, y.num);
-		EXPECT_EQ(x.mcId, y.mcId);
-		EXPECT_EQ(x.devAddrSpace, y.devAddrSpace);
-		EXPECT_EQ(x.inOut, y.inOut);
-		EXPECT_EQ(x.portId, y.portId);
-		ASSERT_EQ(x.semaphoreOps.size(), y.semaphoreOps.size());
-		for (size_t k = 0; k < x.semaphoreOps.size(); k++) {
-			const auto &s = *x.semaphoreOps[k], &t = *y.semaphoreOps[k];
-			EXPECT_EQ(s.semNum, t.semNum);
-			EXPECT_EQ(s.semValue, t.semValue);
-			EXPECT_EQ(s.semOp, t.semOp);
-			EXPECT_EQ(s.preOrPost, t.preOrPost);
-			EXPECT_EQ(s.inSyncFence, t.inSyncFence);
-			EXPECT_EQ(s.outSyncFence, t.outSyncFence);
-		}
-		ASSERT_EQ(x.doorbellOps.size(), y.doorbellOps.size());
-		for (size_t k = 0; k < x.doorbellOps.size(); k++) {
-			EXPECT_EQ(x.doorbellOps[k]->offset, y.doorbellOps[k]->offset);
-			EXPECT_EQ(x.doorbellOps[k]->data, y.doorbellOps[k]->data);
-			EXPECT_EQ(x.doorbellOps[k]->mcId, y.doorbellOps[k]->mcId);
-			EXPECT_EQ(x.doorbellOps[k]->size, y.doorbellOps[k]->size);
-		}
+	EXPECT_EQ(x.hostOffset, y.hostOffset);
+	EXPECT_EQ(x.devOffset, y.devOffset);
+	EXPECT_EQ(x.size, y.size);
+	EXPECT_EQ(x.num, y.num);
+	EXPECT_EQ(x.mcId, y.mcId);
+	EXPECT_EQ(x.devAddrSpace, y.devAddrSpace);
+	EXPECT_EQ(x.inOut, y.inOut);
+	EXPECT_EQ(x.portId, y.portId);
+	ASSERT_EQ(x.semaphoreOps.size(), y.semaphoreOps.size());
+	for (size_t k = 0; k < x.semaphoreOps.size(); k++) {
+		const auto &s = *x.semaphoreOps[k], &t = *y.semaphoreOps[k];
+		EXPECT_EQ(s.semNum, t.semNum);
+		EXPECT_EQ(s.semValue, t.semValue);
+		EXPECT_EQ(s.semOp, t.semOp);
+		EXPECT_EQ(s.preOrPost, t.preOrPost);
+		EXPECT_EQ(s.inSyncFence, t.inSyncFence);
+		EXPECT_EQ(s.outSyncFence, t.outSyncFence);
 	}
+	ASSERT_EQ(x.doorbellOps.size(), y.doorbellOps.size());
+	for (size_t k = 0; k < x.doorbellOps.size(); k++) {
+		EXPECT_EQ(x.doorbellOps[k]->offset, y.doorbellOps[k]->offset);
+		EXPECT_EQ(x.doorbellOps[k]->data, y.doorbellOps[k]->data);
+		EXPECT_EQ(x.doorbellOps[k]->mcId, y.doorbellOps[k]->mcId);
+		EXPECT_EQ(x.doorbellOps[k]->size, y.doorbellOps[k]->size);
+	}
+}
+
+void expect_same_multicast(const meta::MetadataT &a, const meta::MetadataT &b)
+{
 	ASSERT_EQ(a.nspMulticastTables.size(), b.nspMulticastTables.size());
 	for (size_t i = 0; i < a.nspMulticastTables.size(); i++) {
 		const auto &x = a.nspMulticastTables[i]->multicastEntries, &y = b.nspMulticastTables[i]->multicastEntries;
@@ -148,6 +161,10 @@ void expect_same(const meta::MetadataT &a, const meta::MetadataT &b)
 			EXPECT_EQ(x[k]->size, y[k]->size);
 		}
 	}
+}
+
+void expect_same_threads_and_constants(const meta::MetadataT &a, const meta::MetadataT &b)
+{
 	ASSERT_EQ(a.threadDescriptors.size(), b.threadDescriptors.size());
 	for (size_t k = 0; k < a.threadDescriptors.size(); k++) {
 		EXPECT_EQ(a.threadDescriptors[k]->entryPoint, b.threadDescriptors[k]->entryPoint);
@@ -159,6 +176,16 @@ void expect_same(const meta::MetadataT &a, const meta::MetadataT &b)
 		EXPECT_EQ(a.constantMappings[k]->coreMask, b.constantMappings[k]->coreMask);
 		EXPECT_EQ(a.constantMappings[k]->size, b.constantMappings[k]->size);
 	}
+}
+
+void expect_same_scalars(const meta::MetadataT &a, const meta::MetadataT &b)
+{
+	EXPECT_EQ(a.versionMajor, b.versionMajor);
+	EXPECT_EQ(a.versionMinor, b.versionMinor);
+	EXPECT_EQ(a.networkName, b.networkName);
+	EXPECT_EQ(a.requiredFields, b.requiredFields);
+	EXPECT_EQ(a.semaphoreInitState, b.semaphoreInitState);
+	EXPECT_EQ(a.L2TCMInitState, b.L2TCMInitState);
 	EXPECT_EQ(a.staticSharedDDRSize, b.staticSharedDDRSize);
 	EXPECT_EQ(a.dynamicSharedDDRSize, b.dynamicSharedDDRSize);
 	EXPECT_EQ(a.staticConstantsSize, b.staticConstantsSize);
@@ -182,6 +209,20 @@ void expect_same(const meta::MetadataT &a, const meta::MetadataT &b)
 	EXPECT_EQ(a.L2TCMSize, b.L2TCMSize);
 	EXPECT_EQ(a.networkHeapSize, b.networkHeapSize);
 	EXPECT_EQ(a.raw_struct_version_length, b.raw_struct_version_length);
+}
+
+// Every field of `a` and `b` equal; stops at the first list whose length
+// differs.
+void expect_same(const meta::MetadataT &a, const meta::MetadataT &b)
+{
+	expect_same_scalars(a, b);
+	ASSERT_EQ(a.dmaRequests.size(), b.dmaRequests.size());
+	for (size_t i = 0; i < a.dmaRequests.size(); i++) {
+		SCOPED_TRACE("DMA request " + std::to_string(i));
+		ASSERT_NO_FATAL_FAILURE(expect_same_request(*a.dmaRequests[i], *b.dmaRequests[i]));
+	}
+	ASSERT_NO_FATAL_FAILURE(expect_same_multicast(a, b));
+	expect_same_threads_and_constants(a, b);
 }
 
 TEST(QpcMetadata, EveryFieldRoundTrips)

@@ -71,15 +71,24 @@ ProgramSpec handmade()
 	return s;
 }
 
-TEST(QpcProgram, HandmadeReadsBackFieldByField)
-{
-	std::string err;
-	const ProgramSpec spec = handmade();
-	const auto file = build_qpc(spec, err);
-	ASSERT_TRUE(file) << err;
-	const auto p = read_qpc(*file, err);
-	ASSERT_TRUE(p) << err;
+// The hand-made program, built and read back.
+class QpcHandmade : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		std::string err;
+		const auto file = build_qpc(spec, err);
+		ASSERT_TRUE(file) << err;
+		p = read_qpc(*file, err);
+		ASSERT_TRUE(p) << err;
+	}
 
+	const ProgramSpec spec = handmade();
+	std::optional<Program> p;
+};
+
+TEST_F(QpcHandmade, ContainerHasFourSegmentsAndStaticConstants)
+{
 	// Container: the four segments, constants all static.
 	ASSERT_EQ(p->container.segments.size(), 4u);
 	EXPECT_EQ(p->container.segments[0].name, "network.elf");
@@ -91,10 +100,14 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 	EXPECT_TRUE(p->dynamic_constants.empty());
 	EXPECT_EQ(p->constants_desc.static_size, spec.constants.size());
 	EXPECT_EQ(p->constants_desc.dynamic_size, 0u);
-	EXPECT_EQ(p->constants_desc.static_ecc, 0);
-	EXPECT_EQ(p->constants_desc.dynamic_ecc, 0);
+	EXPECT_EQ(p->constants_desc.ecc_static, 0);
+	EXPECT_EQ(p->constants_desc.ecc_dynamic, 0);
+}
 
+TEST_F(QpcHandmade, NetworkElfIsTheWorkloadGiven)
+{
 	// network.elf: the card's workload is the one given.
+	std::string err;
 	const auto given = nsp::parse(spec.elf, err);
 	ASSERT_TRUE(given) << err;
 	EXPECT_EQ(p->workload.meta.name, "handmade");
@@ -104,8 +117,10 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 	EXPECT_EQ(p->workload.program, given->program);
 	ASSERT_EQ(p->workload.segments.size(), 1u);
 	EXPECT_EQ(p->workload.segments[0].offset, 0x5000u);
+}
 
-	// Metadata.
+TEST_F(QpcHandmade, MetadataDescribesTheProgram)
+{
 	const meta::MetadataT &m = *p->metadata;
 	EXPECT_EQ(m.versionMajor, 1);
 	EXPECT_EQ(m.versionMinor, 0);
@@ -115,43 +130,6 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 	EXPECT_EQ(m.numSemaphores, 10); // semaphore 9 is the highest the program uses
 	EXPECT_EQ(m.semaphoreInitState, std::vector<uint32_t>(10, 0));
 	EXPECT_TRUE(m.L2TCMInitState.empty());
-	ASSERT_EQ(m.dmaRequests.size(), 3u);
-	struct Want {
-		uint16_t num;
-		uint8_t in_out;
-		uint64_t dev;
-		uint32_t size;
-		uint16_t port;
-		std::vector<std::tuple<uint8_t, uint16_t, uint16_t, uint8_t>> sems; // op, num, value, pre
-	};
-	const Want want[] = {
-		{0, kDmaIn, 0, 4096, 100, {{kSemWaitEq, 5, 0, kSemPre}}},
-		{1, kDmaIn, 0x1000, 4096, 100, {{kSemInc, 5, 1, kSemPost}}},
-		{2, kDmaOut, 0x4000, 4096, 101, {{kSemWaitGe, 6, 1, kSemPre}, {kSemDec, 6, 1, kSemPost}}},
-	};
-	for (size_t i = 0; i < 3; i++) {
-		SCOPED_TRACE(i);
-		const meta::DmaRequestT &r = *m.dmaRequests[i];
-		EXPECT_EQ(r.num, want[i].num);
-		EXPECT_EQ(r.inOut, want[i].in_out);
-		EXPECT_EQ(r.devOffset, want[i].dev);
-		EXPECT_EQ(r.size, want[i].size);
-		EXPECT_EQ(r.portId, want[i].port);
-		EXPECT_EQ(r.hostOffset, 0u);
-		EXPECT_EQ(r.mcId, 0);
-		EXPECT_EQ(r.devAddrSpace, kAddrSpaceDdr);
-		EXPECT_TRUE(r.doorbellOps.empty());
-		ASSERT_EQ(r.semaphoreOps.size(), want[i].sems.size());
-		for (size_t k = 0; k < r.semaphoreOps.size(); k++) {
-			const auto &[op, num, value, pre] = want[i].sems[k];
-			EXPECT_EQ(r.semaphoreOps[k]->semOp, op);
-			EXPECT_EQ(r.semaphoreOps[k]->semNum, num);
-			EXPECT_EQ(r.semaphoreOps[k]->semValue, value);
-			EXPECT_EQ(r.semaphoreOps[k]->preOrPost, pre);
-			EXPECT_EQ(r.semaphoreOps[k]->inSyncFence, 0);
-			EXPECT_EQ(r.semaphoreOps[k]->outSyncFence, 0);
-		}
-	}
 	ASSERT_EQ(m.nspMulticastTables.size(), 2u);
 	EXPECT_TRUE(m.nspMulticastTables[0]->multicastEntries.empty());
 	ASSERT_TRUE(m.hostMulticastTable);
@@ -178,8 +156,52 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 	EXPECT_EQ(m.VTCMSize, 0u);
 	EXPECT_EQ(m.L2TCMSize, 0u);
 	EXPECT_EQ(m.networkHeapSize, 0u);
+}
 
-	// Network descriptor.
+TEST_F(QpcHandmade, DmaRequestsCarryTheHostProtocol)
+{
+	const meta::MetadataT &m = *p->metadata;
+	ASSERT_EQ(m.dmaRequests.size(), 3u);
+	struct Want {
+		uint16_t num;
+		uint8_t in_out;
+		uint64_t dev;
+		uint32_t size;
+		uint16_t port;
+		std::vector<std::tuple<sem::Op, uint16_t, uint16_t, uint8_t>> sems; // op, num, value, pre
+	};
+	const Want want[] = {
+		{0, kDmaIn, 0, 4096, 100, {{sem::Op::WaitEq, 5, 0, kSemPre}}},
+		{1, kDmaIn, 0x1000, 4096, 100, {{sem::Op::Inc, 5, 1, kSemPost}}},
+		{2, kDmaOut, 0x4000, 4096, 101, {{sem::Op::WaitGe, 6, 1, kSemPre}, {sem::Op::Dec, 6, 1, kSemPost}}},
+	};
+	for (size_t i = 0; i < 3; i++) {
+		SCOPED_TRACE(i);
+		const meta::DmaRequestT &r = *m.dmaRequests[i];
+		EXPECT_EQ(r.num, want[i].num);
+		EXPECT_EQ(r.inOut, want[i].in_out);
+		EXPECT_EQ(r.devOffset, want[i].dev);
+		EXPECT_EQ(r.size, want[i].size);
+		EXPECT_EQ(r.portId, want[i].port);
+		EXPECT_EQ(r.hostOffset, 0u);
+		EXPECT_EQ(r.mcId, 0);
+		EXPECT_EQ(r.devAddrSpace, kAddrSpaceDdr);
+		EXPECT_TRUE(r.doorbellOps.empty());
+		ASSERT_EQ(r.semaphoreOps.size(), want[i].sems.size());
+		for (size_t k = 0; k < r.semaphoreOps.size(); k++) {
+			const auto &[op, num, value, pre] = want[i].sems[k];
+			EXPECT_EQ(sem::Op(r.semaphoreOps[k]->semOp), op);
+			EXPECT_EQ(r.semaphoreOps[k]->semNum, num);
+			EXPECT_EQ(r.semaphoreOps[k]->semValue, value);
+			EXPECT_EQ(r.semaphoreOps[k]->preOrPost, pre);
+			EXPECT_EQ(r.semaphoreOps[k]->inSyncFence, 0);
+			EXPECT_EQ(r.semaphoreOps[k]->outSyncFence, 0);
+		}
+	}
+}
+
+TEST_F(QpcHandmade, NetworkDescriptorBindsEveryTensor)
+{
 	const netdesc::networkDescriptor &d = p->desc;
 	EXPECT_EQ(d.major_version(), 9u);
 	EXPECT_EQ(d.minor_version(), 0u);
@@ -217,7 +239,10 @@ TEST(QpcProgram, HandmadeReadsBackFieldByField)
 		EXPECT_EQ(d.dma_buffers(i).size(), 4096u);
 		EXPECT_EQ(d.dma_buffers(i).dir(), in ? netdesc::In : netdesc::Out);
 	}
+}
 
+TEST_F(QpcHandmade, DescribeShowsTheFields)
+{
 	const std::string text = describe(*p);
 	EXPECT_NE(text.find("name \"handmade\", 2 NSPs, window 0x8000"), std::string::npos) << text;
 	EXPECT_NE(text.find("input  y        FloatTy[32,32]"), std::string::npos) << text;
@@ -478,7 +503,7 @@ TEST(QpcProgram, ReaderChecksAQuantizeStep)
 
 TEST(QpcProgram, ConstantsDescriptorLayout)
 {
-	const auto b = encode_constants_descriptor({0x1122334455667788, 9, 1, 0});
+	const auto b = encode_constants_descriptor({0x1122334455667788, 9, 1, 0, {}});
 	ASSERT_EQ(b.size(), 24u);
 	EXPECT_EQ(b[0], 0x88);
 	EXPECT_EQ(b[7], 0x11);
@@ -489,7 +514,7 @@ TEST(QpcProgram, ConstantsDescriptorLayout)
 	ASSERT_TRUE(d) << err;
 	EXPECT_EQ(d->static_size, 0x1122334455667788u);
 	EXPECT_EQ(d->dynamic_size, 9u);
-	EXPECT_EQ(d->static_ecc, 1);
+	EXPECT_EQ(d->ecc_static, 1);
 	auto bad = b;
 	bad[20] = 1;
 	EXPECT_FALSE(decode_constants_descriptor(bad, err));
