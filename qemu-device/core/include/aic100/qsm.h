@@ -110,6 +110,10 @@ private:
 	};
 
 	void control(std::span<const uint8_t> msg);
+	bool accept_message(std::span<const uint8_t> msg, nnc::Header &h, std::vector<Trans> &ts);
+	bool continue_held(std::span<const uint8_t> msg, const nnc::Header &h, const std::vector<Trans> &ts);
+	void begin_message(std::span<const uint8_t> msg, const nnc::Header &h, const std::vector<Trans> &ts);
+	void send_dma_cont(const nnc::Header &req, uint32_t chunk, uint64_t bytes);
 	bool parse(std::span<const uint8_t> msg, std::vector<Trans> &out) const;
 	void run_message(const nnc::Header &h, std::span<const uint8_t> msg, const std::vector<Trans> &ts,
 			 std::map<uint32_t, std::vector<uint8_t>> &dma);
