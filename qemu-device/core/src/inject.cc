@@ -351,22 +351,17 @@ std::string Device::query(const std::string &command, bool &refused) const
 
 // ---- the BAR4 test mailbox ---------------------------------------------------
 
-namespace mailbox {
-constexpr uint64_t kCommand = 0x000, kLength = 0x100, kStatus = 0x104, kMagic = 0x108, kMessage = 0x200;
-constexpr uint32_t kMagicValue = 0x584F424D; // "MBOX"
-} // namespace mailbox
-
 uint64_t Device::mailbox_read(uint64_t offset, unsigned size) const
 {
 	using namespace mailbox;
 	uint64_t v = 0;
-	if (offset + size <= kCommand + 256)
+	if (offset + size <= kCommand + kBufferSize)
 		std::memcpy(&v, mbox_.command.data() + offset, size);
 	else if (offset == kStatus && size == 4)
 		v = mbox_.status;
 	else if (offset == kMagic && size == 4)
 		v = kMagicValue;
-	else if (offset >= kMessage && offset + size <= kMessage + 256)
+	else if (offset >= kMessage && offset + size <= kMessage + kBufferSize)
 		std::memcpy(&v, mbox_.message.data() + (offset - kMessage), size);
 	return v;
 }
@@ -374,7 +369,7 @@ uint64_t Device::mailbox_read(uint64_t offset, unsigned size) const
 void Device::mailbox_write(uint64_t offset, uint64_t value, unsigned size)
 {
 	using namespace mailbox;
-	if (offset + size <= kCommand + 256) {
+	if (offset + size <= kCommand + kBufferSize) {
 		std::memcpy(mbox_.command.data() + offset, &value, size);
 		return;
 	}
@@ -382,19 +377,19 @@ void Device::mailbox_write(uint64_t offset, uint64_t value, unsigned size)
 		host_.guest_error("aic100 test mailbox: write outside the command buffer and length register");
 		return;
 	}
-	if (mbox_.status == 2) {
+	if (mbox_.status == kPending) {
 		host_.guest_error("aic100 test mailbox: a command is still pending");
 		return;
 	}
-	if (value == 0 || value > 255) {
-		mbox_.status = 1;
+	if (value == 0 || value > kMaxCommand) {
+		mbox_.status = kRefused;
 		mbox_.message = {};
 		std::strcpy(reinterpret_cast<char *>(mbox_.message.data()), "length must be 1..255");
 		return;
 	}
 	// Run from the event loop rather than inside the register write.
 	mbox_.pending.assign(reinterpret_cast<const char *>(mbox_.command.data()), value);
-	mbox_.status = 2;
+	mbox_.status = kPending;
 	host_.kick();
 }
 
@@ -410,7 +405,7 @@ void Device::mailbox_run()
 		refused = !msg.empty();
 	mbox_.message = {};
 	std::memcpy(mbox_.message.data(), msg.data(), std::min<size_t>(msg.size(), mbox_.message.size() - 1));
-	mbox_.status = refused ? 1 : 0;
+	mbox_.status = refused ? mailbox::kRefused : mailbox::kDone;
 }
 
 } // namespace aic100
