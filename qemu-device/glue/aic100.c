@@ -478,41 +478,45 @@ static char *aic100_get_state(Object *obj, Error **errp)
     return g_strdup(buf);
 }
 
-static void aic100_realize(PCIDevice *pdev, Error **errp)
+/* The core's configuration from the properties; false on a bad value. */
+static bool aic100_make_config(Aic100State *s, Aic100Config *cfg,
+                               Error **errp)
 {
-    Aic100State *s = AIC100(pdev);
-    uint8_t bar_type = PCI_BASE_ADDRESS_SPACE_MEMORY |
-                       PCI_BASE_ADDRESS_MEM_TYPE_64;
-    Aic100Config cfg;
-    char err[160];
-    int ret;
-
-    aic100_core_default_config(&cfg);
-    cfg.device_id = s->device_id;
-    cfg.nsp_count = s->nsp_count;
-    cfg.ddr_size = s->ddr_size;
-    cfg.bar4_size = s->bar4_size;
+    aic100_core_default_config(cfg);
+    cfg->device_id = s->device_id;
+    cfg->nsp_count = s->nsp_count;
+    cfg->ddr_size = s->ddr_size;
+    cfg->bar4_size = s->bar4_size;
     if (!s->boot || !strcmp(s->boot, "full")) {
-        cfg.boot_amss = false;
+        cfg->boot_amss = false;
     } else if (!strcmp(s->boot, "amss")) {
-        cfg.boot_amss = true;
+        cfg->boot_amss = true;
     } else {
         error_setg(errp, "aic100: boot=%s: must be 'full' or 'amss'", s->boot);
-        return;
+        return false;
     }
-    cfg.nnc_crc = s->crc;
-    cfg.test_mailbox = s->test_mailbox;
-    cfg.soc_temp_mc = s->soc_temp;
-    cfg.board_temp_mc = s->board_temp;
-    cfg.ddr_temp_mc = s->ddr_temp;
-    cfg.board_power_uw = s->board_power;
+    cfg->nnc_crc = s->crc;
+    cfg->test_mailbox = s->test_mailbox;
+    cfg->soc_temp_mc = s->soc_temp;
+    cfg->board_temp_mc = s->board_temp;
+    cfg->ddr_temp_mc = s->ddr_temp;
+    cfg->board_power_uw = s->board_power;
     if (s->serial) {
-        cfg.serial_number = s->serial;
+        cfg->serial_number = s->serial;
     } else {
         /* Distinct per card and stable for a given command line. */
         g_autofree char *path = object_get_canonical_path(OBJECT(s));
-        cfg.serial_number = 0xA1000000u | (g_str_hash(path) & 0x00FFFFFFu);
+        cfg->serial_number = 0xA1000000u | (g_str_hash(path) & 0x00FFFFFFu);
     }
+    return true;
+}
+
+/* The core, and where its work runs: the bottom half or the worker. */
+static bool aic100_start_core(Aic100State *s, const Aic100Config *cfg,
+                              Error **errp)
+{
+    char err[160];
+
     s->name = object_get_canonical_path_component(OBJECT(s));
     s->work_bh = qemu_bh_new_guarded(aic100_work, s,
                                      &DEVICE(s)->mem_reentrancy_guard);
@@ -520,18 +524,29 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
     if (s->worker_thread) {
         aic100_worker_start(s);
     }
-    s->core = aic100_core_new(&cfg, &aic100_host_ops, s, err, sizeof(err));
+    s->core = aic100_core_new(cfg, &aic100_host_ops, s, err, sizeof(err));
     if (!s->core) {
         error_setg(errp, "aic100: %s", err);
-        goto fail;
+        return false;
     }
+    return true;
+}
 
-    pci_config_set_device_id(pdev->config, s->device_id);
+static void aic100_init_config_space(PCIDevice *pdev, uint16_t device_id)
+{
+    pci_config_set_device_id(pdev->config, device_id);
     pci_config_set_class(pdev->config, AIC100_CLASS_PROCESSING_ACCEL);
     pci_set_word(pdev->config + PCI_SUBSYSTEM_VENDOR_ID, AIC100_VENDOR_ID);
-    pci_set_word(pdev->config + PCI_SUBSYSTEM_ID, s->device_id);
+    pci_set_word(pdev->config + PCI_SUBSYSTEM_ID, device_id);
     /* MSI only: no INTx pin. */
     pdev->config[PCI_INTERRUPT_PIN] = 0;
+}
+
+static void aic100_init_bars(Aic100State *s)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint8_t bar_type = PCI_BASE_ADDRESS_SPACE_MEMORY |
+                       PCI_BASE_ADDRESS_MEM_TYPE_64;
 
     memory_region_init_io(&s->bar0, OBJECT(s), &aic100_bar0_ops, s,
                           "aic100-mhi", 4 * KiB);
@@ -551,21 +566,41 @@ static void aic100_realize(PCIDevice *pdev, Error **errp)
     pci_register_bar(pdev, 0, bar_type, &s->bar0);
     pci_register_bar(pdev, 2, bar_type, &s->bar2);
     pci_register_bar(pdev, 4, bar_type, &s->bar4);
+}
 
-    ret = msi_init(pdev, AIC100_MSI_OFFSET, AIC100_MSI_VECTORS, true, true,
-                   errp);
-    if (ret) {
-        goto fail;
+/* MSI and the PCI Express capability. */
+static bool aic100_init_capabilities(PCIDevice *pdev, Error **errp)
+{
+    if (msi_init(pdev, AIC100_MSI_OFFSET, AIC100_MSI_VECTORS, true, true,
+                 errp)) {
+        return false;
     }
-
-    ret = pcie_endpoint_cap_init(pdev, AIC100_PCIE_OFFSET);
-    if (ret < 0) {
+    if (pcie_endpoint_cap_init(pdev, AIC100_PCIE_OFFSET) < 0) {
         error_setg(errp, "aic100: cannot add the PCI Express capability");
-        goto fail;
+        return false;
     }
     /* Gen4 (16 GT/s) x8, as the card advertises. No FLR capability. */
     pcie_cap_fill_link_ep_usp(pdev, QEMU_PCI_EXP_LNK_X8,
                               QEMU_PCI_EXP_LNK_16GT);
+    return true;
+}
+
+static void aic100_realize(PCIDevice *pdev, Error **errp)
+{
+    Aic100State *s = AIC100(pdev);
+    Aic100Config cfg;
+
+    if (!aic100_make_config(s, &cfg, errp)) {
+        return;
+    }
+    if (!aic100_start_core(s, &cfg, errp)) {
+        goto fail;
+    }
+    aic100_init_config_space(pdev, s->device_id);
+    aic100_init_bars(s);
+    if (!aic100_init_capabilities(pdev, errp)) {
+        goto fail;
+    }
     return;
 
 fail:

@@ -29,17 +29,21 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "aic100/test_mailbox.h"
 #include "qaic.h"
 
 namespace qaic {
 
 class Mailbox {
 public:
-	static constexpr uint32_t kCommand = 0x000, kLength = 0x100, kStatus = 0x104, kMagic = 0x108,
-				  kMessage = 0x200;
-	static constexpr uint32_t kMagicValue = 0x584f424d; // "MBOX"
-	static constexpr uint32_t kPending = 2, kDone = 0, kRefused = 1;
-	static constexpr size_t kMaxCommand = 255, kMap = 4096;
+	// The registers (aic100/test_mailbox.h, the card's ABI).
+	static constexpr uint32_t kCommand = aic100::mailbox::kCommand, kLength = aic100::mailbox::kLength,
+				  kStatus = aic100::mailbox::kStatus, kMagic = aic100::mailbox::kMagic,
+				  kMessage = aic100::mailbox::kMessage;
+	static constexpr uint32_t kMagicValue = aic100::mailbox::kMagicValue;
+	static constexpr uint32_t kPending = aic100::mailbox::kPending, kDone = aic100::mailbox::kDone,
+				  kRefused = aic100::mailbox::kRefused;
+	static constexpr size_t kMaxCommand = aic100::mailbox::kMaxCommand, kMap = 4096;
 
 	// The mailbox of card `card` in qaic::find_cards() order.
 	explicit Mailbox(unsigned card)
@@ -101,7 +105,7 @@ public:
 		// Wait out a command still pending (another user's).
 		if (!wait_idle(timeout_s))
 			return "mailbox: a command is still pending after " + std::to_string(timeout_s) + " s";
-		uint8_t buf[256] = {};
+		uint8_t buf[aic100::mailbox::kBufferSize] = {};
 		std::memcpy(buf, command.data(), std::min(command.size(), sizeof(buf)));
 		for (uint32_t off = 0; off < sizeof(buf); off += 4) {
 			uint32_t w;
@@ -127,7 +131,7 @@ public:
 	std::string message() const
 	{
 		std::string s;
-		for (uint32_t off = 0; off < 256; off += 4) {
+		for (uint32_t off = 0; off < aic100::mailbox::kBufferSize; off += 4) {
 			const uint32_t w = rd(kMessage + off);
 			for (int b = 0; b < 4; b++) {
 				const char c = static_cast<char>(w >> (8 * b));

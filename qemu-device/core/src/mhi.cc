@@ -990,6 +990,83 @@ void Mhi::service_channel(unsigned ch)
 		service_ul(ch);
 }
 
+// Collects the TREs of the TD at the channel's rp; `end` is where the next
+// TD starts. Its buffers are read only once it is complete, so that a TD
+// the host is still writing is not read twice.
+Mhi::TdScan Mhi::scan_td(unsigned ch, std::vector<RingElement> &tres, uint64_t &end)
+{
+	const Channel &c = channels_[ch];
+	uint64_t p = c.rp;
+	while (p != c.wp) {
+		RingElement e;
+		if (host_.dma_read(p, &e, sizeof(e)) != DmaStatus::Ok) {
+			error("MHI: channel %u TRE at 0x%llx unreadable", ch, static_cast<unsigned long long>(p));
+			stop_channel(ch);
+			return TdScan::Failed;
+		}
+		if (tres.size() == kMaxTdTres) {
+			error("MHI: channel %u: TD of more than %zu TREs; channel stopped", ch, kMaxTdTres);
+			stop_channel(ch);
+			return TdScan::Failed;
+		}
+		tres.push_back(e);
+		p = c.geo.next(p);
+		if (!(e.dword1 & mhi::kTreChain)) {
+			end = p;
+			return TdScan::Complete;
+		}
+	}
+	return TdScan::Partial; // the rest of the chain has not been rung yet
+}
+
+// The TD's data, or false when any of it is unusable (every TRE is still
+// looked at, so that each error is reported).
+bool Mhi::read_td(unsigned ch, const std::vector<RingElement> &tres, std::vector<uint8_t> &data)
+{
+	bool ok = true;
+	for (const auto &e : tres) {
+		if (mhi::element_type(e) != ElementType::Transfer) {
+			error("MHI: channel %u: element type 0x%x in a transfer ring", ch,
+			      static_cast<unsigned>(mhi::element_type(e)));
+			ok = false;
+			continue;
+		}
+		const uint32_t len = mhi::tre_length(e);
+		if (!ok || data.size() + len > kMaxTdBytes) {
+			if (ok)
+				error("MHI: channel %u: transfer longer than %zu bytes dropped", ch, kMaxTdBytes);
+			ok = false;
+			continue;
+		}
+		const size_t old = data.size();
+		data.resize(old + len);
+		if (len && host_.dma_read(e.ptr, data.data() + old, len) != DmaStatus::Ok) {
+			error("MHI: channel %u: buffer at 0x%llx unreadable", ch, static_cast<unsigned long long>(e.ptr));
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+// Completions: EOB for every TRE that asks (IEOB), and one EOT per TD at its
+// last TRE (IEOT). The host frees the buffers on them, so even a refused TD
+// is completed.
+void Mhi::complete_td(unsigned ch, const std::vector<RingElement> &tres)
+{
+	const Channel &c = channels_[ch];
+	uint64_t tre = c.rp;
+	for (size_t i = 0; i < tres.size(); i++, tre = c.geo.next(tre)) {
+		const RingElement &e = tres[i];
+		const bool end = i + 1 == tres.size();
+		if (end && (e.dword1 & mhi::kTreIeot))
+			post(c.er, mhi::transfer_event(tre, mhi::Completion::Eot, mhi::tre_length(e), ch),
+			     !(e.dword1 & mhi::kTreBei));
+		else if (e.dword1 & mhi::kTreIeob)
+			post(c.er, mhi::transfer_event(tre, mhi::Completion::Eob, mhi::tre_length(e), ch),
+			     !(e.dword1 & mhi::kTreBei));
+	}
+}
+
 void Mhi::service_ul(unsigned ch)
 {
 	const uint64_t epoch = epoch_;
@@ -1005,72 +1082,14 @@ void Mhi::service_ul(unsigned ch)
 			host_.kick();
 			return;
 		}
-		// Find the end of the TD first: reading its buffers only once it is
-		// complete keeps a TD the host is still writing from being read twice.
 		std::vector<RingElement> tres;
-		uint64_t p = c.rp;
-		bool complete = false;
-		while (p != c.wp) {
-			RingElement e;
-			if (host_.dma_read(p, &e, sizeof(e)) != DmaStatus::Ok) {
-				error("MHI: channel %u TRE at 0x%llx unreadable", ch, static_cast<unsigned long long>(p));
-				stop_channel(ch);
-				return;
-			}
-			if (tres.size() == kMaxTdTres) {
-				error("MHI: channel %u: TD of more than %zu TREs; channel stopped", ch, kMaxTdTres);
-				stop_channel(ch);
-				return;
-			}
-			tres.push_back(e);
-			p = c.geo.next(p);
-			if (!(e.dword1 & mhi::kTreChain)) {
-				complete = true;
-				break;
-			}
-		}
-		if (!complete)
-			return; // the rest of the chain has not been rung yet
-
+		uint64_t end = 0;
+		if (scan_td(ch, tres, end) != TdScan::Complete)
+			return;
 		std::vector<uint8_t> data;
-		bool ok = true;
-		for (const auto &e : tres) {
-			if (mhi::element_type(e) != ElementType::Transfer) {
-				error("MHI: channel %u: element type 0x%x in a transfer ring", ch,
-				      static_cast<unsigned>(mhi::element_type(e)));
-				ok = false;
-				continue;
-			}
-			const uint32_t len = mhi::tre_length(e);
-			if (!ok || data.size() + len > kMaxTdBytes) {
-				if (ok)
-					error("MHI: channel %u: transfer longer than %zu bytes dropped", ch, kMaxTdBytes);
-				ok = false;
-				continue;
-			}
-			const size_t old = data.size();
-			data.resize(old + len);
-			if (len && host_.dma_read(e.ptr, data.data() + old, len) != DmaStatus::Ok) {
-				error("MHI: channel %u: buffer at 0x%llx unreadable", ch,
-				      static_cast<unsigned long long>(e.ptr));
-				ok = false;
-			}
-		}
-		// Completions: EOB for every TRE that asks (IEOB), and one EOT per
-		// TD at its last TRE (IEOT). The host frees the buffers on them, so
-		// even a refused TD is completed.
-		uint64_t tre = c.rp;
-		for (size_t i = 0; i < tres.size(); i++, tre = c.geo.next(tre)) {
-			const RingElement &e = tres[i];
-			const bool end = i + 1 == tres.size();
-			if (end && (e.dword1 & mhi::kTreIeot))
-				post(c.er, mhi::transfer_event(tre, mhi::Completion::Eot, mhi::tre_length(e), ch),
-				     !(e.dword1 & mhi::kTreBei));
-			else if (e.dword1 & mhi::kTreIeob)
-				post(c.er, mhi::transfer_event(tre, mhi::Completion::Eob, mhi::tre_length(e), ch),
-				     !(e.dword1 & mhi::kTreBei));
-		}
-		c.rp = p;
+		const bool ok = read_td(ch, tres, data);
+		complete_td(ch, tres);
+		c.rp = end;
 		budget -= std::min(budget, data.size() + tres.size() * sizeof(RingElement));
 		if (ok && fn_)
 			fn_->ul_message(ch, data);

@@ -42,6 +42,9 @@ std::string hex(uint64_t v)
 	return buf;
 }
 
+// SEMWAIT's conditions (Cond), in order.
+constexpr Semaphores::Op kWaitOps[] = {Semaphores::Op::WaitEq, Semaphores::Op::WaitGe, Semaphores::Op::WaitGt0};
+
 float f32_of(uint64_t imm)
 {
 	const uint32_t bits = uint32_t(imm);
@@ -84,12 +87,17 @@ Core::Result Core::fail(const Instr &in, const std::string &why)
 	return Result::Fault;
 }
 
-bool Core::reg_ok(const Instr &in, unsigned r)
+// Out of line: the check in reg_ok() runs for every operand of every
+// instruction, the message almost never.
+[[gnu::cold, gnu::noinline]] bool Core::no_register(const Instr &in, unsigned r)
 {
-	if (r < kNumRegs)
-		return true;
 	fail(in, "register r" + std::to_string(r) + " does not exist");
 	return false;
+}
+
+[[gnu::always_inline]] inline bool Core::reg_ok(const Instr &in, unsigned r)
+{
+	return r < kNumRegs || no_register(in, r);
 }
 
 uint8_t *Core::range(const Instr &in, const char *what, uint64_t off, uint64_t count, uint64_t elem)
@@ -132,129 +140,172 @@ void Core::flush_busy()
 	busy_since_ = t;
 }
 
+Core::Result Core::vector_copy(const Instr &in)
+{
+	const uint64_t n = r_[in.c];
+	uint8_t *d, *x;
+	if (!(d = range(in, "dst", r_[in.a], n, 1)) || !(x = range(in, "src", r_[in.b], n, 1)))
+		return Result::Fault;
+	kernels::copy(d, x, n);
+	return Result::Next;
+}
+
+// VADDF, VMULF, VADDI8: d = x op y, element by element.
+Core::Result Core::vector_binary(const Instr &in)
+{
+	const uint64_t n = r_[in.imm32];
+	const uint64_t elem = Op(in.op) == Op::VAddI8 ? 1 : 4;
+	uint8_t *d, *x, *y;
+	if (!(d = range(in, "dst", r_[in.a], n, elem)) || !(x = range(in, "x", r_[in.b], n, elem)) ||
+	    !(y = range(in, "y", r_[in.c], n, elem)))
+		return Result::Fault;
+	if (Op(in.op) == Op::VAddF)
+		kernels::vadd_f32(d, x, y, n);
+	else if (Op(in.op) == Op::VMulF)
+		kernels::vmul_f32(d, x, y, n);
+	else
+		kernels::vadd_i8_sat(d, x, y, n);
+	return Result::Next;
+}
+
+// VSCALEF, CVTI32F, ACTF: d = f(src), element by element.
+Core::Result Core::vector_unary(const Instr &in)
+{
+	const uint64_t n = r_[in.c];
+	if (Op(in.op) == Op::ActF && in.imm32 > uint32_t(Act::Gelu))
+		return fail(in, "activation kind " + std::to_string(in.imm32) + " (0..3)");
+	uint8_t *d, *x;
+	if (!(d = range(in, "dst", r_[in.a], n, 4)) || !(x = range(in, "src", r_[in.b], n, 4)))
+		return Result::Fault;
+	if (Op(in.op) == Op::VScaleF)
+		kernels::vscale_f32(d, x, n, f32_of(in.imm64));
+	else if (Op(in.op) == Op::CvtI32F)
+		kernels::cvt_i32_f32(d, x, n, f32_of(in.imm64));
+	else
+		kernels::act_f32(d, x, n, in.imm32);
+	return Result::Next;
+}
+
+// SUMF, MAXF: one float out of n.
+Core::Result Core::vector_reduce(const Instr &in)
+{
+	const uint64_t n = r_[in.c];
+	uint8_t *d, *x;
+	if (!(d = range(in, "dst", r_[in.a], 1, 4)) || !(x = range(in, "src", r_[in.b], n, 4)))
+		return Result::Fault;
+	const float v = Op(in.op) == Op::SumF ? kernels::sum_f32(x, n) : kernels::max_f32(x, n);
+	std::memcpy(d, &v, 4);
+	return Result::Next;
+}
+
+Core::Result Core::vector_bias(const Instr &in)
+{
+	const uint64_t n = r_[in.c], cols = in.imm32;
+	if (!cols)
+		return fail(in, "0 columns");
+	// Only the bias elements that are used must be in the window.
+	uint8_t *d, *x;
+	if (!(d = range(in, "dst", r_[in.a], n, 4)) || !(x = range(in, "bias", r_[in.b], std::min(n, cols), 4)))
+		return Result::Fault;
+	kernels::bias_f32(d, x, n, cols);
+	return Result::Next;
+}
+
+// IM2COL, MAXPOOLI8: rows of an output over a K x K window of an image.
+Core::Result Core::im2col_maxpool(const Instr &in)
+{
+	const std::string why = geom_problem(in.imm64);
+	if (!why.empty())
+		return fail(in, why);
+	const Geom g = unpack_geom(in.imm64);
+	const uint64_t row0 = uint32_t(r_[in.c]), rows = r_[in.c] >> 32;
+	if (row0 + rows > g.out_h())
+		return fail(in, "output rows " + std::to_string(row0) + " + " + std::to_string(rows) + " beyond the " +
+					std::to_string(g.out_h()) + " of the output");
+	const uint64_t window = Op(in.op) == Op::Im2Col ? uint64_t(g.k) * g.k * g.c : g.c;
+	uint8_t *d, *x;
+	if (!(d = range(in, "dst", r_[in.a], rows * g.out_w(), window)) ||
+	    !(x = range(in, "src", r_[in.b], uint64_t(g.h) * g.w, g.c)))
+		return Result::Fault;
+	if (Op(in.op) == Op::Im2Col)
+		kernels::im2col_i8(d, x, g.h, g.w, g.c, g.k, g.stride, g.pad, uint32_t(row0), uint32_t(rows));
+	else
+		kernels::maxpool_i8(d, x, g.h, g.w, g.c, g.k, g.stride, g.pad, uint32_t(row0), uint32_t(rows));
+	return Result::Next;
+}
+
+// REQI8: int32 to int8 by per-column multipliers and shifts.
+Core::Result Core::requantize(const Instr &in)
+{
+	const uint64_t n = r_[in.imm32];
+	uint8_t *hdr = range(in, "parameters", r_[in.c], kReqHeaderSize, 1);
+	if (!hdr)
+		return Result::Fault;
+	uint32_t head[4];
+	std::memcpy(head, hdr, sizeof(head));
+	const uint32_t cols = head[0];
+	if (!cols || (head[1] & ~kReqRelu) || head[2] || head[3])
+		return fail(in, "parameter header: 0 columns, unknown flags or reserved words set");
+	uint8_t *tables = range(in, "parameters", r_[in.c], req_block_size(cols), 1);
+	uint8_t *d, *x;
+	if (!tables || !(d = range(in, "dst", r_[in.a], n, 1)) || !(x = range(in, "src", r_[in.b], n, 4)))
+		return Result::Fault;
+	tables += kReqHeaderSize;
+	for (uint32_t j = 0; j < cols; j++) {
+		int32_t mult, shift;
+		std::memcpy(&mult, tables + (uint64_t(cols) + j) * 4, 4);
+		std::memcpy(&shift, tables + (2 * uint64_t(cols) + j) * 4, 4);
+		if (mult < 0 || shift < 0 || uint32_t(shift) > kReqMaxShift)
+			return fail(in, "column " + std::to_string(j) + ": multiplier " + std::to_string(mult) +
+						" (0..2^31-1) or shift " + std::to_string(shift) + " (0..62)");
+	}
+	kernels::requant_i8(d, x, n, tables, tables + uint64_t(cols) * 4, tables + uint64_t(cols) * 8, cols,
+			    head[1] & kReqRelu);
+	return Result::Next;
+}
+
+// VADDQI8: quantized int8 addition.
+Core::Result Core::vector_addq(const Instr &in)
+{
+	const uint64_t n = r_[in.imm32];
+	if (in.imm64 & kAddQReserved)
+		return fail(in, "reserved operand bits " + hex(in.imm64 & kAddQReserved) + " are set");
+	const AddQ q = unpack_addq(in.imm64);
+	uint8_t *d, *x, *y;
+	if (!(d = range(in, "dst", r_[in.a], n, 1)) || !(x = range(in, "x", r_[in.b], n, 1)) ||
+	    !(y = range(in, "y", r_[in.c], n, 1)))
+		return Result::Fault;
+	if (q.shift > kAddQMaxShift)
+		return fail(in, "shift " + std::to_string(q.shift) + " (0..31)");
+	kernels::vaddq_i8(d, x, y, n, q.mx, q.my, q.shift, q.relu);
+	return Result::Next;
+}
+
 Core::Result Core::vector_op(const Instr &in)
 {
-	const uint64_t *r = r_.data();
-	uint8_t *d, *x, *y;
 	switch (Op(in.op)) {
-	case Op::Copy: {
-		const uint64_t n = r[in.c];
-		if (!(d = range(in, "dst", r[in.a], n, 1)) || !(x = range(in, "src", r[in.b], n, 1)))
-			return Result::Fault;
-		kernels::copy(d, x, n);
-		return Result::Next;
-	}
+	case Op::Copy:
+		return vector_copy(in);
 	case Op::VAddF:
 	case Op::VMulF:
-	case Op::VAddI8: {
-		const uint64_t n = r[in.imm32];
-		const uint64_t elem = Op(in.op) == Op::VAddI8 ? 1 : 4;
-		if (!(d = range(in, "dst", r[in.a], n, elem)) || !(x = range(in, "x", r[in.b], n, elem)) ||
-		    !(y = range(in, "y", r[in.c], n, elem)))
-			return Result::Fault;
-		if (Op(in.op) == Op::VAddF)
-			kernels::vadd_f32(d, x, y, n);
-		else if (Op(in.op) == Op::VMulF)
-			kernels::vmul_f32(d, x, y, n);
-		else
-			kernels::vadd_i8_sat(d, x, y, n);
-		return Result::Next;
-	}
+	case Op::VAddI8:
+		return vector_binary(in);
 	case Op::VScaleF:
 	case Op::CvtI32F:
-	case Op::ActF: {
-		const uint64_t n = r[in.c];
-		if (Op(in.op) == Op::ActF && in.imm32 > uint32_t(Act::Gelu))
-			return fail(in, "activation kind " + std::to_string(in.imm32) + " (0..3)");
-		if (!(d = range(in, "dst", r[in.a], n, 4)) || !(x = range(in, "src", r[in.b], n, 4)))
-			return Result::Fault;
-		if (Op(in.op) == Op::VScaleF)
-			kernels::vscale_f32(d, x, n, f32_of(in.imm64));
-		else if (Op(in.op) == Op::CvtI32F)
-			kernels::cvt_i32_f32(d, x, n, f32_of(in.imm64));
-		else
-			kernels::act_f32(d, x, n, in.imm32);
-		return Result::Next;
-	}
+	case Op::ActF:
+		return vector_unary(in);
 	case Op::SumF:
-	case Op::MaxF: {
-		const uint64_t n = r[in.c];
-		if (!(d = range(in, "dst", r[in.a], 1, 4)) || !(x = range(in, "src", r[in.b], n, 4)))
-			return Result::Fault;
-		const float v = Op(in.op) == Op::SumF ? kernels::sum_f32(x, n) : kernels::max_f32(x, n);
-		std::memcpy(d, &v, 4);
-		return Result::Next;
-	}
-	case Op::BiasF: {
-		const uint64_t n = r[in.c], cols = in.imm32;
-		if (!cols)
-			return fail(in, "0 columns");
-		// Only the bias elements that are used must be in the window.
-		if (!(d = range(in, "dst", r[in.a], n, 4)) ||
-		    !(x = range(in, "bias", r[in.b], std::min(n, cols), 4)))
-			return Result::Fault;
-		kernels::bias_f32(d, x, n, cols);
-		return Result::Next;
-	}
+	case Op::MaxF:
+		return vector_reduce(in);
+	case Op::BiasF:
+		return vector_bias(in);
 	case Op::Im2Col:
-	case Op::MaxPoolI8: {
-		const std::string why = geom_problem(in.imm64);
-		if (!why.empty())
-			return fail(in, why);
-		const Geom g = unpack_geom(in.imm64);
-		const uint64_t row0 = uint32_t(r[in.c]), rows = r[in.c] >> 32;
-		if (row0 + rows > g.out_h())
-			return fail(in, "output rows " + std::to_string(row0) + " + " + std::to_string(rows) +
-						" beyond the " + std::to_string(g.out_h()) + " of the output");
-		const uint64_t window = Op(in.op) == Op::Im2Col ? uint64_t(g.k) * g.k * g.c : g.c;
-		if (!(d = range(in, "dst", r[in.a], rows * g.out_w(), window)) ||
-		    !(x = range(in, "src", r[in.b], uint64_t(g.h) * g.w, g.c)))
-			return Result::Fault;
-		if (Op(in.op) == Op::Im2Col)
-			kernels::im2col_i8(d, x, g.h, g.w, g.c, g.k, g.stride, g.pad, uint32_t(row0), uint32_t(rows));
-		else
-			kernels::maxpool_i8(d, x, g.h, g.w, g.c, g.k, g.stride, g.pad, uint32_t(row0), uint32_t(rows));
-		return Result::Next;
-	}
-	case Op::ReqI8: {
-		const uint64_t n = r[in.imm32];
-		uint8_t *hdr = range(in, "parameters", r[in.c], kReqHeaderSize, 1);
-		if (!hdr)
-			return Result::Fault;
-		uint32_t head[4];
-		std::memcpy(head, hdr, sizeof(head));
-		const uint32_t cols = head[0];
-		if (!cols || (head[1] & ~kReqRelu) || head[2] || head[3])
-			return fail(in, "parameter header: 0 columns, unknown flags or reserved words set");
-		uint8_t *tables = range(in, "parameters", r[in.c], req_block_size(cols), 1);
-		if (!tables || !(d = range(in, "dst", r[in.a], n, 1)) || !(x = range(in, "src", r[in.b], n, 4)))
-			return Result::Fault;
-		tables += kReqHeaderSize;
-		for (uint32_t j = 0; j < cols; j++) {
-			int32_t mult, shift;
-			std::memcpy(&mult, tables + (uint64_t(cols) + j) * 4, 4);
-			std::memcpy(&shift, tables + (2 * uint64_t(cols) + j) * 4, 4);
-			if (mult < 0 || shift < 0 || uint32_t(shift) > kReqMaxShift)
-				return fail(in, "column " + std::to_string(j) + ": multiplier " + std::to_string(mult) +
-							" (0..2^31-1) or shift " + std::to_string(shift) + " (0..62)");
-		}
-		kernels::requant_i8(d, x, n, tables, tables + uint64_t(cols) * 4, tables + uint64_t(cols) * 8,
-				    cols, head[1] & kReqRelu);
-		return Result::Next;
-	}
-	case Op::VAddQI8: {
-		const uint64_t n = r[in.imm32];
-		if (in.imm64 & kAddQReserved)
-			return fail(in, "reserved operand bits " + hex(in.imm64 & kAddQReserved) + " are set");
-		const AddQ q = unpack_addq(in.imm64);
-		if (!(d = range(in, "dst", r[in.a], n, 1)) || !(x = range(in, "x", r[in.b], n, 1)) ||
-		    !(y = range(in, "y", r[in.c], n, 1)))
-			return Result::Fault;
-		if (q.shift > kAddQMaxShift)
-			return fail(in, "shift " + std::to_string(q.shift) + " (0..31)");
-		kernels::vaddq_i8(d, x, y, n, q.mx, q.my, q.shift, q.relu);
-		return Result::Next;
-	}
+	case Op::MaxPoolI8:
+		return im2col_maxpool(in);
+	case Op::ReqI8:
+		return requantize(in);
+	case Op::VAddQI8:
+		return vector_addq(in);
 	default:
 		return fail(in, "not a vector instruction");
 	}
@@ -286,28 +337,23 @@ Core::Result Core::gemm(const Instr &in, const std::function<bool()> *stop)
 	return done ? Result::Next : Result::Stopped;
 }
 
-Core::Result Core::exec(const Instr &in, const std::function<bool()> *stop)
+// The registers, condition and semaphore operands the instruction's form
+// names are in range, so the handlers below index with them unchecked.
+[[gnu::always_inline]] inline bool Core::operands_ok(const Instr &in, Form form)
 {
-	const OpInfo *info = op_info(in.op);
-	if (!info)
-		return fail(in, "unknown opcode");
-	switch (info->form) {
+	switch (form) {
 	case Form::None:
 	case Form::Jump:
-		break;
+		return true;
 	case Form::RegImm:
-		if (!reg_ok(in, in.a))
-			return Result::Fault;
-		break;
+		return reg_ok(in, in.a);
 	case Form::Reg2Imm:
 	case Form::Branch:
-		if (!reg_ok(in, in.a) || !reg_ok(in, in.b))
-			return Result::Fault;
-		break;
+		return reg_ok(in, in.a) && reg_ok(in, in.b);
 	case Form::Reg4:
 	case Form::Reg4Imm:
 		if (!reg_ok(in, in.imm32))
-			return Result::Fault;
+			return false;
 		[[fallthrough]];
 	case Form::Reg3:
 	case Form::Reg3Geom:
@@ -315,76 +361,121 @@ Core::Result Core::exec(const Instr &in, const std::function<bool()> *stop)
 	case Form::Reg3Kind:
 	case Form::Reg3Imm:
 	case Form::Reg3Mnk:
-		if (!reg_ok(in, in.a) || !reg_ok(in, in.b) || !reg_ok(in, in.c))
-			return Result::Fault;
-		break;
+		return reg_ok(in, in.a) && reg_ok(in, in.b) && reg_ok(in, in.c);
 	case Form::SemCond:
-		if (in.b > uint8_t(Cond::Gt0))
-			return fail(in, "condition " + std::to_string(in.b) + " (0 ==, 1 >=, 2 > 0)");
+		if (in.b > uint8_t(Cond::Gt0)) {
+			fail(in, "condition " + std::to_string(in.b) + " (0 ==, 1 >=, 2 > 0)");
+			return false;
+		}
 		[[fallthrough]];
 	case Form::SemValue:
-		if (in.a >= Semaphores::kCount)
-			return fail(in, "semaphore " + std::to_string(in.a) + " (0..31)");
-		if (in.imm32 > Semaphores::kMax)
-			return fail(in, "semaphore value " + std::to_string(in.imm32) + " (0..4095)");
-		break;
+		if (in.a >= Semaphores::kCount) {
+			fail(in, "semaphore " + std::to_string(in.a) + " (0..31)");
+			return false;
+		}
+		if (in.imm32 > Semaphores::kMax) {
+			fail(in, "semaphore value " + std::to_string(in.imm32) + " (0..4095)");
+			return false;
+		}
+		return true;
 	}
+	return true;
+}
 
-	uint64_t *r = r_.data();
-	auto set = [r](unsigned i, uint64_t v) {
-		if (i)
-			r[i] = v; // r0 stays 0
-	};
+// Writes register i (r0 stays 0) and goes on to the next instruction.
+[[gnu::always_inline]] inline Core::Result Core::put(unsigned i, uint64_t v)
+{
+	if (i)
+		r_[i] = v;
+	return Result::Next;
+}
+
+// LD, LD32, ST, ST32.
+[[gnu::always_inline]] inline Core::Result Core::load_store(const Instr &in)
+{
+	const bool wide = Op(in.op) == Op::Ld || Op(in.op) == Op::St;
+	uint8_t *p = range(in, "address", r_[in.b] + in.imm64, wide ? 8 : 4, 1);
+	if (!p)
+		return Result::Fault;
+	uint64_t v = 0;
+	if (Op(in.op) == Op::Ld || Op(in.op) == Op::Ld32) {
+		std::memcpy(&v, p, wide ? 8 : 4);
+		return put(in.a, v);
+	}
+	v = r_[in.a];
+	std::memcpy(p, &v, wide ? 8 : 4);
+	return Result::Next;
+}
+
+inline Core::Result Core::sem_wait(const Instr &in, const std::function<bool()> *stop)
+{
+	const Semaphores::Op op = kWaitOps[in.b];
+	const uint16_t value = uint16_t(in.imm32);
+	if (sems_.satisfied(in.a, op, value))
+		return Result::Next;
+	if (!stop || sharing_)
+		return Result::Blocked;
+	flush_busy(); // waiting is not busy time
+	const bool ok = sems_.wait(in.a, op, value, *stop);
+	if (busy_since_ >= 0)
+		busy_since_ = now_ns();
+	return ok ? Result::Next : Result::Stopped;
+}
+
+// SEMINC, SEMDEC, SEMSET.
+[[gnu::always_inline]] inline Core::Result Core::sem_apply(const Instr &in)
+{
+	static constexpr Semaphores::Op ops[] = {Semaphores::Op::Inc, Semaphores::Op::Dec, Semaphores::Op::Init};
+	static_assert(uint8_t(Op::SemDec) == uint8_t(Op::SemInc) + 1 &&
+		      uint8_t(Op::SemSet) == uint8_t(Op::SemInc) + 2);
+	sems_.apply(in.a, ops[in.op - uint8_t(Op::SemInc)], uint16_t(in.imm32));
+	return Result::Next;
+}
+
+[[gnu::always_inline]] inline Core::Result Core::mark()
+{
+	flush_busy();
+	counters_.iterations.fetch_add(1, std::memory_order_relaxed);
+	return Result::Next;
+}
+
+// The interpreter's hot path: one switch, the scalar instructions inline.
+Core::Result Core::exec(const Instr &in, const std::function<bool()> *stop)
+{
+	const OpInfo *info = op_info(in.op);
+	if (!info)
+		return fail(in, "unknown opcode");
+	if (!operands_ok(in, info->form))
+		return Result::Fault;
+	const uint64_t *r = r_.data();
 	switch (Op(in.op)) {
 	case Op::Nop:
 		return Result::Next;
 	case Op::Halt:
 		return Result::Halt;
 	case Op::Li:
-		set(in.a, in.imm64);
-		return Result::Next;
+		return put(in.a, in.imm64);
 	case Op::Add:
-		set(in.a, r[in.b] + r[in.c]);
-		return Result::Next;
+		return put(in.a, r[in.b] + r[in.c]);
 	case Op::Sub:
-		set(in.a, r[in.b] - r[in.c]);
-		return Result::Next;
+		return put(in.a, r[in.b] - r[in.c]);
 	case Op::Mul:
-		set(in.a, r[in.b] * r[in.c]);
-		return Result::Next;
+		return put(in.a, r[in.b] * r[in.c]);
 	case Op::And:
-		set(in.a, r[in.b] & r[in.c]);
-		return Result::Next;
+		return put(in.a, r[in.b] & r[in.c]);
 	case Op::Or:
-		set(in.a, r[in.b] | r[in.c]);
-		return Result::Next;
+		return put(in.a, r[in.b] | r[in.c]);
 	case Op::Shl:
-		set(in.a, r[in.b] << (r[in.c] & 63));
-		return Result::Next;
+		return put(in.a, r[in.b] << (r[in.c] & 63));
 	case Op::Shr:
-		set(in.a, r[in.b] >> (r[in.c] & 63));
-		return Result::Next;
+		return put(in.a, r[in.b] >> (r[in.c] & 63));
 	case Op::Addi:
-		set(in.a, r[in.b] + in.imm64);
-		return Result::Next;
+		return put(in.a, r[in.b] + in.imm64);
 	case Op::Ld:
 	case Op::Ld32:
 	case Op::St:
-	case Op::St32: {
-		const bool wide = Op(in.op) == Op::Ld || Op(in.op) == Op::St;
-		uint8_t *p = range(in, "address", r[in.b] + in.imm64, wide ? 8 : 4, 1);
-		if (!p)
-			return Result::Fault;
-		uint64_t v = 0;
-		if (Op(in.op) == Op::Ld || Op(in.op) == Op::Ld32) {
-			std::memcpy(&v, p, wide ? 8 : 4);
-			set(in.a, v);
-		} else {
-			v = r[in.a];
-			std::memcpy(p, &v, wide ? 8 : 4);
-		}
-		return Result::Next;
-	}
+	case Op::St32:
+		return load_store(in);
 	case Op::Jmp:
 		return branch(in, in.imm32, stop);
 	case Op::Beq:
@@ -393,34 +484,14 @@ Core::Result Core::exec(const Instr &in, const std::function<bool()> *stop)
 		return r[in.a] != r[in.b] ? branch(in, in.imm32, stop) : Result::Next;
 	case Op::Blt:
 		return r[in.a] < r[in.b] ? branch(in, in.imm32, stop) : Result::Next;
-	case Op::SemWait: {
-		static constexpr Semaphores::Op ops[] = {Semaphores::Op::WaitEq, Semaphores::Op::WaitGe,
-							 Semaphores::Op::WaitGt0};
-		const Semaphores::Op op = ops[in.b];
-		const uint16_t value = uint16_t(in.imm32);
-		if (sems_.satisfied(in.a, op, value))
-			return Result::Next;
-		if (!stop || sharing_)
-			return Result::Blocked;
-		flush_busy(); // waiting is not busy time
-		const bool ok = sems_.wait(in.a, op, value, *stop);
-		if (busy_since_ >= 0)
-			busy_since_ = now_ns();
-		return ok ? Result::Next : Result::Stopped;
-	}
+	case Op::SemWait:
+		return sem_wait(in, stop);
 	case Op::SemInc:
-		sems_.apply(in.a, Semaphores::Op::Inc, uint16_t(in.imm32));
-		return Result::Next;
 	case Op::SemDec:
-		sems_.apply(in.a, Semaphores::Op::Dec, uint16_t(in.imm32));
-		return Result::Next;
 	case Op::SemSet:
-		sems_.apply(in.a, Semaphores::Op::Init, uint16_t(in.imm32));
-		return Result::Next;
+		return sem_apply(in);
 	case Op::Mark:
-		flush_busy();
-		counters_.iterations.fetch_add(1, std::memory_order_relaxed);
-		return Result::Next;
+		return mark();
 	case Op::MmI8:
 	case Op::MmF32:
 		return gemm(in, stop);
@@ -499,14 +570,12 @@ Core::Exit Core::run(const std::function<bool()> &stop, std::chrono::nanoseconds
 
 std::optional<Semaphores::Cond> Core::blocked_on() const
 {
-	static constexpr Semaphores::Op ops[] = {Semaphores::Op::WaitEq, Semaphores::Op::WaitGe,
-						 Semaphores::Op::WaitGt0};
 	if (state_ != State::Running || pc_ >= program_.size())
 		return std::nullopt;
 	const Instr &in = program_[pc_];
-	if (Op(in.op) != Op::SemWait || in.b >= std::size(ops))
+	if (Op(in.op) != Op::SemWait || in.b >= std::size(kWaitOps))
 		return std::nullopt;
-	return Semaphores::Cond{in.a, ops[in.b], uint16_t(in.imm32)};
+	return Semaphores::Cond{in.a, kWaitOps[in.b], uint16_t(in.imm32)};
 }
 
 bool Core::step()

@@ -186,14 +186,27 @@ void Qsm::send_error(const Header &req, uint32_t code)
 
 void Qsm::control(std::span<const uint8_t> msg)
 {
+	Header h;
+	std::vector<Trans> ts;
+	if (!accept_message(msg, h, ts))
+		return;
+	if (continue_held(msg, h, ts))
+		return;
+	begin_message(msg, h, ts);
+}
+
+// Checks the header, the CRC, the framing and the transaction types: false
+// when the message was dropped or refused.
+bool Qsm::accept_message(std::span<const uint8_t> msg, Header &h, std::vector<Trans> &ts)
+{
 	if (msg.size() < kHeaderSize || msg.size() > kMaxRequest) {
 		host_.guest_error("NNC: message shorter than its header or over 64 KiB dropped");
-		return;
+		return false;
 	}
-	const auto h = load<Header>(msg, 0);
+	h = load<Header>(msg, 0);
 	if (h.magic != kMagic || h.len != msg.size()) {
 		host_.guest_error("NNC: bad magic or length; message dropped");
-		return;
+		return false;
 	}
 	messages_++;
 	if (cfg_.crc && h.crc32 != 0) {
@@ -201,13 +214,12 @@ void Qsm::control(std::span<const uint8_t> msg)
 		const uint32_t want = crc32(std::span(zero), msg.subspan(4));
 		if (want != h.crc32) {
 			send_error(h, kBadCrc);
-			return;
+			return false;
 		}
 	}
-	std::vector<Trans> ts;
 	if (!parse(msg, ts)) {
 		send_error(h, kMalformed);
-		return;
+		return false;
 	}
 	for (const Trans &t : ts) {
 		switch (t.type) {
@@ -220,50 +232,63 @@ void Qsm::control(std::span<const uint8_t> msg)
 			break;
 		default:
 			send_error(h, kBadType);
-			return;
+			return false;
 		}
 	}
+	return true;
+}
 
-	// A DMA continuation of a held message: one DMA_XFER_TO_DEV naming the
-	// held chunk id.
-	if (ts.size() == 1 && ts[0].type == kDmaXferToDev && ts[0].len >= sizeof(DmaXferToDev)) {
-		const auto x = load<DmaXferToDev>(msg, ts[0].off);
-		auto it = held_.find(h.handle);
-		if (x.dma_chunk_id && (it == held_.end() || it->second.chunk_id != x.dma_chunk_id)) {
-			send_error(h, kBadChunk);
-			return;
-		}
-		if (it != held_.end() && x.dma_chunk_id == it->second.chunk_id) {
-			Held &held = it->second;
-			if (x.tag == 0 && x.count == 0) { // the host gave up
-				held_.erase(it);
-				send_reply(h, Reply{});
-				return;
-			}
-			if (!stage_dma(msg, ts[0], held.dma, held.bytes, kMaxHeldDma - held_by_others(h.handle))) {
-				held_.erase(it);
-				send_error(h, kTooLarge);
-				return;
-			}
-			std::vector<Trans> hts;
-			parse(held.msg, hts);
-			if (held.bytes < dma_needed(held.msg, hts)) {
-				Reply r;
-				const DmaXferCont c{{kDmaXferCont, sizeof(DmaXferCont)}, held.chunk_id, 0, held.bytes};
-				r.add(&c, sizeof(c));
-				send_reply(h, r);
-				return;
-			}
-			// Complete: run the held message, answering this one.
-			Held done = std::move(held);
-			held_.erase(it);
-			auto hh = load<Header>(done.msg, 0);
-			hh.sequence_number = h.sequence_number;
-			run_message(hh, done.msg, hts, done.dma);
-			return;
-		}
+void Qsm::send_dma_cont(const Header &req, uint32_t chunk, uint64_t bytes)
+{
+	Reply r;
+	const DmaXferCont c{{kDmaXferCont, sizeof(DmaXferCont)}, chunk, 0, bytes};
+	r.add(&c, sizeof(c));
+	send_reply(req, r);
+}
+
+// A DMA continuation of a held message: one DMA_XFER_TO_DEV naming the
+// held chunk id. False when `msg` is not one (a new message).
+bool Qsm::continue_held(std::span<const uint8_t> msg, const Header &h, const std::vector<Trans> &ts)
+{
+	if (ts.size() != 1 || ts[0].type != kDmaXferToDev || ts[0].len < sizeof(DmaXferToDev))
+		return false;
+	const auto x = load<DmaXferToDev>(msg, ts[0].off);
+	auto it = held_.find(h.handle);
+	if (x.dma_chunk_id && (it == held_.end() || it->second.chunk_id != x.dma_chunk_id)) {
+		send_error(h, kBadChunk);
+		return true;
 	}
+	if (it == held_.end() || x.dma_chunk_id != it->second.chunk_id)
+		return false;
+	Held &held = it->second;
+	if (x.tag == 0 && x.count == 0) { // the host gave up
+		held_.erase(it);
+		send_reply(h, Reply{});
+		return true;
+	}
+	if (!stage_dma(msg, ts[0], held.dma, held.bytes, kMaxHeldDma - held_by_others(h.handle))) {
+		held_.erase(it);
+		send_error(h, kTooLarge);
+		return true;
+	}
+	std::vector<Trans> hts;
+	parse(held.msg, hts);
+	if (held.bytes < dma_needed(held.msg, hts)) {
+		send_dma_cont(h, held.chunk_id, held.bytes);
+		return true;
+	}
+	// Complete: run the held message, answering this one.
+	Held done = std::move(held);
+	held_.erase(it);
+	auto hh = load<Header>(done.msg, 0);
+	hh.sequence_number = h.sequence_number;
+	run_message(hh, done.msg, hts, done.dma);
+	return true;
+}
 
+// A new message: run now, or held while more of its DMA data follows.
+void Qsm::begin_message(std::span<const uint8_t> msg, const Header &h, const std::vector<Trans> &ts)
+{
 	uint32_t chunk = 0;
 	for (const Trans &t : ts)
 		if (t.type == kDmaXferToDev && t.len >= sizeof(DmaXferToDev))
@@ -284,26 +309,23 @@ void Qsm::control(std::span<const uint8_t> msg)
 			return;
 		}
 	}
-	if (chunk) {
-		// More data follows in DMA-only messages; only a command that says
-		// how much it needs tells when it has all arrived.
-		if (dma_needed(msg, ts) == 0) {
-			send_error(h, kBadChunk);
-			return;
-		}
-		Held &held = held_[h.handle];
-		held = Held{};
-		held.msg.assign(msg.begin(), msg.end());
-		held.chunk_id = chunk;
-		held.bytes = bytes;
-		held.dma = std::move(dma);
-		Reply r;
-		const DmaXferCont c{{kDmaXferCont, sizeof(DmaXferCont)}, chunk, 0, bytes};
-		r.add(&c, sizeof(c));
-		send_reply(h, r);
+	if (!chunk) {
+		run_message(h, msg, ts, dma);
 		return;
 	}
-	run_message(h, msg, ts, dma);
+	// More data follows in DMA-only messages; only a command that says how
+	// much it needs tells when it has all arrived.
+	if (dma_needed(msg, ts) == 0) {
+		send_error(h, kBadChunk);
+		return;
+	}
+	Held &held = held_[h.handle];
+	held = Held{};
+	held.msg.assign(msg.begin(), msg.end());
+	held.chunk_id = chunk;
+	held.bytes = bytes;
+	held.dma = std::move(dma);
+	send_dma_cont(h, chunk, bytes);
 }
 
 uint64_t Qsm::held_by_others(uint32_t handle) const

@@ -163,79 +163,8 @@ std::optional<std::span<const uint8_t>> Qsm::take_dma(Ctx &c, uint32_t tag, uint
 
 void Qsm::command(Ctx &c, std::span<const uint8_t> req)
 {
-	std::vector<uint8_t> resp;
 	std::vector<uint8_t> extra; // a transaction that follows the passthrough
-	const uint32_t type = req.size() >= 4 ? load<uint32_t>(req) : 0;
-	auto status_only = [&](uint32_t rtype, int32_t st) { resp = bytes_of(StatusOnlyResp{rtype, st}); };
-	auto too_short = [&](size_t need) { return req.size() < need; };
-
-	switch (type) {
-	case kStatus:
-		resp = status_resp();
-		break;
-	case kResourceInfo:
-		resp = resource_info_resp(req, c.handle);
-		break;
-	case kPerformanceInfo:
-		resp = perf_info_resp();
-		break;
-	case kLoadElf:
-	case kLoadConstants:
-	case kLoadConstantsEx:
-	case kLoadConstantsPayload: {
-		uint32_t id = 0;
-		const int32_t st = load_image(c, req, id);
-		if (type == kLoadElf)
-			resp = bytes_of(LoadElfResp{kLoadElfResp, id, st, 0});
-		else
-			resp = bytes_of(LoadConstantsResp{kLoadConstantsResp, id, st, 0});
-		break;
-	}
-	case kActivate: {
-		ActivateResp r{};
-		r.type = kActivateResp;
-		r.status = activate(c, req, r);
-		resp = bytes_of(r);
-		if (r.status == kOk)
-			extra = bytes_of(ActivateFromDev{{kActivateFromDev, sizeof(ActivateFromDev)}, 0,
-							r.virtual_channel_id, 0});
-		break;
-	}
-	case kDeactivate: {
-		unsigned dbc = 0;
-		const int32_t st = deactivate(c, req, dbc);
-		status_only(kDeactivateResp, st);
-		if (st == kOk)
-			extra = bytes_of(DeactivateFromDev{{kDeactivateFromDev, sizeof(DeactivateFromDev)}, 0, dbc});
-		break;
-	}
-	case kUnloadElf:
-	case kUnloadConstants:
-		status_only(type + 1, too_short(sizeof(IdReq)) ? kErrCommandLength : unload(c, type, load<IdReq>(req).id));
-		break;
-	case kActivateStateCmd:
-		status_only(kActivateStateCmdResp, activate_state(c, req));
-		break;
-	case kCreateResourceGroup: {
-		int32_t id = -1;
-		const int32_t st = create_group(c, req, id);
-		resp = bytes_of(CreateResourceGroupResp{kCreateResourceGroupResp, st, id, 0});
-		break;
-	}
-	case kReleaseResourceGroup:
-		status_only(kReleaseResourceGroupResp,
-			    too_short(sizeof(IdReq)) ? kErrCommandLength
-						     : release_group(c.handle, static_cast<int32_t>(load<IdReq>(req).id)));
-		break;
-	case kReleaseVc:
-		status_only(kReleaseVcResp, kErrUndefinedRequest);
-		break;
-	default:
-		// Reservations, device configuration and the rest: not served.
-		status_only(type + 1, kErrUndefinedRequest);
-		break;
-	}
-
+	std::vector<uint8_t> resp = command_resp(c, req, extra);
 	// The UMD reads the response in place of its request: pad to the
 	// request's length, and to a multiple of 8 as the host requires.
 	size_t len = std::max(resp.size(), req.size());
@@ -247,6 +176,71 @@ void Qsm::command(Ctx &c, std::span<const uint8_t> req)
 	c.reply->add(t.data(), t.size());
 	if (!extra.empty())
 		c.reply->add(extra.data(), extra.size());
+}
+
+// The response to one command, and in `extra` any transaction that must
+// follow the passthrough.
+std::vector<uint8_t> Qsm::command_resp(Ctx &c, std::span<const uint8_t> req, std::vector<uint8_t> &extra)
+{
+	const uint32_t type = req.size() >= 4 ? load<uint32_t>(req) : 0;
+	auto status_only = [](uint32_t rtype, int32_t st) { return bytes_of(StatusOnlyResp{rtype, st}); };
+	auto too_short = [&](size_t need) { return req.size() < need; };
+
+	switch (type) {
+	case kStatus:
+		return status_resp();
+	case kResourceInfo:
+		return resource_info_resp(req, c.handle);
+	case kPerformanceInfo:
+		return perf_info_resp();
+	case kLoadElf:
+	case kLoadConstants:
+	case kLoadConstantsEx:
+	case kLoadConstantsPayload: {
+		uint32_t id = 0;
+		const int32_t st = load_image(c, req, id);
+		if (type == kLoadElf)
+			return bytes_of(LoadElfResp{kLoadElfResp, id, st, 0});
+		return bytes_of(LoadConstantsResp{kLoadConstantsResp, id, st, 0});
+	}
+	case kActivate: {
+		ActivateResp r{};
+		r.type = kActivateResp;
+		r.status = activate(c, req, r);
+		if (r.status == kOk)
+			extra = bytes_of(ActivateFromDev{{kActivateFromDev, sizeof(ActivateFromDev)}, 0,
+							r.virtual_channel_id, 0});
+		return bytes_of(r);
+	}
+	case kDeactivate: {
+		unsigned dbc = 0;
+		const int32_t st = deactivate(c, req, dbc);
+		if (st == kOk)
+			extra = bytes_of(DeactivateFromDev{{kDeactivateFromDev, sizeof(DeactivateFromDev)}, 0, dbc});
+		return status_only(kDeactivateResp, st);
+	}
+	case kUnloadElf:
+	case kUnloadConstants:
+		return status_only(type + 1,
+				   too_short(sizeof(IdReq)) ? kErrCommandLength : unload(c, type, load<IdReq>(req).id));
+	case kActivateStateCmd:
+		return status_only(kActivateStateCmdResp, activate_state(c, req));
+	case kCreateResourceGroup: {
+		int32_t id = -1;
+		const int32_t st = create_group(c, req, id);
+		return bytes_of(CreateResourceGroupResp{kCreateResourceGroupResp, st, id, 0});
+	}
+	case kReleaseResourceGroup:
+		return status_only(kReleaseResourceGroupResp,
+				   too_short(sizeof(IdReq))
+					   ? kErrCommandLength
+					   : release_group(c.handle, static_cast<int32_t>(load<IdReq>(req).id)));
+	case kReleaseVc:
+		return status_only(kReleaseVcResp, kErrUndefinedRequest);
+	default:
+		// Reservations, device configuration and the rest: not served.
+		return status_only(type + 1, kErrUndefinedRequest);
+	}
 }
 
 std::vector<uint8_t> Qsm::status_resp() const
@@ -395,93 +389,94 @@ uint64_t Qsm::dram_bw_kbps() const
 	return bw_kbps_;
 }
 
-int32_t Qsm::load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id)
+// LOAD_CONSTANTS_PAYLOAD: data into constants loaded with
+// LOAD_CONSTANTS_EX.
+int32_t Qsm::load_constants_payload(Ctx &c, std::span<const uint8_t> req, uint32_t &id)
 {
-	const uint32_t type = load<uint32_t>(req);
-	size_t owned = 0;
-	for (const auto &[oid, o] : objects_)
-		owned += o.owner == c.handle;
+	if (req.size() < sizeof(LoadConstantsPayloadReq))
+		return kErrCommandLength;
+	const auto r = load<LoadConstantsPayloadReq>(req);
+	id = r.constants_id;
+	auto it = objects_.find(r.constants_id);
+	if (it == objects_.end() || it->second.owner != c.handle || it->second.elf)
+		return kErrNotFound;
+	Image &img = it->second;
+	const uint64_t area = img.static_size + img.dynamic_size;
+	if (r.offset > area || r.data_length > area - r.offset)
+		return kErrParameter;
+	auto data = take_dma(c, r.tag, r.data_length);
+	if (!data)
+		return kErrDma;
+	return ddr_.write(img.addr + r.offset, *data) ? kOk : kErrMemory;
+}
 
-	if (type == kLoadConstantsPayload) {
-		if (req.size() < sizeof(LoadConstantsPayloadReq))
-			return kErrCommandLength;
-		const auto r = load<LoadConstantsPayloadReq>(req);
-		id = r.constants_id;
-		auto it = objects_.find(r.constants_id);
-		if (it == objects_.end() || it->second.owner != c.handle || it->second.elf)
-			return kErrNotFound;
-		Image &img = it->second;
-		const uint64_t area = img.static_size + img.dynamic_size;
-		if (r.offset > area || r.data_length > area - r.offset)
-			return kErrParameter;
-		auto data = take_dma(c, r.tag, r.data_length);
-		if (!data)
-			return kErrDma;
-		return ddr_.write(img.addr + r.offset, *data) ? kOk : kErrMemory;
+// LOAD_ELF: the image from the message's DMA data, `size` bytes.
+int32_t Qsm::read_elf(Ctx &c, std::span<const uint8_t> req, Image &img, ImageData &data, uint64_t &size)
+{
+	if (req.size() < sizeof(LoadElfReq))
+		return kErrCommandLength;
+	const auto r = load<LoadElfReq>(req);
+	size = r.data_length;
+	if (size < 64)
+		return kErrParameter;
+	data = take_dma(c, r.tag, size);
+	if (!data)
+		return kErrDma;
+	const uint8_t *e = data->data();
+	const uint16_t machine = static_cast<uint16_t>(e[18] | e[19] << 8);
+	if (std::memcmp(e, "\x7f" "ELF", 4) != 0 || e[4] != 2 || e[5] != 1 || machine != nsp::kMachine)
+		return kErrParameter; // not an ELF64 LE image for the NSP
+	// Our workloads carry .aic.meta and must then be sound; an ELF
+	// with no sections, or none named .aic.meta, is someone else's
+	// image and activates without a program (docs/qsm.md).
+	std::string why;
+	const bool sections = (e[60] | e[61] << 8) != 0;
+	if (auto w = sections ? nsp::parse(*data, why) : std::nullopt) {
+		img.nsps = w->meta.nsp_count;
+		img.workload = std::make_shared<const nsp::Workload>(std::move(*w));
+	} else if (sections && why != "no .aic.meta section") {
+		char m[160];
+		std::snprintf(m, sizeof(m), "QSM: LOAD_ELF refused: %s", why.c_str());
+		host_.trace(m);
+		return kErrMetadata;
 	}
+	return kOk;
+}
 
-	if (owned >= kMaxObjectsPerUser)
-		return kErrIdsExhausted;
-	Image img{};
-	img.owner = c.handle;
-	img.elf = type == kLoadElf;
-	std::optional<std::span<const uint8_t>> data;
-	uint64_t size = 0;
-	if (type == kLoadElf) {
-		if (req.size() < sizeof(LoadElfReq))
-			return kErrCommandLength;
-		const auto r = load<LoadElfReq>(req);
-		size = r.data_length;
-		if (size < 64)
-			return kErrParameter;
-		data = take_dma(c, r.tag, size);
-		if (!data)
-			return kErrDma;
-		const uint8_t *e = data->data();
-		const uint16_t machine = static_cast<uint16_t>(e[18] | e[19] << 8);
-		if (std::memcmp(e, "\x7f" "ELF", 4) != 0 || e[4] != 2 || e[5] != 1 || machine != nsp::kMachine)
-			return kErrParameter; // not an ELF64 LE image for the NSP
-		// Our workloads carry .aic.meta and must then be sound; an ELF
-		// with no sections, or none named .aic.meta, is someone else's
-		// image and activates without a program (docs/qsm.md).
-		std::string why;
-		const bool sections = (e[60] | e[61] << 8) != 0;
-		if (auto w = sections ? nsp::parse(*data, why) : std::nullopt) {
-			img.nsps = w->meta.nsp_count;
-			img.workload = std::make_shared<const nsp::Workload>(std::move(*w));
-		} else if (sections && why != "no .aic.meta section") {
-			char m[160];
-			std::snprintf(m, sizeof(m), "QSM: LOAD_ELF refused: %s", why.c_str());
-			host_.trace(m);
-			return kErrMetadata;
-		}
-	} else if (type == kLoadConstants) {
-		if (req.size() < sizeof(LoadConstantsReq))
-			return kErrCommandLength;
-		const auto r = load<LoadConstantsReq>(req);
-		size = r.data_length;
-		if (size == 0)
-			return kErrParameter;
-		data = take_dma(c, r.tag, size);
-		if (!data)
-			return kErrDma;
-	} else { // LOAD_CONSTANTS_EX
-		if (req.size() < sizeof(LoadConstantsExReq))
-			return kErrCommandLength;
-		const auto r = load<LoadConstantsExReq>(req);
-		if (r.descriptor_len < sizeof(ConstantsDescriptor) ||
-		    req.size() < sizeof(LoadConstantsExReq) + sizeof(ConstantsDescriptor))
-			return kErrParameter;
-		const auto d = load<ConstantsDescriptor>(req, sizeof(LoadConstantsExReq));
-		if (d.static_size > ddr_.size() || d.dynamic_size > ddr_.size() - d.static_size)
-			return kErrMemory;
-		img.static_size = d.static_size;
-		img.dynamic_size = d.dynamic_size;
-		size = std::max<uint64_t>(d.static_size + d.dynamic_size, Ddr::kAlign);
-	}
-	if (type != kLoadConstantsEx)
-		img.static_size = size;
+// LOAD_CONSTANTS: the constants from the message's DMA data.
+int32_t Qsm::read_constants(Ctx &c, std::span<const uint8_t> req, ImageData &data, uint64_t &size)
+{
+	if (req.size() < sizeof(LoadConstantsReq))
+		return kErrCommandLength;
+	const auto r = load<LoadConstantsReq>(req);
+	size = r.data_length;
+	if (size == 0)
+		return kErrParameter;
+	data = take_dma(c, r.tag, size);
+	return data ? kOk : kErrDma;
+}
 
+// LOAD_CONSTANTS_EX: only the sizes; LOAD_CONSTANTS_PAYLOAD brings the data.
+int32_t Qsm::size_constants_ex(std::span<const uint8_t> req, Image &img, uint64_t &size) const
+{
+	if (req.size() < sizeof(LoadConstantsExReq))
+		return kErrCommandLength;
+	const auto r = load<LoadConstantsExReq>(req);
+	if (r.descriptor_len < sizeof(ConstantsDescriptor) ||
+	    req.size() < sizeof(LoadConstantsExReq) + sizeof(ConstantsDescriptor))
+		return kErrParameter;
+	const auto d = load<ConstantsDescriptor>(req, sizeof(LoadConstantsExReq));
+	if (d.static_size > ddr_.size() || d.dynamic_size > ddr_.size() - d.static_size)
+		return kErrMemory;
+	img.static_size = d.static_size;
+	img.dynamic_size = d.dynamic_size;
+	size = std::max<uint64_t>(d.static_size + d.dynamic_size, Ddr::kAlign);
+	return kOk;
+}
+
+// Reserves DDR for `img` in its group, copies `data` in and files it.
+int32_t Qsm::place_image(Ctx &c, Image &img, uint64_t size, const ImageData &data, uint32_t &id)
+{
 	bool ok;
 	img.group = pick_group(c, -1, ok);
 	if (!ok)
@@ -505,35 +500,100 @@ int32_t Qsm::load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id)
 	return kOk;
 }
 
-int32_t Qsm::activate(Ctx &c, std::span<const uint8_t> req, ActivateResp &resp)
+int32_t Qsm::load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id)
 {
-	if (req.size() < sizeof(ActivateReq))
-		return kErrCommandLength;
-	const auto r = load<ActivateReq>(req);
-	// The host's FIFOs come in the same message.
-	const ActivateToDev *to = nullptr;
-	ActivateToDev to_copy{};
+	const uint32_t type = load<uint32_t>(req);
+	if (type == kLoadConstantsPayload)
+		return load_constants_payload(c, req, id);
+	size_t owned = 0;
+	for (const auto &[oid, o] : objects_)
+		owned += o.owner == c.handle;
+	if (owned >= kMaxObjectsPerUser)
+		return kErrIdsExhausted;
+	Image img{};
+	img.owner = c.handle;
+	img.elf = type == kLoadElf;
+	ImageData data;
+	uint64_t size = 0;
+	int32_t st;
+	if (type == kLoadElf)
+		st = read_elf(c, req, img, data, size);
+	else if (type == kLoadConstants)
+		st = read_constants(c, req, data, size);
+	else
+		st = size_constants_ex(req, img, size);
+	if (st != kOk)
+		return st;
+	if (type != kLoadConstantsEx)
+		img.static_size = size;
+	return place_image(c, img, size, data, id);
+}
+
+// An ACTIVATE as it is checked and carried out.
+struct Qsm::ActivationPlan {
+	ActivateReq req{};
+	ActivateToDev fifos{}; // the host's, from the same message
+	Image *elf = nullptr, *consts = nullptr;
+	int32_t group = -1;
+	unsigned nsps = 0;
+	const nsp::Workload *work = nullptr; // null: not one of our workloads
+	uint64_t window = 0, window_size = 0;
+	std::span<uint8_t> win; // the window in DDR
+};
+
+// The message's ACTIVATE_TO_DEV, with the host's FIFOs.
+std::optional<ActivateToDev> Qsm::activation_fifos(const Ctx &c) const
+{
 	for (const Trans &t : *c.trans) {
 		if (t.type == kActivateToDev && t.len >= sizeof(ActivateToDev)) {
-			std::memcpy(&to_copy, c.msg.data() + t.off, sizeof(to_copy));
-			to = &to_copy;
-			break;
+			ActivateToDev to;
+			std::memcpy(&to, c.msg.data() + t.off, sizeof(to));
+			return to;
 		}
 	}
+	return std::nullopt;
+}
+
+// Whether the group has what the activation needs, and the card free DBCs
+// and NSPs.
+int32_t Qsm::room_for(const ActivationPlan &p) const
+{
+	const Counts f = free_counts(p.group);
+	if (f.vc < 1 || std::popcount(~vc_busy_ & 0xFFFFu) < 1)
+		return kErrVcAlloc;
+	if (f.nsp < p.nsps ||
+	    static_cast<unsigned>(std::popcount(~nsp_busy_ & ((1u << cfg_.nsp_count) - 1))) < p.nsps)
+		return kErrNspAlloc;
+	if (f.sem < kSemsPerVc)
+		return kErrSemAlloc;
+	if (f.mcid < 1)
+		return kErrMcidAlloc;
+	if (f.mem < p.window_size)
+		return kErrMemory;
+	return kOk;
+}
+
+// Checks the request against the host's FIFOs, the user's images and the
+// resources left, filling in `p`.
+int32_t Qsm::plan_activation(Ctx &c, ActivationPlan &p)
+{
+	const ActivateReq &r = p.req;
+	const auto to = activation_fifos(c);
 	if (!to || r.initial_state > 1)
 		return kErrParameter;
 	if (to->req_q_size == 0 || to->rsp_q_size != to->req_q_size ||
 	    uint64_t{to->buf_len} < uint64_t{to->req_q_size} * 68)
 		return kErrQueueTooSmall;
+	p.fifos = *to;
 	auto elf = objects_.find(r.elf_id);
 	if (elf == objects_.end() || !elf->second.elf || elf->second.owner != c.handle)
 		return kErrNotFound;
-	Image *consts = nullptr;
+	p.elf = &elf->second;
 	if (r.constants_id) {
 		auto it = objects_.find(r.constants_id);
 		if (it == objects_.end() || it->second.elf || it->second.owner != c.handle)
 			return kErrNotFound;
-		consts = &it->second;
+		p.consts = &it->second;
 	}
 	size_t owned = 0;
 	for (const auto &[id, a] : acts_)
@@ -541,88 +601,111 @@ int32_t Qsm::activate(Ctx &c, std::span<const uint8_t> req, ActivateResp &resp)
 	if (owned >= kMaxObjectsPerUser)
 		return kErrIdsExhausted;
 	bool ok;
-	const int32_t group = pick_group(c, r.resource_res_id, ok);
+	p.group = pick_group(c, r.resource_res_id, ok);
 	if (!ok)
 		return kErrNotFound;
+	p.nsps = p.elf->nsps;
+	p.work = p.elf->workload.get();
+	p.window_size = p.work ? (p.work->meta.io_size + Ddr::kAlign - 1) & ~(Ddr::kAlign - 1) : kDefaultWindow;
+	return room_for(p);
+}
 
-	const unsigned nsps = elf->second.nsps;
-	const nsp::Workload *work = elf->second.workload.get();
-	const uint64_t window_size = work ? (work->meta.io_size + Ddr::kAlign - 1) & ~(Ddr::kAlign - 1)
-					  : kDefaultWindow;
-	const Counts f = free_counts(group);
-	if (f.vc < 1 || std::popcount(~vc_busy_ & 0xFFFFu) < 1)
-		return kErrVcAlloc;
-	if (f.nsp < nsps || static_cast<unsigned>(std::popcount(~nsp_busy_ & ((1u << cfg_.nsp_count) - 1))) < nsps)
-		return kErrNspAlloc;
-	if (f.sem < kSemsPerVc)
-		return kErrSemAlloc;
-	if (f.mcid < 1)
-		return kErrMcidAlloc;
-	if (f.mem < window_size)
+// Allocates the window: the program's initial data, then the constants
+// where it wants them.
+int32_t Qsm::fill_window(ActivationPlan &p)
+{
+	p.window = ddr_.allocate(p.window_size);
+	if (p.window == Ddr::kNoAddress)
 		return kErrMemory;
-	const uint64_t window = ddr_.allocate(window_size);
-	if (window == Ddr::kNoAddress)
-		return kErrMemory;
-	std::span<uint8_t> win(ddr_.span(window, window_size), window_size);
-	// The program's initial data, then the constants where it wants them.
-	if (work && !nsp::load_segments(*work, win)) {
-		ddr_.release(window);
+	p.win = std::span(ddr_.span(p.window, p.window_size), p.window_size);
+	if (p.work && !nsp::load_segments(*p.work, p.win)) {
+		ddr_.release(p.window);
 		return kErrMetadata;
 	}
-	if (consts) {
-		const uint64_t at = work ? work->meta.const_offset : 0;
-		const uint64_t n = consts->static_size + consts->dynamic_size;
-		if (at > window_size || n > window_size - at) {
-			ddr_.release(window);
+	if (p.consts) {
+		const uint64_t at = p.work ? p.work->meta.const_offset : 0;
+		const uint64_t n = p.consts->static_size + p.consts->dynamic_size;
+		if (at > p.window_size || n > p.window_size - at) {
+			ddr_.release(p.window);
 			return kErrMemory;
 		}
-		std::memcpy(win.data() + at, ddr_.span(consts->addr, n), n);
+		std::memcpy(p.win.data() + at, ddr_.span(p.consts->addr, n), n);
 	}
-	reserve(group, Counts{nsps, 1, kSemsPerVc, 1, window_size});
+	return kOk;
+}
 
-	const unsigned dbc = static_cast<unsigned>(std::countr_one(vc_busy_));
-	vc_busy_ |= 1u << dbc;
+// The first `n` free NSPs, taken.
+uint32_t Qsm::take_nsps(unsigned n)
+{
 	uint32_t mask = 0;
-	for (unsigned n = 0, got = 0; n < cfg_.nsp_count && got < nsps; n++) {
-		if (!(nsp_busy_ & (1u << n))) {
-			mask |= 1u << n;
+	for (unsigned i = 0, got = 0; i < cfg_.nsp_count && got < n; i++) {
+		if (!(nsp_busy_ & (1u << i))) {
+			mask |= 1u << i;
 			got++;
 		}
 	}
 	nsp_busy_ |= mask;
-	dbr_.activate(dbc, DmaBridge::Queues{to->req_q_addr, to->rsp_q_addr, to->req_q_size, window,
-					     window + window_size});
+	return mask;
+}
 
-	Activation a{next_act_id_++, c.handle, group, r.elf_id, r.constants_id, dbc, mask, r.initial_state,
-		     window, window_size, std::make_unique<nsp::Counters>(), std::make_unique<nsp::Workers>(), {}, false, false};
+// Takes the resources, starts the DBC and the program's threads, and
+// answers with where everything is.
+int32_t Qsm::start_activation(Ctx &c, ActivationPlan &p, ActivateResp &resp)
+{
+	const Counts need{p.nsps, 1, kSemsPerVc, 1, p.window_size};
+	reserve(p.group, need);
+	const unsigned dbc = static_cast<unsigned>(std::countr_one(vc_busy_));
+	vc_busy_ |= 1u << dbc;
+	const uint32_t mask = take_nsps(p.nsps);
+	dbr_.activate(dbc, DmaBridge::Queues{p.fifos.req_q_addr, p.fifos.rsp_q_addr, p.fifos.req_q_size, p.window,
+					     p.window + p.window_size});
+
+	const ActivateReq &r = p.req;
+	Activation a{next_act_id_++, c.handle, p.group, r.elf_id, r.constants_id, dbc, mask, r.initial_state,
+		     p.window, p.window_size, std::make_unique<nsp::Counters>(), std::make_unique<nsp::Workers>(), {}, false, false};
 	if (next_act_id_ == 0)
 		next_act_id_ = 1;
-	if (work)
-		a.name = work->meta.name;
+	if (p.work)
+		a.name = p.work->meta.name;
 	// A program that ends by itself (HALT or a fault) wakes the event
 	// loop: poll() looks for crashes.
-	if (work && !a.workers->start(*work, win, dbr_.semaphores(dbc), *a.counters, nsps, [this] { host_.kick(); })) {
+	if (p.work && !a.workers->start(*p.work, p.win, dbr_.semaphores(dbc), *a.counters, p.nsps,
+					 [this] { host_.kick(); })) {
 		dbr_.deactivate(dbc);
 		vc_busy_ &= ~(1u << dbc);
 		nsp_busy_ &= ~mask;
-		unreserve(group, Counts{nsps, 1, kSemsPerVc, 1, window_size});
-		ddr_.release(window);
+		unreserve(p.group, need);
+		ddr_.release(p.window);
 		return kErrNspAlloc;
 	}
-	elf->second.users++;
-	if (consts)
-		consts->users++;
+	p.elf->users++;
+	if (p.consts)
+		p.consts->users++;
 	resp.activation_id = a.id;
 	resp.virtual_channel_id = dbc;
-	resp.ddr_base = window;
-	resp.dynamic_ddr_base = window + (work ? work->meta.const_offset : 0) + (consts ? consts->static_size : 0);
-	resp.mcid_base = window;
-	resp.mcid_base_dma_cmd = window;
+	resp.ddr_base = p.window;
+	resp.dynamic_ddr_base =
+		p.window + (p.work ? p.work->meta.const_offset : 0) + (p.consts ? p.consts->static_size : 0);
+	resp.mcid_base = p.window;
+	resp.mcid_base_dma_cmd = p.window;
 	resp.dma_type = r.dma_type;
 	resp.pc_mask = 0;
 	resp.nsp_mask = mask;
 	acts_[a.id] = std::move(a);
 	return kOk;
+}
+
+int32_t Qsm::activate(Ctx &c, std::span<const uint8_t> req, ActivateResp &resp)
+{
+	if (req.size() < sizeof(ActivateReq))
+		return kErrCommandLength;
+	ActivationPlan p;
+	p.req = load<ActivateReq>(req);
+	if (const int32_t st = plan_activation(c, p); st != kOk)
+		return st;
+	if (const int32_t st = fill_window(p); st != kOk)
+		return st;
+	return start_activation(c, p, resp);
 }
 
 void Qsm::stop_activation(Activation &a)

@@ -11,6 +11,7 @@
 #include "aic100/dma_bridge.h"
 #include "aic100/host.h"
 #include "aic100/mhi.h"
+#include "aic100/test_mailbox.h"
 
 namespace aic100 {
 
@@ -91,9 +92,9 @@ private:
 
 	// The BAR4 test mailbox (test_mailbox).
 	struct Mailbox {
-		std::array<uint8_t, 256> command{};
-		std::array<uint8_t, 256> message{};
-		uint32_t status = 0; // 0 done, 1 refused, 2 pending
+		std::array<uint8_t, mailbox::kBufferSize> command{};
+		std::array<uint8_t, mailbox::kBufferSize> message{};
+		uint32_t status = mailbox::kDone; // kRefused, kPending
 		std::string pending;
 	};
 

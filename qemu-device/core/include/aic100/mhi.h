@@ -207,6 +207,10 @@ private:
 	void stop_channel(unsigned ch);
 	void service_channel(unsigned ch);
 	void service_ul(unsigned ch);
+	enum class TdScan { Complete, Partial, Failed };
+	TdScan scan_td(unsigned ch, std::vector<mhi::RingElement> &tres, uint64_t &end);
+	bool read_td(unsigned ch, const std::vector<mhi::RingElement> &tres, std::vector<uint8_t> &data);
+	void complete_td(unsigned ch, const std::vector<mhi::RingElement> &tres);
 	void service_dl(unsigned ch);
 	void post(unsigned er, const mhi::RingElement &e, bool irq = true);
 	void raise_intvec();

@@ -96,9 +96,24 @@ private:
 	enum class Result { Next, Jumped, Halt, Fault, Blocked, Stopped };
 
 	Result exec(const Instr &in, const std::function<bool()> *stop);
+	bool operands_ok(const Instr &in, Form form);
+	Result put(unsigned i, uint64_t v);
+	Result load_store(const Instr &in);
+	Result sem_wait(const Instr &in, const std::function<bool()> *stop);
+	Result sem_apply(const Instr &in);
+	Result mark();
 	Result vector_op(const Instr &in);
+	Result vector_copy(const Instr &in);
+	Result vector_binary(const Instr &in);
+	Result vector_unary(const Instr &in);
+	Result vector_reduce(const Instr &in);
+	Result vector_bias(const Instr &in);
+	Result im2col_maxpool(const Instr &in);
+	Result requantize(const Instr &in);
+	Result vector_addq(const Instr &in);
 	Result gemm(const Instr &in, const std::function<bool()> *stop);
 	bool reg_ok(const Instr &in, unsigned r);
+	bool no_register(const Instr &in, unsigned r);
 	uint8_t *range(const Instr &in, const char *what, uint64_t off, uint64_t count, uint64_t elem);
 	Result fail(const Instr &in, const std::string &why);
 	Result branch(const Instr &in, uint64_t target, const std::function<bool()> *stop);

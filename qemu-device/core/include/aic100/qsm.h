@@ -110,6 +110,10 @@ private:
 	};
 
 	void control(std::span<const uint8_t> msg);
+	bool accept_message(std::span<const uint8_t> msg, nnc::Header &h, std::vector<Trans> &ts);
+	bool continue_held(std::span<const uint8_t> msg, const nnc::Header &h, const std::vector<Trans> &ts);
+	void begin_message(std::span<const uint8_t> msg, const nnc::Header &h, const std::vector<Trans> &ts);
+	void send_dma_cont(const nnc::Header &req, uint32_t chunk, uint64_t bytes);
 	bool parse(std::span<const uint8_t> msg, std::vector<Trans> &out) const;
 	void run_message(const nnc::Header &h, std::span<const uint8_t> msg, const std::vector<Trans> &ts,
 			 std::map<uint32_t, std::vector<uint8_t>> &dma);
@@ -132,6 +136,7 @@ private:
 		Reply *reply;
 	};
 	void command(Ctx &c, std::span<const uint8_t> req);
+	std::vector<uint8_t> command_resp(Ctx &c, std::span<const uint8_t> req, std::vector<uint8_t> &extra);
 	std::vector<uint8_t> status_resp() const;
 	std::vector<uint8_t> resource_info_resp(std::span<const uint8_t> req, uint32_t handle) const;
 	std::vector<uint8_t> perf_info_resp() const;
@@ -188,6 +193,21 @@ private:
 	};
 	void stop_activation(Activation &a);
 	void retire_counters(const Activation &a);
+
+	// LOAD_* (the image's DMA data, if it brings any) and ACTIVATE, in steps.
+	using ImageData = std::optional<std::span<const uint8_t>>;
+	int32_t load_constants_payload(Ctx &c, std::span<const uint8_t> req, uint32_t &id);
+	int32_t read_elf(Ctx &c, std::span<const uint8_t> req, Image &img, ImageData &data, uint64_t &size);
+	int32_t read_constants(Ctx &c, std::span<const uint8_t> req, ImageData &data, uint64_t &size);
+	int32_t size_constants_ex(std::span<const uint8_t> req, Image &img, uint64_t &size) const;
+	int32_t place_image(Ctx &c, Image &img, uint64_t size, const ImageData &data, uint32_t &id);
+	struct ActivationPlan;
+	std::optional<nnc::ActivateToDev> activation_fifos(const Ctx &c) const;
+	int32_t plan_activation(Ctx &c, ActivationPlan &p);
+	int32_t room_for(const ActivationPlan &p) const;
+	int32_t fill_window(ActivationPlan &p);
+	uint32_t take_nsps(unsigned n);
+	int32_t start_activation(Ctx &c, ActivationPlan &p, nnc::cmd::ActivateResp &resp);
 
 	// ---- crashes (qsm_crash.cc) ---------------------------------------------
 	// What a DBC under recovery still holds until SSR is over.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // RAS reports on QAIC_STATUS: the QSM pushes one 104-byte message per error
-// it detects, with the source's syndrome (docs/health.md, "RAS").
+// it detects, with the source's syndrome (docs/health.md, "RAS"). The
+// message is the card's ABI (aic100/ras_wire.h).
 #pragma once
 
 #include <array>
@@ -11,19 +12,11 @@
 
 #include "aic100/host.h"
 #include "aic100/mhi.h"
+#include "aic100/ras_wire.h"
 
 namespace aic100 {
 
 namespace ras {
-inline constexpr unsigned kUl = 14, kDl = 15;
-inline constexpr uint16_t kMagic = 0x55AA, kVersion = 2;
-inline constexpr size_t kHeaderSize = 12, kMessageSize = 104, kSyndromeSize = 64;
-
-enum class Source : uint32_t { SocMem = 0, Pcie = 1, Ddr = 2, SysBus1 = 3, SysBus2 = 4, NspMem = 5, Tsens = 6 };
-inline constexpr unsigned kSources = 7;
-enum class Type : uint32_t { Ce = 0, Ue = 1, UeNf = 2 };
-enum class Threshold : uint32_t { Lower = 0, Upper = 1, Critical = 2 };
-
 // Names as the injection grammar spells them ("soc_mem", "ce", "upper").
 std::optional<Source> source_named(const std::string &s);
 std::optional<Type> type_named(const std::string &s);

@@ -4,6 +4,7 @@
 // BEFORE/AFTER_POWER_UP) and hands over the crash dump through
 // DEBUG_TRANSFER_INFO and MEMORY_READ (docs/health.md, "SSR"). One DBC at a
 // time; later crashes wait their turn. What goes in the dump is the QSM's.
+// The messages are the card's ABI (aic100/ssr_wire.h).
 #pragma once
 
 #include <cstdint>
@@ -15,41 +16,11 @@
 
 #include "aic100/host.h"
 #include "aic100/mhi.h"
+#include "aic100/ssr_wire.h"
 
 namespace aic100 {
 
 namespace ssr {
-inline constexpr unsigned kUl = 6, kDl = 7;
-
-enum Cmd : uint32_t {
-	kDebugTransferInfo = 0x001,
-	kDebugTransferInfoRsp = 0x002,
-	kMemoryRead = 0x004,
-	kMemoryReadRsp = 0x008,
-	kDebugTransferDone = 0x010,
-	kDebugTransferDoneRsp = 0x020,
-	kEvent = 0x100,
-	kEventRsp = 0x200,
-};
-enum Event : uint32_t {
-	kNack = 1,
-	kBeforeShutdown = 2,
-	kAfterShutdown = 4,
-	kBeforePowerUp = 8,
-	kAfterPowerUp = 16,
-};
-
-struct Header {
-	uint32_t cmd, len, dbc_id;
-};
-static_assert(sizeof(Header) == 12);
-
-inline constexpr size_t kTableEntrySize = 64;
-inline constexpr size_t kDescSize = 20, kFileNameSize = 20;
-// Where the dump's table and regions sit in the card's address space.
-inline constexpr uint64_t kDebugBase = 0x0000D00000000000ull;
-// Longest MEMORY_READ the card serves.
-inline constexpr uint64_t kMaxRead = 64 * 1024;
 // How long the card waits for each of the host's answers (virtual time).
 inline constexpr uint64_t kTimeoutNs = 10'000'000'000ull;
 } // namespace ssr

@@ -2,7 +2,8 @@
 // Telemetry on QAIC_TELEMETRY: the QSM answers the host's requests for
 // temperatures, power, the power limit and the NSP counters, from a simple
 // thermal and power model that injected sensor values override
-// (docs/health.md, "Telemetry").
+// (docs/health.md, "Telemetry"). The messages are the card's ABI
+// (aic100/telemetry_wire.h).
 #pragma once
 
 #include <array>
@@ -15,37 +16,11 @@
 #include "aic100/host.h"
 #include "aic100/mhi.h"
 #include "aic100/ras.h"
+#include "aic100/telemetry_wire.h"
 
 namespace aic100 {
 
 namespace telemetry {
-inline constexpr unsigned kUl = 16, kDl = 17;
-inline constexpr uint16_t kMagic = 0x55AA, kVersion = 1;
-inline constexpr size_t kMessageSize = 23;
-inline constexpr uint8_t kTypeReq = 1, kTypeResp = 2;
-inline constexpr uint8_t kRead = 0, kWrite = 1;
-
-enum Cmd : uint8_t {
-	kSocTemp = 0,
-	kSocMaxTemp = 1,
-	kBoardTemp = 2,
-	kBoardMaxTemp = 3,
-	kDdrTemp = 4,
-	kWarningTemp = 5,
-	kShutdownTemp = 6,
-	kCurrentTdp = 7,
-	kBoardPower = 8,
-	kPowerState = 9,
-	kPowerMax = 10,
-	kThrottlePercent = 11,
-	kThrottleTime = 12,
-	kNspBusyNs = 64,
-	kNspInferences = 65,
-	kNspFaults = 66,
-	kNspActive = 67,
-};
-enum Status : uint8_t { kOk = 0, kUnknownCmd = 1, kReadOnly = 2, kOutOfRange = 3, kMalformed = 4 };
-
 enum class Sensor { SocTemp, BoardTemp, DdrTemp, BoardPower };
 inline constexpr unsigned kSensors = 4;
 std::optional<Sensor> sensor_named(const std::string &s);
