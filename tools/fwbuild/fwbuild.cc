@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // aic100-fwbuild: writes the default firmware set of the virtual card
-// (sbl.bin, fw1.bin, fw2.bin; docs/firmware.md) or inspects an image.
+// (sbl.bin, fw1.bin, fw2.bin; docs/firmware.md; or an AIC200's set,
+// docs/aic200.md) or inspects an image.
+#include <aic100/aic200.h>
 #include <aic100/firmware.h>
 
 #include <array>
@@ -31,12 +33,15 @@ struct ImageSpec {
 void usage(FILE *out)
 {
 	std::fprintf(out,
-		     "usage: aic100-fwbuild --out DIR [--sbl-version A.B.C.D] [--fw1-version A.B.C.D]\n"
-		     "                      [--fw2-version A.B.C.D]\n"
+		     "usage: aic100-fwbuild --out DIR [--family aic100|aic200] [--sbl-version A.B.C.D]\n"
+		     "                      [--fw1-version A.B.C.D] [--fw2-version A.B.C.D]\n"
 		     "       aic100-fwbuild --inspect FILE\n"
 		     "Writes DIR/sbl.bin (image 0, manifest: 1 2), DIR/fw1.bin (\"qsm\", 768 KiB)\n"
 		     "and DIR/fw2.bin (\"nsp\", 256 KiB); or prints FILE's header and checks it\n"
-		     "(exit status 1 when it would be refused).\n");
+		     "(exit status 1 when it would be refused). With --family aic200 the set is an\n"
+		     "AIC200's, for /lib/firmware/qcom/aic200: sbl.bin (manifest: 43 12),\n"
+		     "aic200-hlos.elf (image 43, \"hlos\", 768 KiB) and aic200-nsp.bin (image 12,\n"
+		     "\"nsp\", 256 KiB); --fw1-version and --fw2-version then version those two.\n");
 }
 
 std::optional<std::array<uint16_t, 4>> parse_version(const char *s)
@@ -198,6 +203,25 @@ int build_set(const std::string &dir, const ImageSpec &sbl, const std::vector<Im
 	return 0;
 }
 
+// The AIC200's set: the same two runtime images, under the ids and file
+// names of upstream's AIC200 image table. False for an unknown family.
+bool use_family(const std::string &family, std::vector<ImageSpec> &runtime)
+{
+	if (family == "aic100")
+		return true;
+	if (family != "aic200")
+		return false;
+	const uint32_t ids[] = {aic100::aic200::kHlosImageId, aic100::aic200::kNspImageId};
+	const char *names[] = {"hlos", "nsp"};
+	for (size_t i = 0; i < runtime.size(); i++) {
+		runtime[i].id = ids[i];
+		runtime[i].name = names[i];
+		// The table's names are string literals: NUL-terminated.
+		runtime[i].file = aic100::aic200::sahara_image_file(ids[i]).data();
+	}
+	return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -226,6 +250,11 @@ int main(int argc, char **argv)
 			out = val;
 		} else if (arg == "--inspect") {
 			inspect_path = val;
+		} else if (arg == "--family") {
+			if (!use_family(val, runtime)) {
+				std::fprintf(stderr, "aic100-fwbuild: --family %s: want aic100 or aic200\n", val);
+				return 2;
+			}
 		} else if (arg == "--sbl-version") {
 			target = &sbl;
 		} else if (arg == "--fw1-version") {

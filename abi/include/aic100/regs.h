@@ -48,6 +48,8 @@ inline constexpr uint32_t QTIMER_HI = 0xA2C;
 // Our placement of the BHI block and doorbell arrays.
 inline constexpr uint32_t kBhiBase = 0x100;
 inline constexpr uint32_t kBhiSize = 0xA4; // through OEMPKHASH[15]
+// The BHIe block (aic100/bhie.h), on AIC200 only: BHIEOFF reads 0 on AIC100.
+inline constexpr uint32_t kBhieBase = 0x200;
 inline constexpr uint32_t kChdbBase = 0x400;
 inline constexpr uint32_t kNumChannels = 128;
 inline constexpr uint32_t kErdbBase = 0x800;

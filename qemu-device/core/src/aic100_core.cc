@@ -57,6 +57,7 @@ namespace {
 aic100::DeviceConfig to_cpp(const Aic100Config &c)
 {
 	aic100::DeviceConfig d;
+	d.family = c.family == AIC100_FAMILY_AIC200 ? aic100::Family::Aic200 : aic100::Family::Aic100;
 	d.device_id = c.device_id;
 	d.nsp_count = c.nsp_count;
 	d.ddr_size = c.ddr_size;
@@ -99,6 +100,7 @@ extern "C" {
 void aic100_core_default_config(Aic100Config *cfg)
 {
 	const aic100::DeviceConfig d;
+	cfg->family = AIC100_FAMILY_AIC100;
 	cfg->device_id = d.device_id;
 	cfg->nsp_count = d.nsp_count;
 	cfg->ddr_size = d.ddr_size;

@@ -9,8 +9,9 @@ namespace aic100 {
 
 using regs::ExecEnv;
 
-Boot::Boot(HostInterface &host, Mhi &mhi, DmaBridge &dbr, Ddr &ddr, const QsmConfig &qsm)
-	: host_(host), mhi_(mhi), sbl_(host, mhi, *this), qsm_(host, mhi, dbr, ddr, qsm)
+Boot::Boot(HostInterface &host, Mhi &mhi, DmaBridge &dbr, Ddr &ddr, const QsmConfig &qsm, Family family)
+	: host_(host), mhi_(mhi), family_(family_config(family)), sbl_(host, mhi, *this, family),
+	  qsm_(host, mhi, dbr, ddr, qsm)
 {
 	mhi_.set_function(this);
 }
@@ -76,14 +77,14 @@ std::shared_ptr<const RamDump> Boot::record_crash(const std::string &why)
 	failures_++;
 	auto dump = std::make_shared<RamDump>();
 	char line[256];
-	std::string summary = "AIC100 RAM dump\n";
+	std::string summary = std::string(family_.name) + " RAM dump\n";
 	std::snprintf(line, sizeof(line), "reason: %s\nserial: 0x%08x\nfailure: %u\ntime_ns: %llu\nexec_env: amss\n",
 		      why.c_str(), mhi_.config().serial_number, failures_,
 		      static_cast<unsigned long long>(host_.now_ns()));
 	summary += line;
 	for (const LoadedImage &im : images_) {
-		std::snprintf(line, sizeof(line), "image: fw%u.bin %.*s %u.%u.%u.%u %zu bytes\n", im.header.image_id,
-			      static_cast<int>(strnlen(im.header.name, sizeof(im.header.name))), im.header.name,
+		std::snprintf(line, sizeof(line), "image: %s %.*s %u.%u.%u.%u %zu bytes\n",
+			      image_file(family_.family, im.header.image_id).c_str(), static_cast<int>(strnlen(im.header.name, sizeof(im.header.name))), im.header.name,
 			      im.header.version[0], im.header.version[1], im.header.version[2], im.header.version[3],
 			      im.payload.size());
 		summary += line;
@@ -103,7 +104,7 @@ std::shared_ptr<const RamDump> Boot::record_crash(const std::string &why)
 	dump->add("MHI/BHI registers", "mhi_regs.bin", std::move(regs));
 
 	for (const LoadedImage &im : images_) {
-		const std::string file = "fw" + std::to_string(im.header.image_id) + ".bin";
+		const std::string file = image_file(family_.family, im.header.image_id);
 		dump->add("AMSS image " + file, file, im.payload);
 	}
 	host_.trace(("firmware: AMSS failed (" + why + "); RAM dump recorded").c_str());
@@ -135,26 +136,47 @@ void Boot::bhi_transfer(uint64_t addr, uint32_t size)
 		bhi_fail(fw::Error::DmaFault, static_cast<uint32_t>(addr), static_cast<uint32_t>(addr >> 32));
 		return;
 	}
-	fw::Header h;
-	std::memcpy(&h, image.data(), sizeof(h));
-	const fw::Error err = fw::verify(image, fw::kMaxSblSize);
-	if (err != fw::Error::None) {
-		bhi_fail(err, size, static_cast<uint32_t>(h.payload_size));
-		return;
-	}
-	std::vector<uint32_t> manifest;
-	if (h.image_id != fw::kSblImageId) {
-		bhi_fail(fw::Error::WrongImage, h.image_id, 0);
-		return;
-	}
-	if (!fw::parse_manifest(std::span(image).subspan(fw::kHeaderSize), manifest)) {
-		bhi_fail(fw::Error::BadHeader, static_cast<uint32_t>(h.payload_size), 0);
+	const SblCheck sbl = check_sbl(image);
+	if (sbl.error != fw::Error::None) {
+		bhi_fail(sbl.error, sbl.dbg1, sbl.dbg2);
 		return;
 	}
 	mhi_.bhi_complete(0);
+	start_sbl(sbl);
+}
+
+// The same checks whichever way the image came: header, length, digest,
+// image id and manifest.
+Boot::SblCheck Boot::check_sbl(std::span<const uint8_t> image)
+{
+	SblCheck c;
+	if (image.size() < fw::kHeaderSize) {
+		c.error = fw::Error::Truncated;
+		c.dbg1 = static_cast<uint32_t>(image.size());
+		c.dbg2 = static_cast<uint32_t>(fw::kHeaderSize);
+		return c;
+	}
+	fw::Header &h = c.header;
+	std::memcpy(&h, image.data(), sizeof(h));
+	if (const fw::Error err = fw::verify(image, fw::kMaxSblSize); err != fw::Error::None) {
+		c.error = err;
+		c.dbg1 = static_cast<uint32_t>(image.size());
+		c.dbg2 = static_cast<uint32_t>(h.payload_size);
+	} else if (h.image_id != fw::kSblImageId) {
+		c.error = fw::Error::WrongImage;
+		c.dbg1 = h.image_id;
+	} else if (!fw::parse_manifest(image.subspan(fw::kHeaderSize), c.manifest)) {
+		c.error = fw::Error::BadHeader;
+		c.dbg1 = static_cast<uint32_t>(h.payload_size);
+	}
+	return c;
+}
+
+void Boot::start_sbl(const SblCheck &sbl)
+{
 	host_.trace("PBL: sbl.bin accepted; starting SBL");
 	mhi_.become_ready(ExecEnv::Sbl);
-	sbl_.boot(h, std::move(manifest));
+	sbl_.boot(sbl.header, sbl.manifest);
 }
 
 void Boot::sbl_handover(std::vector<LoadedImage> images)

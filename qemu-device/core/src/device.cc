@@ -18,7 +18,12 @@ thread_local const Device *t_processing = nullptr;
 std::string DeviceConfig::validate() const
 {
 	char buf[128];
-	if (device_id != 0xA100 && device_id != 0xA080) {
+	if (family == Family::Aic200 && device_id != family_config(family).device_id) {
+		std::snprintf(buf, sizeof(buf), "device-id 0x%04x: an AIC200 must be 0x%04x", device_id,
+			      family_config(family).device_id);
+		return buf;
+	}
+	if (family != Family::Aic200 && !family_has_device_id(Family::Aic100, device_id)) {
 		std::snprintf(buf, sizeof(buf), "device-id 0x%04x: must be 0xa100 (AIC100) or 0xa080 (AIC080)",
 			      device_id);
 		return buf;
@@ -56,6 +61,9 @@ MhiConfig Device::mhi_config(const DeviceConfig &cfg)
 	MhiConfig m;
 	m.serial_number = cfg.serial_number;
 	m.reset_ee = cfg.boot_amss ? regs::ExecEnv::Amss : regs::ExecEnv::Pbl;
+	const FamilyConfig &family = family_config(cfg.family);
+	m.channels = family.channels;
+	m.bhie = family.sbl_load == SblLoad::Bhie;
 	// A stable, card-specific OEM public-key hash: the serial number spread
 	// over the 16 words, so two cards never show the same hash.
 	for (unsigned i = 0; i < m.oem_pk_hash.size(); i++)
@@ -70,12 +78,16 @@ QsmConfig Device::qsm_config(const DeviceConfig &cfg)
 	q.ddr_size = cfg.ddr_size;
 	q.serial_number = cfg.serial_number;
 	q.crc = cfg.nnc_crc;
+	const FamilyConfig &family = family_config(cfg.family);
+	q.board = family.name;
+	q.qsm_image_id = family.qsm_image_id;
+	q.nsp_image_id = family.nsp_image_id;
 	return q;
 }
 
 Device::Device(HostInterface &host, const DeviceConfig &cfg)
 	: host_(host), cfg_(cfg), mhi_(host, mhi_config(cfg)), ddr_(cfg.ddr_size), dbr_(host, ddr_),
-	  boot_(host, mhi_, dbr_, ddr_, qsm_config(cfg))
+	  boot_(host, mhi_, dbr_, ddr_, qsm_config(cfg), cfg.family)
 {
 	boot_.reset();
 	using telemetry::Sensor;
@@ -173,18 +185,33 @@ std::string Device::describe() const
 	return buf;
 }
 
+// AIC100: MHI in BAR0. AIC200: MHI in BAR1, and BAR0 holds what the host
+// never maps (the MSI-X table, which the PCI glue serves).
+Device::BarBlock Device::bar_block(unsigned bar) const
+{
+	const FamilyConfig &family = family_config(cfg_.family);
+	if (bar == family.mhi_bar)
+		return BarBlock::Mhi;
+	if (bar == family.dbc_bar)
+		return BarBlock::DmaBridge;
+	return bar == 4 ? BarBlock::Bar4 : BarBlock::None;
+}
+
 uint64_t Device::bar_read(unsigned bar, uint64_t offset, unsigned size)
 {
-	switch (bar) {
-	case 0:
+	switch (bar_block(bar)) {
+	case BarBlock::Mhi:
 		return offset < regs::kBar0Size ? mhi_.read(static_cast<uint32_t>(offset), size) : 0;
-	case 2:
+	case BarBlock::DmaBridge:
 		return offset < regs::kBar2Size ? dbr_.read(static_cast<uint32_t>(offset), size) : 0;
-	default:
+	case BarBlock::Bar4:
 		// BAR4 has no function on AIC100; it reads as zero unless the
 		// test mailbox is there.
 		return cfg_.test_mailbox ? mailbox_read(offset, size) : 0;
+	case BarBlock::None:
+		break;
 	}
+	return 0;
 }
 
 void Device::bar_write(unsigned bar, uint64_t offset, uint64_t value, unsigned size)
@@ -196,18 +223,20 @@ void Device::bar_write(unsigned bar, uint64_t offset, uint64_t value, unsigned s
 		host_.guest_error(m);
 		return;
 	}
-	switch (bar) {
-	case 0:
+	switch (bar_block(bar)) {
+	case BarBlock::Mhi:
 		if (offset < regs::kBar0Size)
 			mhi_.write(static_cast<uint32_t>(offset), value, size);
 		return;
-	case 2:
+	case BarBlock::DmaBridge:
 		if (offset < regs::kBar2Size)
 			dbr_.write(static_cast<uint32_t>(offset), value, size);
 		return;
-	default:
+	case BarBlock::Bar4:
 		if (cfg_.test_mailbox)
 			mailbox_write(offset, value, size);
+		return;
+	case BarBlock::None:
 		return;
 	}
 }

@@ -72,10 +72,12 @@ void Mhi::reset()
 	ctx_regs_.fill(0);
 	crdb_[0] = crdb_[1] = 0;
 	bhi_ = Bhi{};
+	bhie_ = Bhie{};
 	ch_db_.fill(0);
 	ch_wp_.fill(0);
 	er_db_.fill(0);
 	pending_bhi_ = pending_host_reset_ = pending_soc_reset_ = halt_requested_ = false;
+	pending_bhie_ = false;
 }
 
 uint64_t Mhi::qtimer_ticks() const
@@ -136,6 +138,8 @@ uint32_t Mhi::read32(uint32_t offset)
 {
 	if (offset >= kBhiBase && offset < kBhiBase + kBhiSize)
 		return read_bhi(offset - kBhiBase);
+	if (cfg_.bhie && in_bhie(offset))
+		return read_bhie(offset - kBhieBase);
 	if (offset >= kChdbBase && offset < kChdbBase + 8 * kNumChannels)
 		return get_half(ch_db_[(offset - kChdbBase) / 8], offset & 4);
 	if (offset >= kErdbBase && offset < kErdbBase + 8 * kMaxEventRings)
@@ -157,6 +161,8 @@ uint32_t Mhi::read32(uint32_t offset)
 		return kErdbBase;
 	case BHIOFF:
 		return kBhiBase;
+	case BHIEOFF:
+		return cfg_.bhie ? kBhieBase : 0;
 	case MHICTRL:
 		return mhictrl_;
 	case MHISTATUS:
@@ -180,6 +186,10 @@ void Mhi::write32(uint32_t offset, uint32_t value)
 {
 	if (offset >= kBhiBase && offset < kBhiBase + kBhiSize) {
 		write_bhi(offset - kBhiBase, value);
+		return;
+	}
+	if (cfg_.bhie && in_bhie(offset)) {
+		write_bhie(offset - kBhieBase, value);
 		return;
 	}
 	if (offset >= kChdbBase && offset < kChdbBase + 8 * kNumChannels) {
@@ -590,6 +600,11 @@ void Mhi::process()
 		if (ee_ == ExecEnv::Pbl && fn_)
 			fn_->bhi_transfer(bhi_.img_addr, bhi_.img_size);
 	}
+	if (pending_bhie_) {
+		pending_bhie_ = false;
+		if (ee_ == ExecEnv::Pbl && fn_)
+			fn_->bhie_transfer(bhie_.vec_addr, bhie_.vec_size);
+	}
 	if (pending_m0_) {
 		pending_m0_ = false;
 		do_m0();
@@ -834,15 +849,10 @@ void Mhi::write_chstate(unsigned ch, mhi::ChannelState st)
 	host_.dma_write(addr, &chcfg, sizeof(chcfg));
 }
 
-uint32_t Mhi::channel_ee_mask(unsigned ch)
+uint32_t Mhi::channel_ee_mask(unsigned ch) const
 {
-	constexpr uint32_t kSbl = 1u << static_cast<unsigned>(ExecEnv::Sbl);
-	constexpr uint32_t kAmss = 1u << static_cast<unsigned>(ExecEnv::Amss);
-	// Pairs 0/1 .. 22/23: LOOPBACK, SAHARA, DIAG, SSR, QDSS, CONTROL,
-	// LOGGING, STATUS, TELEMETRY, DEBUG, TIMESYNC, TIMESYNC_PERIODIC.
-	static constexpr uint32_t kPairs[12] = {kAmss, kSbl, kAmss, kAmss, kAmss, kAmss,
-						kSbl,  kAmss, kAmss, kAmss, kSbl, kAmss};
-	return ch / 2 < 12 ? kPairs[ch / 2] : 0;
+	// The family's table (aic100/family.h), pairs 0/1 .. 22/23.
+	return ch / 2 < cfg_.channels.size() ? cfg_.channels[ch / 2] : 0;
 }
 
 std::string Mhi::describe_dl(unsigned ch) const

@@ -269,7 +269,7 @@ std::vector<uint8_t> Qsm::status_resp() const
 			std::snprintf(b, sizeof(b), "%s.1.0.0.0", what);
 		return std::string(b);
 	};
-	const LoadedImage *qsm = image(1), *nsp = image(2);
+	const LoadedImage *qsm = image(cfg_.qsm_image_id), *nsp = image(cfg_.nsp_image_id);
 	version(qsm, d.fw_version);
 	copy_str(d.fw_qc_image_version, sizeof(d.fw_qc_image_version), vstr(qsm, "QSM"));
 	copy_str(d.fw_oem_image_version, sizeof(d.fw_oem_image_version), "aic100-virt");
@@ -278,7 +278,7 @@ std::vector<uint8_t> Qsm::status_resp() const
 	char serial[24];
 	std::snprintf(serial, sizeof(serial), "%08X", cfg_.serial_number);
 	copy_str(d.serial, sizeof(d.serial), serial);
-	copy_str(d.board_serial, sizeof(d.board_serial), std::string("AIC100-") + serial);
+	copy_str(d.board_serial, sizeof(d.board_serial), std::string(cfg_.board) + "-" + serial);
 	d.compiler_version = 0;
 	const auto rr = resource_info_resp({}, 0);
 	std::memcpy(&d.resource_info, rr.data() + offsetof(ResourceInfoResp, info), sizeof(d.resource_info));

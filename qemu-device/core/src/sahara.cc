@@ -49,14 +49,15 @@ std::vector<uint8_t> mem_debug64(uint64_t table, uint64_t length)
 
 } // namespace
 
-SaharaTarget::SaharaTarget(Io &io, std::vector<uint32_t> image_ids, const RamDump *dump)
-	: io_(io), ids_(std::move(image_ids)), dump_(dump)
+SaharaTarget::SaharaTarget(Io &io, std::vector<uint32_t> image_ids, const RamDump *dump, Family family)
+	: io_(io), ids_(std::move(image_ids)), family_(family),
+	  streaming_(family_config(family).sahara_form == SaharaForm::Streaming), dump_(dump)
 {
 }
 
 std::string SaharaTarget::image_name() const
 {
-	return index_ < ids_.size() ? "fw" + std::to_string(ids_[index_]) + ".bin" : "?";
+	return index_ < ids_.size() ? image_file(family_, ids_[index_]) : "?";
 }
 
 void SaharaTarget::start()
@@ -185,11 +186,27 @@ void SaharaTarget::receive(std::span<const uint8_t> data)
 	// The host answers a READ_DATA it cannot serve with a bare RESET packet.
 	// Requests are never 8 bytes long (see request()), so 8 bytes that look
 	// like RESET are RESET.
-	if (state_ == State::WaitData && !(data.size() == 8 && word(data, 0) == kReset && word(data, 4) == 8)) {
+	if (state_ == State::WaitData && !is_host_reset(data)) {
 		on_data(data);
 		return;
 	}
 	on_packet(data);
+}
+
+// RESET answers a READ_DATA instead of its data. A streaming host sends
+// the data as one transfer per 0xFFFF bytes: once the first has come, the
+// request was served, and 8 bytes that look like RESET are the tail of it.
+bool SaharaTarget::is_host_reset(std::span<const uint8_t> data) const
+{
+	const bool looks_like_reset = data.size() == 8 && word(data, 0) == kReset && word(data, 4) == 8;
+	return looks_like_reset && (!streaming_ || chunk_.empty());
+}
+
+// How much of what is left of the image the next READ_DATA asks for: all
+// of it from a streaming host, which serves any length.
+uint32_t SaharaTarget::read_length(uint64_t left) const
+{
+	return static_cast<uint32_t>(streaming_ ? left : std::min<uint64_t>(left, kMaxReadLength));
 }
 
 void SaharaTarget::on_packet(std::span<const uint8_t> p)
@@ -313,7 +330,7 @@ void SaharaTarget::chunk_complete()
 	const uint64_t end = fw::kHeaderSize + header_->payload_size;
 	if (next_offset_ < end) {
 		const uint64_t left = end - next_offset_;
-		request(static_cast<uint32_t>(next_offset_), static_cast<uint32_t>(std::min<uint64_t>(left, kMaxReadLength)));
+		request(static_cast<uint32_t>(next_offset_), read_length(left));
 		return;
 	}
 	const Sha256Digest d = digest_.finish();

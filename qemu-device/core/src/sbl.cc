@@ -27,7 +27,10 @@ std::vector<uint8_t> ts_header(uint8_t type)
 
 } // namespace
 
-Sbl::Sbl(HostInterface &host, Mhi &mhi, Owner &owner) : host_(host), mhi_(mhi), owner_(owner) {}
+Sbl::Sbl(HostInterface &host, Mhi &mhi, Owner &owner, Family family)
+	: host_(host), mhi_(mhi), owner_(owner), family_(family_config(family))
+{
+}
 
 void Sbl::boot(const fw::Header &sbl, std::vector<uint32_t> manifest, std::shared_ptr<const RamDump> dump)
 {
@@ -40,13 +43,13 @@ void Sbl::boot(const fw::Header &sbl, std::vector<uint32_t> manifest, std::share
 	new_sahara_session();
 
 	char line[160];
-	std::snprintf(line, sizeof(line), "SBL: %.*s %u.%u.%u.%u started on AIC100 serial 0x%08x",
+	std::snprintf(line, sizeof(line), "SBL: %.*s %u.%u.%u.%u started on %s serial 0x%08x",
 		      static_cast<int>(strnlen(sbl.name, sizeof(sbl.name))), sbl.name, sbl.version[0], sbl.version[1],
-		      sbl.version[2], sbl.version[3], mhi_.config().serial_number);
+		      sbl.version[2], sbl.version[3], family_.name, mhi_.config().serial_number);
 	log(line);
 	std::string ids;
 	for (uint32_t id : manifest_)
-		ids += " fw" + std::to_string(id) + ".bin";
+		ids += " " + image_file(family_.family, id);
 	log("SBL: manifest:" + (ids.empty() ? std::string(" (empty)") : ids));
 	if (dump_) {
 		char l[160];
@@ -60,7 +63,7 @@ void Sbl::boot(const fw::Header &sbl, std::vector<uint32_t> manifest, std::share
 // A new Sahara session, from HELLO: in memory-debug mode while a dump waits.
 void Sbl::new_sahara_session()
 {
-	sahara_ = std::make_unique<SaharaTarget>(*this, manifest_, dump_.get());
+	sahara_ = std::make_unique<SaharaTarget>(*this, manifest_, dump_.get(), family_.family);
 	dump_offer_deadline_ = HostInterface::kNoDeadline;
 }
 
@@ -300,7 +303,9 @@ void Sbl::sahara_finished(bool ok)
 	handover_wait_noted_ = false;
 	log("SBL: all images loaded; starting AMSS");
 	handover_deadline_ = host_.now_ns() + kHandoverGraceNs;
-	awaiting_ts_client_ = !ts_client_seen_ && !ts_hold_armed_ && !timesync_done_;
+	// A family without boot-time QAIC_TIMESYNC (AIC200) has no client
+	// to wait for.
+	awaiting_ts_client_ = family_.boot_timesync && !ts_client_seen_ && !ts_hold_armed_ && !timesync_done_;
 	ts_start_deadline_ = host_.now_ns() + kTimesyncStartGraceNs;
 	maybe_hand_over();
 }

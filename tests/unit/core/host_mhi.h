@@ -5,6 +5,7 @@
 // processing with credit return), so whole boot flows run without a guest.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "aic100/bhie.h"
 #include "aic100/device.h"
 #include "aic100/mhi_wire.h"
 #include "aic100/regs.h"
@@ -24,11 +26,14 @@ public:
 	static constexpr unsigned kEventElements = 32;
 	static constexpr unsigned kCmdElements = 128;
 
-	HostMhi(FakeHost &h, Device &d) : h_(h), d_(d) {}
+	HostMhi(FakeHost &h, Device &d) : h_(h), d_(d), mhi_bar_(family_config(d.config().family).mhi_bar) {}
 
-	void w(uint32_t off, uint32_t v) { d_.bar_write(0, off, v, 4); }
-	uint32_t r(uint32_t off) { return static_cast<uint32_t>(d_.bar_read(0, off, 4)); }
+	// The MHI BAR's registers (BAR0, or BAR1 on AIC200).
+	void w(uint32_t off, uint32_t v) { d_.bar_write(mhi_bar_, off, v, 4); }
+	uint32_t r(uint32_t off) { return static_cast<uint32_t>(d_.bar_read(mhi_bar_, off, 4)); }
 	uint32_t bhi(uint32_t off) { return r(regs::kBhiBase + off); }
+	// The BHIe block, where BHIEOFF says it is.
+	uint32_t bhie(uint32_t off) { return r(r(regs::BHIEOFF) + off); }
 
 	// Lets the device run its queued work, then handles its events.
 	void settle()
@@ -80,6 +85,36 @@ public:
 		w(regs::kBhiBase + regs::BHI_IMGTXDB, 0x1234);
 		settle();
 		return bhi(regs::BHI_STATUS) >> 30;
+	}
+
+	// PBL path over BHIe, as upstream's mhi_fw_load_bhie: the image in
+	// separately allocated segments of `seg_len` bytes, the vector table,
+	// then TXVECADDR, TXVECSIZE and the doorbell's read-modify-write.
+	// Returns TXVECSTATUS.
+	uint32_t bhie_load(const std::vector<uint8_t> &img, uint32_t seg_len = 512 * 1024, uint32_t seq = 0x2345)
+	{
+		std::vector<bhie::VecEntry> table;
+		for (size_t off = 0; off < img.size(); off += seg_len) {
+			const size_t n = std::min<size_t>(seg_len, img.size() - off);
+			const uint64_t seg = alloc(seg_len + 4096, 4096); // a gap between segments
+			put(seg, img.data() + off, n);
+			table.push_back({seg, n});
+		}
+		const uint64_t at = alloc(table.size() * sizeof(bhie::VecEntry), 64);
+		put(at, table.data(), table.size() * sizeof(bhie::VecEntry));
+		return bhie_ring(at, static_cast<uint32_t>(table.size() * sizeof(bhie::VecEntry)), seq);
+	}
+	// The register writes of a BHIe load of the table at `at`; TXVECSTATUS.
+	uint32_t bhie_ring(uint64_t at, uint32_t table_bytes, uint32_t seq)
+	{
+		const uint32_t base = r(regs::BHIEOFF);
+		w(base + bhie::TXVECADDR_HIGH, static_cast<uint32_t>(at >> 32));
+		w(base + bhie::TXVECADDR_LOW, static_cast<uint32_t>(at));
+		w(base + bhie::TXVECSIZE, table_bytes);
+		const uint32_t db = r(base + bhie::TXVECDB);
+		w(base + bhie::TXVECDB, (db & ~bhie::kSeqMask) | (seq & bhie::kSeqMask));
+		settle();
+		return r(base + bhie::TXVECSTATUS);
 	}
 
 	// mhi_init_mmio + event credits + M0, as mhi_ready_state_transition.
@@ -359,6 +394,7 @@ private:
 
 	FakeHost &h_;
 	Device &d_;
+	unsigned mhi_bar_;
 	uint64_t next_ = 0x100000;
 	uint64_t ccabap_ = 0, ecabap_ = 0, crcbap_ = 0, ev_base_ = 0, cmd_base_ = 0;
 	uint64_t ev_rp_ = 0, ev_wp_ = 0, cmd_wp_ = 0;

@@ -32,7 +32,17 @@ typedef struct Aic100HostOps {
     void (*trace)(void *opaque, const char *msg);
 } Aic100HostOps;
 
+/*
+ * The card family. AIC200: MHI in BAR1 (BAR0 is the glue's: the MSI-X
+ * table), SBL over BHIe, streaming Sahara, its own channel table.
+ */
+typedef enum Aic100Family {
+    AIC100_FAMILY_AIC100 = 0, /* AIC100 and AIC080 */
+    AIC100_FAMILY_AIC200 = 1,
+} Aic100Family;
+
 typedef struct Aic100Config {
+    Aic100Family family;
     uint16_t device_id;
     uint32_t nsp_count;
     uint64_t ddr_size;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The card's firmware as a whole, from power-on: the PBL (loads sbl.bin
-// over BHI and checks it), then the SBL, then AMSS with the QSM. Boot is
-// what MHI calls up to; it hands each event to the stage that is running.
+// over BHI, or BHIe on AIC200, and checks it), then the SBL, then AMSS with
+// the QSM. Boot is what MHI calls up to; it hands each event to the stage
+// that is running.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "aic100/family.h"
 #include "aic100/mhi.h"
 #include "aic100/qsm.h"
 #include "aic100/sbl.h"
@@ -17,7 +19,8 @@ namespace aic100 {
 
 class Boot final : public MhiFunction, public Sbl::Owner {
 public:
-	Boot(HostInterface &host, Mhi &mhi, DmaBridge &dbr, Ddr &ddr, const QsmConfig &qsm);
+	Boot(HostInterface &host, Mhi &mhi, DmaBridge &dbr, Ddr &ddr, const QsmConfig &qsm,
+	     Family family = Family::Aic100);
 
 	// Power-on (after Mhi::reset()): PBL, or straight into AMSS when the
 	// card is configured to start there.
@@ -46,6 +49,7 @@ public:
 	void mhi_m0() override;
 	void mhi_reset() override;
 	void bhi_transfer(uint64_t addr, uint32_t size) override;
+	void bhie_transfer(uint64_t table_addr, uint32_t table_size) override;
 	void channel_started(unsigned ch) override;
 	uint64_t channel_resetting(unsigned ch) override;
 	void channel_stopped(unsigned ch) override;
@@ -55,10 +59,21 @@ public:
 private:
 	void sbl_handover(std::vector<LoadedImage> images) override;
 	void bhi_fail(fw::Error e, uint32_t dbg1, uint32_t dbg2);
+	void bhie_fail(const std::string &why);
+	// What the PBL makes of an sbl.bin it received, by BHI or BHIe.
+	struct SblCheck {
+		fw::Error error = fw::Error::None;
+		uint32_t dbg1 = 0, dbg2 = 0; // for BHI's ERRDBG registers
+		fw::Header header{};
+		std::vector<uint32_t> manifest;
+	};
+	static SblCheck check_sbl(std::span<const uint8_t> image);
+	void start_sbl(const SblCheck &sbl);
 	std::shared_ptr<const RamDump> record_crash(const std::string &why);
 
 	HostInterface &host_;
 	Mhi &mhi_;
+	const FamilyConfig &family_;
 	Sbl sbl_;
 	Qsm qsm_;
 	// What the last SBL loaded; AMSS restarts from it after SYS_ERR.

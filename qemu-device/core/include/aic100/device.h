@@ -9,6 +9,7 @@
 
 #include "aic100/boot.h"
 #include "aic100/dma_bridge.h"
+#include "aic100/family.h"
 #include "aic100/host.h"
 #include "aic100/mhi.h"
 #include "aic100/test_mailbox.h"
@@ -16,6 +17,9 @@
 namespace aic100 {
 
 struct DeviceConfig {
+	// AIC100 (and AIC080) or AIC200: BARs, boot and channels
+	// (aic100/family.h). device_id must be one of the family's.
+	Family family = Family::Aic100;
 	uint16_t device_id = 0xA100;
 	unsigned nsp_count = 16;
 	uint64_t ddr_size = 16ull << 30;
@@ -82,6 +86,9 @@ public:
 private:
 	static MhiConfig mhi_config(const DeviceConfig &cfg);
 	static QsmConfig qsm_config(const DeviceConfig &cfg);
+	// What PCI BAR `bar` holds on this card's family.
+	enum class BarBlock { Mhi, DmaBridge, Bar4, None };
+	BarBlock bar_block(unsigned bar) const;
 	uint64_t mailbox_read(uint64_t offset, unsigned size) const;
 	void mailbox_write(uint64_t offset, uint64_t value, unsigned size);
 	void mailbox_run();

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "aic100/family.h"
 #include "aic100/host.h"
 #include "aic100/mhi_ring.h"
 #include "aic100/regs.h"
@@ -27,6 +28,10 @@ struct MhiConfig {
 	// Where the card starts after power-on: PBL (full boot, the default)
 	// or straight in AMSS (READY at once, no firmware needed).
 	regs::ExecEnv reset_ee = regs::ExecEnv::Pbl;
+	// The channels the card serves, per EE (the family's table).
+	ChannelTable channels = kAic100Channels;
+	// A BHIe block at regs::kBhieBase (AIC200); without it BHIEOFF reads 0.
+	bool bhie = false;
 };
 
 // The firmware's side of MHI. Every call comes from Mhi::process() (never
@@ -41,6 +46,13 @@ public:
 	virtual void mhi_reset() = 0;
 	// The host rang BHI_IMGTXDB. Answer with Mhi::bhi_complete().
 	virtual void bhi_transfer(uint64_t addr, uint32_t size) = 0;
+	// The host rang BHIe TXVECDB: `table_size` bytes of vector table at
+	// `table_addr`. Answer with Mhi::bhie_complete().
+	virtual void bhie_transfer(uint64_t table_addr, uint32_t table_size)
+	{
+		(void)table_addr;
+		(void)table_size;
+	}
 	virtual void channel_started(unsigned ch) = 0;
 	// The host asked to reset or stop `ch`, which the card still serves:
 	// the firmware may send what it still owes on it now (it goes into the
@@ -104,6 +116,9 @@ public:
 	// Result of a BHI transfer: STATUS success, or error with ERRCODE and
 	// ERRDBG1..3; raises the BHI interrupt either way.
 	void bhi_complete(uint32_t errcode, uint32_t dbg1 = 0, uint32_t dbg2 = 0, uint32_t dbg3 = 0);
+	// Result of a BHIe transfer: TXVECSTATUS complete or error, with the
+	// doorbell's sequence number; raises the BHI interrupt either way.
+	void bhie_complete(bool ok);
 	// The firmware now runs in `ee` and waits for the host's READY handshake
 	// (after a BHI load: PBL hands over to SBL).
 	void become_ready(regs::ExecEnv ee);
@@ -143,7 +158,7 @@ public:
 	static constexpr uint64_t kMaxResetAckDelayNs = 1'000'000'000;
 	// The execution environments in which the card serves channel `ch`, as
 	// bits 1 << EE (upstream qaic's channel table); 0 for a channel it has not.
-	static uint32_t channel_ee_mask(unsigned ch);
+	uint32_t channel_ee_mask(unsigned ch) const;
 
 private:
 	struct Outgoing {
@@ -171,6 +186,9 @@ private:
 	void write32(uint32_t offset, uint32_t value);
 	uint32_t read_bhi(uint32_t offset) const;
 	void write_bhi(uint32_t offset, uint32_t value);
+	static bool in_bhie(uint32_t offset);
+	uint32_t read_bhie(uint32_t offset) const;
+	void write_bhie(uint32_t offset, uint32_t value);
 	void write_ctrl(uint32_t value);
 	uint32_t status_reg() const;
 	void channel_doorbell(unsigned ch, uint64_t wp);
@@ -242,6 +260,14 @@ private:
 		std::array<uint32_t, 4> err{}; // ERRCODE, ERRDBG1..3
 	} bhi_;
 
+	// The BHIe block (cfg_.bhie): the host's transmit vector registers.
+	struct Bhie {
+		uint64_t vec_addr = 0;
+		uint32_t vec_size = 0;
+		uint32_t seq = 0;    // TXVECDB [29:0]
+		uint32_t status = 0; // TXVECSTATUS
+	} bhie_;
+
 	// Doorbells as the host last wrote them (64-bit, written high then low).
 	std::array<uint64_t, regs::kNumChannels> ch_db_{};
 	// The write pointer each pending channel doorbell hands to process():
@@ -254,6 +280,7 @@ private:
 	bool pending_m3_ = false;
 	bool pending_wake_ = false;
 	bool pending_bhi_ = false;
+	bool pending_bhie_ = false;
 	bool pending_crdb_ = false;
 	// Resets the host asked for by register: done in process(), since they
 	// stop NSP threads and reload firmware, which is no work for the vCPU

@@ -34,6 +34,10 @@ struct QsmConfig {
 	uint64_t ddr_size = 16ull << 30;
 	uint32_t serial_number = 0;
 	bool crc = false; // ask the host for CRC-32 on every message
+	// The family's name and the Sahara images whose versions STATUS
+	// reports as the QSM's and the NSPs' (aic100/family.h).
+	const char *board = "AIC100";
+	uint32_t qsm_image_id = 1, nsp_image_id = 2;
 };
 
 class Qsm final : public Ssr::Owner {

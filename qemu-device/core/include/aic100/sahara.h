@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "aic100/family.h"
 #include "aic100/firmware.h"
 #include "aic100/ramdump.h"
 #include "aic100/sahara_wire.h"
@@ -42,8 +43,10 @@ public:
 	};
 
 	// With `dump`, the session starts in memory-debug mode and offers it;
-	// `dump` must outlive the session or sahara_dump_ended().
-	SaharaTarget(Io &io, std::vector<uint32_t> image_ids, const RamDump *dump = nullptr);
+	// `dump` must outlive the session or sahara_dump_ended(). The family's
+	// host answers READ_DATA streaming or not, and names the images.
+	SaharaTarget(Io &io, std::vector<uint32_t> image_ids, const RamDump *dump = nullptr,
+		     Family family = Family::Aic100);
 
 	// Sends HELLO. Call once both Sahara channels run.
 	void start();
@@ -70,6 +73,8 @@ private:
 	void request_next();
 	void request(uint32_t offset, uint32_t len);
 	void on_packet(std::span<const uint8_t> p);
+	bool is_host_reset(std::span<const uint8_t> data) const;
+	uint32_t read_length(uint64_t left) const;
 	void on_data(std::span<const uint8_t> d);
 	void chunk_complete();
 	void end_of_image(uint32_t status);
@@ -78,6 +83,8 @@ private:
 
 	Io &io_;
 	std::vector<uint32_t> ids_;
+	Family family_;
+	bool streaming_;
 	size_t index_ = 0;
 	State state_ = State::Idle;
 	const RamDump *dump_;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The secondary boot loader, running once PBL accepted sbl.bin over BHI: it
-// writes its boot log on QAIC_LOGGING, takes the host's time on
-// QAIC_TIMESYNC, fetches the runtime images of its manifest over
-// QAIC_SAHARA and then hands over to AMSS.
+// The secondary boot loader, running once PBL accepted sbl.bin over BHI or
+// BHIe: it writes its boot log on QAIC_LOGGING, takes the host's time on
+// QAIC_TIMESYNC (a channel AIC200 lacks), fetches the runtime images of its
+// manifest over QAIC_SAHARA and then hands over to AMSS.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,7 @@ public:
 		virtual void sbl_handover(std::vector<LoadedImage> images) = 0;
 	};
 
-	Sbl(HostInterface &host, Mhi &mhi, Owner &owner);
+	Sbl(HostInterface &host, Mhi &mhi, Owner &owner, Family family = Family::Aic100);
 
 	// PBL started the SBL with this manifest (fresh boot). With `dump`, the
 	// SBL runs again after a firmware failure: it offers the RAM dump over
@@ -136,6 +136,7 @@ private:
 	HostInterface &host_;
 	Mhi &mhi_;
 	Owner &owner_;
+	const FamilyConfig &family_;
 	bool running_ = false;
 	fw::Header sbl_{};
 	std::vector<uint32_t> manifest_;
