@@ -62,6 +62,7 @@ typedef struct Rig {
     QTestState *qts;
     Card card[2];
     int ncards;
+    int mhi_bar; /* 0 on aic100, 1 on aic200 */
 } Rig;
 
 static const char *qemu_extra(void)
@@ -97,13 +98,13 @@ static void map_card(Rig *r, int i)
     c->dev = qpci_device_find(r->qs->pcibus, CARD_DEVFN(i));
     g_assert(c->dev);
     r->qs->pcibus->mmio_alloc_ptr = WINDOW_BASE + i * (WINDOW_SIZE / 2);
-    c->bar0 = qpci_iomap(c->dev, 0, &size);
+    c->bar0 = qpci_iomap(c->dev, r->mhi_bar, &size);
     g_assert_cmpuint(size, ==, 4096);
-    c->bar0_addr = qpci_config_readl(c->dev, PCI_BASE_ADDRESS_0) & ~0xfu;
+    c->bar0_addr = qpci_config_readl(c->dev, PCI_BASE_ADDRESS_0 + 4 * r->mhi_bar) & ~0xfu;
     qpci_device_enable(c->dev);
 }
 
-static Rig *rig_new(int ncards, const char *card_args)
+static Rig *rig_new_of(const char *model, int ncards, const char *card_args)
 {
     Rig *r = g_new0(Rig, 1);
     GString *cmd = g_string_new("-machine q35 -nodefaults -display none "
@@ -113,9 +114,10 @@ static Rig *rig_new(int ncards, const char *card_args)
     for (int i = 0; i < ncards; i++) {
         g_string_append_printf(cmd,
             "-device pcie-root-port,id=rp%d,bus=pcie.0,chassis=%d,addr=0x%x "
-            "-device aic100,id=card%d,bus=rp%d,boot=amss,nsps=2,ddr-size=64M%s ",
-            i, i + 1, 0x10 + i, i, i, card_args);
+            "-device %s,id=card%d,bus=rp%d,boot=amss,nsps=2,ddr-size=64M%s ",
+            i, i + 1, 0x10 + i, model, i, i, card_args);
     }
+    r->mhi_bar = strcmp(model, "aic200") ? 0 : 1;
     g_string_append(cmd, qemu_extra());
     r->qs = qtest_pc_boot("%s", cmd->str);
     g_string_free(cmd, true);
@@ -130,6 +132,11 @@ static Rig *rig_new(int ncards, const char *card_args)
         map_card(r, i);
     }
     return r;
+}
+
+static Rig *rig_new(int ncards, const char *card_args)
+{
+    return rig_new_of("aic100", ncards, card_args);
 }
 
 static void rig_free(Rig *r)
@@ -343,9 +350,40 @@ static void test_pci_identity(void)
     rig_free(r);
 }
 
-static void test_mhi_reaches_m0_and_posts_its_events(void)
+/*
+ * AIC200 as upstream qaic's bar_mask 0x17 wants it: BAR0 and BAR1 32-bit
+ * memory (MHI in BAR1, the MSI-X table in BAR0), BAR2 and BAR4 64-bit;
+ * MSI-X with room for the 17 vectors upstream asks for, and MSI.
+ */
+static void test_aic200_pci_identity(void)
 {
-    Rig *r = rig_new(1, "");
+    Rig *r = rig_new_of("aic200", 1, "");
+    QPCIDevice *d = r->card[0].dev;
+    uint8_t msix = qpci_find_capability(d, PCI_CAP_ID_MSIX, 0);
+
+    g_assert_cmphex(qpci_config_readw(d, PCI_DEVICE_ID), ==, 0xa110);
+    g_assert_cmphex(qpci_config_readw(d, PCI_SUBSYSTEM_ID), ==, 0xa110);
+    g_assert_cmphex(qpci_config_readw(d, PCI_CLASS_DEVICE), ==, 0x1200);
+    for (int bar = 0; bar < 2; bar++) {
+        uint32_t lo = qpci_config_readl(d, PCI_BASE_ADDRESS_0 + bar * 4);
+
+        g_assert_cmphex(lo & 0x7, ==, PCI_BASE_ADDRESS_MEM_TYPE_32);
+    }
+    for (int bar = 2; bar < 6; bar += 2) {
+        uint32_t lo = qpci_config_readl(d, PCI_BASE_ADDRESS_0 + bar * 4);
+
+        g_assert_cmphex(lo & 0x7, ==, PCI_BASE_ADDRESS_MEM_TYPE_64);
+    }
+    g_assert_cmpuint(msix, !=, 0);
+    g_assert_cmpuint((qpci_config_readw(d, msix + PCI_MSIX_FLAGS) & PCI_MSIX_FLAGS_QSIZE) + 1, >=, 17);
+    g_assert_cmpuint(qpci_config_readl(d, msix + PCI_MSIX_TABLE) & PCI_MSIX_TABLE_BIR, ==, 0);
+    g_assert_cmpuint(qpci_find_capability(d, PCI_CAP_ID_MSI, 0), !=, 0);
+    rig_free(r);
+}
+
+static void mhi_reaches_m0_on(const char *model)
+{
+    Rig *r = rig_new_of(model, 1, "");
     uint64_t events;
 
     g_assert_cmphex(mhi_read(r, 0, MHIVER), ==, 0x01000000);
@@ -355,6 +393,17 @@ static void test_mhi_reaches_m0_and_posts_its_events(void)
     g_assert_cmphex(event_type(r, events, 1), ==, EVT_EXEC_ENV);
     g_assert_cmpuint(qtest_readb(r->qts, events + 16 + 11), ==, EE_AMSS);
     rig_free(r);
+}
+
+static void test_mhi_reaches_m0_and_posts_its_events(void)
+{
+    mhi_reaches_m0_on("aic100");
+}
+
+/* The same MHI, through BAR1. */
+static void test_aic200_mhi_reaches_m0_through_bar1(void)
+{
+    mhi_reaches_m0_on("aic200");
 }
 
 /*
@@ -510,5 +559,7 @@ int main(int argc, char **argv)
     add_case("unplug-while-working", test_unplug_while_working);
     add_case("dma-powers-off-own-slot", test_dma_powers_off_its_own_slot);
     add_case("iommu-wide-write", test_iommu_wide_write_to_32bit_register);
+    add_case("aic200-pci-identity", test_aic200_pci_identity);
+    add_case("aic200-mhi-m0-through-bar1", test_aic200_mhi_reaches_m0_through_bar1);
     return g_test_run();
 }
