@@ -3,6 +3,7 @@
 // from the guest: every field is checked before it is used, with sums
 // written so that they cannot wrap.
 #include "aic100/nsp.h"
+#include "aic100/format.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -194,16 +195,6 @@ std::string geom_problem(uint64_t v)
 
 namespace {
 
-// Up to 159 characters of printf output.
-__attribute__((format(printf, 1, 2))) std::string format(const char *fmt, ...)
-{
-	char buf[160];
-	va_list ap;
-	va_start(ap, fmt);
-	std::vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return buf;
-}
 
 // The form every instruction has, the assembler's .insn.
 std::string raw_insn(const Instr &in)

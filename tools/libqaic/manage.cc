@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "aic100/format.h"
+
 namespace qaic {
 
 namespace {
@@ -37,16 +39,7 @@ size_t min_len(uint32_t type)
 	}
 }
 
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char *fmt, ...)
-{
-	char b[160];
-	va_list ap;
-	va_start(ap, fmt);
-	std::vsnprintf(b, sizeof(b), fmt, ap);
-	va_end(ap);
-	return b;
-}
+using aic100::format;
 
 } // namespace
 

@@ -6,20 +6,11 @@
 #include <cstdio>
 
 #include "aic100/bhie.h"
+#include "aic100/format.h"
 
 namespace aic100 {
 
 namespace {
-
-__attribute__((format(printf, 1, 2))) std::string format(const char *fmt, ...)
-{
-	char buf[160];
-	va_list ap;
-	va_start(ap, fmt);
-	std::vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return buf;
-}
 
 // Why the table's own size is unusable, or empty.
 std::string check_table_size(uint32_t table_size)

@@ -18,6 +18,7 @@
 #include "aic100/firmware.h"
 #include "aic100/nnc.h"
 #include "aic100/sahara.h"
+#include "boot_images.h"
 #include "fake_card.h"
 #include "packet_bytes.h"
 
@@ -26,33 +27,6 @@ namespace {
 
 constexpr uint8_t kEeSbl = 1, kEeAmss = 2;
 constexpr uint32_t kSeq = 0x2345;
-
-std::vector<uint8_t> payload(size_t n, uint8_t seed)
-{
-	std::vector<uint8_t> p(n);
-	for (size_t i = 0; i < n; i++)
-		p[i] = static_cast<uint8_t>(i * 29 + seed);
-	return p;
-}
-
-std::vector<uint8_t> manifest(std::initializer_list<uint32_t> ids)
-{
-	std::vector<uint8_t> m(4 + 4 * ids.size());
-	const uint32_t n = static_cast<uint32_t>(ids.size());
-	std::memcpy(m.data(), &n, 4);
-	size_t off = 4;
-	for (uint32_t id : ids) {
-		std::memcpy(m.data() + off, &id, 4);
-		off += 4;
-	}
-	return m;
-}
-
-bool has(const std::vector<std::string> &lines, const std::string &s)
-{
-	return std::any_of(lines.begin(), lines.end(),
-			   [&](const std::string &l) { return l.find(s) != std::string::npos; });
-}
 
 uint32_t status_of(uint32_t txvecstatus)
 {
