@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // A minimal KTAP (v1) producer: register cases, then run() prints the plan,
 // one result line per case and diagnostics prefixed with '#'.
+//
+// Every guest program also takes --list: it prints the names its results
+// would carry, one a line, in order, and runs nothing, so that the harness
+// asks the program for its cases instead of keeping a copy of them.
 #pragma once
 
 #include <cerrno>
@@ -99,6 +103,25 @@ public:
 		add(std::move(name), [why = std::move(why)](Case &t) { t.skip(why); });
 	}
 
+	// The names of the cases, one a line, in the order run() runs them.
+	void list() const
+	{
+		for (const auto &c : cases_)
+			std::printf("%s\n", c.name.c_str());
+		std::fflush(stdout);
+	}
+
+	// The program's exit status: with --list (take_list_option), 0 once
+	// the names are out; otherwise 1 if a case failed.
+	int run_or_list(bool listing)
+	{
+		if (listing) {
+			list();
+			return 0;
+		}
+		return run() ? 1 : 0;
+	}
+
 	// Returns the number of failed cases.
 	int run()
 	{
@@ -182,5 +205,27 @@ private:
 
 	std::vector<Entry> cases_;
 };
+
+// Whether the command line asks for --list; takes it out of argv (and
+// argc), so that the programs parse the rest as "--option value" pairs.
+// Only an option's place counts: a value that reads "--list" stays.
+inline bool take_list_option(int &argc, char **argv)
+{
+	bool listing = false;
+	int kept = 1;
+	for (int i = 1; i < argc;) {
+		if (std::strcmp(argv[i], "--list") == 0) {
+			listing = true;
+			i++;
+			continue;
+		}
+		argv[kept++] = argv[i++];
+		if (i < argc)
+			argv[kept++] = argv[i++];
+	}
+	argc = kept;
+	argv[argc] = nullptr;
+	return listing;
+}
 
 } // namespace ktap

@@ -613,6 +613,7 @@ void add_tests(ktap::Suite &s, const Options &o)
 
 int main(int argc, char **argv)
 {
+	const bool listing = ktap::take_list_option(argc, argv);
 	Options o;
 	if (const char *m = std::getenv("aic_module"); m && std::strcmp(m, "none"))
 		o.module = m;
@@ -654,5 +655,5 @@ int main(int argc, char **argv)
 	}
 	ktap::Suite s;
 	add_tests(s, o);
-	return s.run() ? 1 : 0;
+	return s.run_or_list(listing);
 }

@@ -285,6 +285,7 @@ bool parse(int argc, char **argv, Options &o)
 
 int main(int argc, char **argv)
 {
+	const bool listing = ktap::take_list_option(argc, argv);
 	Options o;
 	if (!parse(argc, argv, o)) {
 		std::fprintf(stderr, "usage: %s --race bootlog|timesync --gate GATE.ko "
@@ -295,5 +296,5 @@ int main(int argc, char **argv)
 	ktap::Suite s;
 	for (const Run &r : o.runs)
 		add_run(s, o, r);
-	return s.run() ? 1 : 0;
+	return s.run_or_list(listing);
 }
