@@ -31,13 +31,15 @@ class Case;
 // is given, e.g. the card, the driver's profile and the options), run in a
 // child process of its own under a time limit (Suite::add_isolated).
 // KTAP_CASE names the case after its function, so that a name in the
-// results is found in the source as a function's.
+// results is found in the source as a function's. A timeout of kInProcess
+// runs the case in the suite's own process instead, without a limit.
 template <class Fixture> struct Def {
 	const char *name;
 	void (*fn)(Case &, const Fixture &);
 	unsigned timeout_s;
 };
 #define KTAP_CASE(fn, timeout_s) {#fn, fn, timeout_s}
+constexpr unsigned kInProcess = 0;
 
 class Case {
 public:
@@ -86,16 +88,20 @@ public:
 	}
 	// Runs the case in a child process under a time limit, as kselftest's
 	// harness does: a crash or a hang fails this case only, and whatever
-	// the case left open is closed before the next one starts.
+	// the case left open is closed before the next one starts. A timeout
+	// of kInProcess runs it as add() does.
 	void add_isolated(std::string name, unsigned timeout_s, std::function<void(Case &)> fn)
 	{
 		cases_.push_back({std::move(name), std::move(fn), timeout_s});
 	}
 	// A row of a table of cases (Def), run as add_isolated() runs a
 	// function, given the fixture.
-	template <class Fixture> void add(const Def<Fixture> &d, const Fixture &f)
+	template <class Fixture> void add(const Def<Fixture> &d, const Fixture &f) { add(d.name, d, f); }
+	// The same under a name of the caller's, for a row that runs once per
+	// fixture: "card1_bars" for the row "bars" given card 1.
+	template <class Fixture> void add(std::string name, const Def<Fixture> &d, const Fixture &f)
 	{
-		add_isolated(d.name, d.timeout_s, [fn = d.fn, f](Case &t) { fn(t, f); });
+		add_isolated(std::move(name), d.timeout_s, [fn = d.fn, f](Case &t) { fn(t, f); });
 	}
 	// A case listed by name that only skips, with the reason.
 	void add_skipped(std::string name, std::string why)
