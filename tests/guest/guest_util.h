@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ktap.h"
 #include "qaic.h"
 
 namespace guest_util {
@@ -189,6 +190,19 @@ inline std::string as_diagnostic(const std::string &text)
 	for (char c : text)
 		out += c == '\n' ? std::string("\n    # ") : std::string(1, c);
 	return out;
+}
+
+// Fails the case if `trouble` (a kernel_trouble() report) is not empty,
+// with the report as its diagnostic.
+inline void expect_no_trouble(ktap::Case &t, const std::string &trouble)
+{
+	t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
+}
+
+// Shows the oops that a reproducer's run of a driver with the bug expects.
+inline void note_expected_oops(ktap::Case &t, const std::string &oops)
+{
+	t.note("the expected oops (upstream bug, docs/upstream-bugs.md):\n    # %s", as_diagnostic(oops).c_str());
 }
 
 // A "--run LABEL=MODULE:OUTCOME" argument of the reproducers that load

@@ -351,7 +351,7 @@ void add_unloaded(ktap::Suite &s)
 		const std::string log = dmesg();
 		const size_t at = log.rfind(kLoadedMark);
 		const std::string trouble = kernel_trouble(at == std::string::npos ? log : log.substr(at));
-		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
+		expect_no_trouble(t, trouble);
 	});
 }
 
