@@ -134,17 +134,29 @@ inline std::string kernel_trouble(const std::string &log)
 	return {};
 }
 
-// A known upstream bug's detector report (--known-report NAME): its first
-// line, a line it must hold, its last line (docs/upstream-bugs.md).
+// A known upstream bug's detector report (--known-report NAME): what its
+// first line, a line it must hold and its last line end with
+// (docs/upstream-bugs.md). The harness allows the same reports in the
+// serial log, reading this table (print_known_reports).
 struct KnownReport {
 	const char *name, *first, *holds, *last;
 };
 inline constexpr KnownReport kKnownReports[] = {
-	// patches/linux/0009-*
+	// Upstream qaic's wrapper list lock taken with bottom halves on
+	// (patches/linux/0009-*).
 	{"wrapper-lock", "WARNING: inconsistent lock state", "&wrappers->lock", "</TASK>"},
-	// patches/linux/0010-* (0011-* on 6.12)
+	// Upstream qaic's SRCU structs sharing one lockdep class, a DBC's
+	// synchronized inside the device's (patches/linux/0010-*, 0011-* on 6.12).
 	{"srcu-class", "WARNING: possible recursive locking detected", "disable_dbc", "</TASK>"},
 };
+
+// The table for the harness (qaic-guest-tests --list-known-reports): a
+// report a line, its name and markers separated by tabs.
+inline void print_known_reports()
+{
+	for (const auto &r : kKnownReports)
+		std::printf("%s\t%s\t%s\t%s\n", r.name, r.first, r.holds, r.last);
+}
 
 inline bool is_known_report(const std::string &name)
 {

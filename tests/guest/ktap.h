@@ -212,16 +212,17 @@ private:
 	std::vector<Entry> cases_;
 };
 
-// Whether the command line asks for --list; takes it out of argv (and
-// argc), so that the programs parse the rest as "--option value" pairs.
-// Only an option's place counts: a value that reads "--list" stays.
-inline bool take_list_option(int &argc, char **argv)
+// Whether the command line holds `flag` (an option without a value);
+// takes it out of argv (and argc), so that the programs parse the rest as
+// "--option value" pairs. Only an option's place counts: a value that
+// reads as the flag stays.
+inline bool take_flag(int &argc, char **argv, const char *flag)
 {
-	bool listing = false;
+	bool found = false;
 	int kept = 1;
 	for (int i = 1; i < argc;) {
-		if (std::strcmp(argv[i], "--list") == 0) {
-			listing = true;
+		if (std::strcmp(argv[i], flag) == 0) {
+			found = true;
 			i++;
 			continue;
 		}
@@ -231,7 +232,13 @@ inline bool take_list_option(int &argc, char **argv)
 	}
 	argc = kept;
 	argv[argc] = nullptr;
-	return listing;
+	return found;
+}
+
+// Whether the command line asks for --list (Suite::run_or_list).
+inline bool take_list_option(int &argc, char **argv)
+{
+	return take_flag(argc, argv, "--list");
 }
 
 } // namespace ktap

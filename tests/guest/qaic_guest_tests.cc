@@ -3,6 +3,7 @@
 // Usage: qaic-guest-tests --cards N --msi 1|32 [--module PATH] [--cycles K]
 //                         [--upstream 0|6.12|7.3] [--firmware DIR]
 //                         [--known-report NAME ...] [--list]
+//        qaic-guest-tests --list-known-reports
 // --upstream says the module is upstream Linux's qaic, which lacks our
 // driver's extras (loopback debugfs, uevents, "card:" boot log in dmesg).
 #include <algorithm>
@@ -822,6 +823,10 @@ bool parse_options(int argc, char **argv, Options &o)
 
 int main(int argc, char **argv)
 {
+	if (ktap::take_flag(argc, argv, "--list-known-reports")) {
+		print_known_reports();
+		return 0;
+	}
 	const bool listing = ktap::take_list_option(argc, argv);
 	Options o;
 	if (const char *m = std::getenv("aic_module"); m && std::strcmp(m, "none"))

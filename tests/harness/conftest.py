@@ -33,9 +33,6 @@ CLOSE_AFTER_UNBIND_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-close-aft
 HOSTILE_DMA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-hostile-dma-tests"
 # The compiled networks with their reference pairs (docs/compiler.md).
 NETWORKS = BUILD / "cmake" / "tools" / "qpc-networks"
-# The known detector reports the guest programs leave out (--known-report;
-# tests/guest/guest_util.h); test_guest.py knows the same for the serial log.
-GUEST_KNOWN_REPORTS = ("wrapper-lock", "srcu-class")
 
 
 # Guest kernel series (scripts/vm-run --kernel): Debian 12's 6.12 and
@@ -109,8 +106,8 @@ class Config:
     # Only this health case (qaic-health-tests --case), or all of them.
     health_case: str = ""
     # Detector reports of known upstream bugs that the driver under test
-    # shows and the serial log check allows (test_guest.py, KNOWN_REPORTS
-    # and KNOWN_LEAKS): "wrapper-lock", "srcu-class", "upstream-leaks".
+    # shows and the serial log check allows (guest_known_reports() and
+    # test_guest.py's KNOWN_LEAKS): "wrapper-lock", "srcu-class", "upstream-leaks".
     known_reports: tuple = ()
     # Upstream bugs whose fix the upstream module under test carries, for
     # the suites that expect upstream's bugs (qaic-nnc-tests --fixed).
@@ -477,7 +474,7 @@ def suite_commands(config):
     cases with the same ones (expected_cases)."""
     upstream = ("--upstream", kernels.series(config.kernel)) if config.upstream else ()
     # The guest programs know the lock reports; leaks show at the end.
-    reports = tuple(a for n in config.known_reports if n in GUEST_KNOWN_REPORTS for a in ("--known-report", n))
+    reports = tuple(a for n in config.known_reports if n in guest_known_reports() for a in ("--known-report", n))
     commands = []
     # The boot suite first: its "online" note times the boot, and its
     # reload and reset cases leave the card ONLINE again.
@@ -548,6 +545,28 @@ def listed_cases(program, args):
     """The case names a guest program reports for these arguments, in order
     (its --list, which runs nothing)."""
     return tuple(_ask(program, *args, "--list").split())
+
+
+@dataclasses.dataclass(frozen=True)
+class KnownReport:
+    """A known upstream bug's detector report: its first line, a line it
+    must hold and its last line end with these."""
+    first: str
+    holds: str
+    last: str
+
+
+@functools.cache
+def guest_known_reports():
+    """name -> KnownReport: the reports that the guest programs leave out
+    where a configuration names them (--known-report), as they know them
+    (tests/guest/guest_util.h); test_guest.py allows the same in the serial
+    log."""
+    reports = {}
+    for line in _ask(GUEST_TESTS, "--list-known-reports").splitlines():
+        name, first, holds, last = line.split("\t")
+        reports[name] = KnownReport(first, holds, last)
+    return reports
 
 
 def guest_run(config: Config) -> GuestRun:
