@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ktap.h"
 #include "qaic.h"
 
 namespace guest_util {
@@ -133,17 +134,29 @@ inline std::string kernel_trouble(const std::string &log)
 	return {};
 }
 
-// A known upstream bug's detector report (--known-report NAME): its first
-// line, a line it must hold, its last line (docs/upstream-bugs.md).
+// A known upstream bug's detector report (--known-report NAME): what its
+// first line, a line it must hold and its last line end with
+// (docs/upstream-bugs.md). The harness allows the same reports in the
+// serial log, reading this table (print_known_reports).
 struct KnownReport {
 	const char *name, *first, *holds, *last;
 };
 inline constexpr KnownReport kKnownReports[] = {
-	// patches/linux/0009-*
+	// Upstream qaic's wrapper list lock taken with bottom halves on
+	// (patches/linux/0009-*).
 	{"wrapper-lock", "WARNING: inconsistent lock state", "&wrappers->lock", "</TASK>"},
-	// patches/linux/0010-* (0011-* on 6.12)
+	// Upstream qaic's SRCU structs sharing one lockdep class, a DBC's
+	// synchronized inside the device's (patches/linux/0010-*, 0011-* on 6.12).
 	{"srcu-class", "WARNING: possible recursive locking detected", "disable_dbc", "</TASK>"},
 };
+
+// The table for the harness (qaic-guest-tests --list-known-reports): a
+// report a line, its name and markers separated by tabs.
+inline void print_known_reports()
+{
+	for (const auto &r : kKnownReports)
+		std::printf("%s\t%s\t%s\t%s\n", r.name, r.first, r.holds, r.last);
+}
 
 inline bool is_known_report(const std::string &name)
 {
@@ -189,6 +202,19 @@ inline std::string as_diagnostic(const std::string &text)
 	for (char c : text)
 		out += c == '\n' ? std::string("\n    # ") : std::string(1, c);
 	return out;
+}
+
+// Fails the case if `trouble` (a kernel_trouble() report) is not empty,
+// with the report as its diagnostic.
+inline void expect_no_trouble(ktap::Case &t, const std::string &trouble)
+{
+	t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
+}
+
+// Shows the oops that a reproducer's run of a driver with the bug expects.
+inline void note_expected_oops(ktap::Case &t, const std::string &oops)
+{
+	t.note("the expected oops (upstream bug, docs/upstream-bugs.md):\n    # %s", as_diagnostic(oops).c_str());
 }
 
 // A "--run LABEL=MODULE:OUTCOME" argument of the reproducers that load

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // A minimal KTAP (v1) producer: register cases, then run() prints the plan,
 // one result line per case and diagnostics prefixed with '#'.
+//
+// Every guest program also takes --list: it prints the names its results
+// would carry, one a line, in order, and runs nothing, so that the harness
+// asks the program for its cases instead of keeping a copy of them.
 #pragma once
 
 #include <cerrno>
@@ -27,13 +31,15 @@ class Case;
 // is given, e.g. the card, the driver's profile and the options), run in a
 // child process of its own under a time limit (Suite::add_isolated).
 // KTAP_CASE names the case after its function, so that a name in the
-// results is found in the source as a function's.
+// results is found in the source as a function's. A timeout of kInProcess
+// runs the case in the suite's own process instead, without a limit.
 template <class Fixture> struct Def {
 	const char *name;
 	void (*fn)(Case &, const Fixture &);
 	unsigned timeout_s;
 };
 #define KTAP_CASE(fn, timeout_s) {#fn, fn, timeout_s}
+constexpr unsigned kInProcess = 0;
 
 class Case {
 public:
@@ -82,21 +88,44 @@ public:
 	}
 	// Runs the case in a child process under a time limit, as kselftest's
 	// harness does: a crash or a hang fails this case only, and whatever
-	// the case left open is closed before the next one starts.
+	// the case left open is closed before the next one starts. A timeout
+	// of kInProcess runs it as add() does.
 	void add_isolated(std::string name, unsigned timeout_s, std::function<void(Case &)> fn)
 	{
 		cases_.push_back({std::move(name), std::move(fn), timeout_s});
 	}
 	// A row of a table of cases (Def), run as add_isolated() runs a
 	// function, given the fixture.
-	template <class Fixture> void add(const Def<Fixture> &d, const Fixture &f)
+	template <class Fixture> void add(const Def<Fixture> &d, const Fixture &f) { add(d.name, d, f); }
+	// The same under a name of the caller's, for a row that runs once per
+	// fixture: "card1_bars" for the row "bars" given card 1.
+	template <class Fixture> void add(std::string name, const Def<Fixture> &d, const Fixture &f)
 	{
-		add_isolated(d.name, d.timeout_s, [fn = d.fn, f](Case &t) { fn(t, f); });
+		add_isolated(std::move(name), d.timeout_s, [fn = d.fn, f](Case &t) { fn(t, f); });
 	}
 	// A case listed by name that only skips, with the reason.
 	void add_skipped(std::string name, std::string why)
 	{
 		add(std::move(name), [why = std::move(why)](Case &t) { t.skip(why); });
+	}
+
+	// The names of the cases, one a line, in the order run() runs them.
+	void list() const
+	{
+		for (const auto &c : cases_)
+			std::printf("%s\n", c.name.c_str());
+		std::fflush(stdout);
+	}
+
+	// The program's exit status: with --list (take_list_option), 0 once
+	// the names are out; otherwise 1 if a case failed.
+	int run_or_list(bool listing)
+	{
+		if (listing) {
+			list();
+			return 0;
+		}
+		return run() ? 1 : 0;
 	}
 
 	// Returns the number of failed cases.
@@ -182,5 +211,34 @@ private:
 
 	std::vector<Entry> cases_;
 };
+
+// Whether the command line holds `flag` (an option without a value);
+// takes it out of argv (and argc), so that the programs parse the rest as
+// "--option value" pairs. Only an option's place counts: a value that
+// reads as the flag stays.
+inline bool take_flag(int &argc, char **argv, const char *flag)
+{
+	bool found = false;
+	int kept = 1;
+	for (int i = 1; i < argc;) {
+		if (std::strcmp(argv[i], flag) == 0) {
+			found = true;
+			i++;
+			continue;
+		}
+		argv[kept++] = argv[i++];
+		if (i < argc)
+			argv[kept++] = argv[i++];
+	}
+	argc = kept;
+	argv[argc] = nullptr;
+	return found;
+}
+
+// Whether the command line asks for --list (Suite::run_or_list).
+inline bool take_list_option(int &argc, char **argv)
+{
+	return take_flag(argc, argv, "--list");
+}
 
 } // namespace ktap

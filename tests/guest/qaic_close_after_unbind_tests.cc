@@ -179,152 +179,213 @@ struct State {
 	std::string bdf;
 };
 
+// ---- a run's cases -------------------------------------------------------------
+
+// What each of a run's cases is given: the options, the run, and the state
+// its cases share (they run one after the other in this process).
+struct RunFixture {
+	Options o;
+	Run r;
+	std::shared_ptr<State> st;
+};
+
 // --scenario rebind, once the holder closed the old instance's node (its
 // wait status in `holder`, -1 if its close did not return): whether the
 // new instance still finds itself through the PCI drvdata.
-void expect_new_instance_whole(ktap::Case &t, const Options &o, const Run &r, const State &st, int holder)
+void expect_new_instance_whole(ktap::Case &t, const RunFixture &f, int holder)
 {
 	t.expect(holder >= 0 && WIFEXITED(holder) && WEXITSTATUS(holder) == 0,
 		 "the holder's close did not return cleanly (holder: %s)", describe_status(holder).c_str());
-	auto c = card_at(st.bdf);
+	auto c = card_at(f.st->bdf);
 	if (!c)
-		return t.expect(false, "no card %s", st.bdf.c_str());
+		return t.expect(false, "no card %s", f.st->bdf.c_str());
 	t.expect(c->accel_minor.has_value(), "the new instance has no accel node after the old one's close");
 	std::string value;
 	const int reader = read_in_child(c->sysfs + "/ce_count", value);
-	const std::string trouble = kernel_trouble_since(st.mark, o.known_reports);
-	if (r.expect_oops) {
+	const std::string trouble = kernel_trouble_since(f.st->mark, f.o.known_reports);
+	if (f.r.expect_oops) {
 		t.expect(trouble.find("ce_count_show") != std::string::npos, "no oops in ce_count_show (reader: %s, "
 			 "read '%s'; upstream fixed?):\n    # %s", describe_status(reader).c_str(), value.c_str(),
 			 as_diagnostic(trouble).c_str());
 		t.expect(reader >= 0 && WIFSIGNALED(reader), "the reader was not killed (%s)",
 			 describe_status(reader).c_str());
 		if (!trouble.empty())
-			t.note("the expected oops (upstream bug, docs/upstream-bugs.md):\n    # %s",
-			       as_diagnostic(trouble).c_str());
+			note_expected_oops(t, trouble);
 		return;
 	}
 	char *end = nullptr;
 	const long n = value.empty() ? -1 : std::strtol(value.c_str(), &end, 10);
 	t.expect(reader >= 0 && WIFEXITED(reader) && WEXITSTATUS(reader) == 0 && n >= 0 && end && !*end,
 		 "ce_count of the new instance: '%s' (reader: %s)", value.c_str(), describe_status(reader).c_str());
-	t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
+	expect_no_trouble(t, trouble);
 	t.note("the old node closed with the card bound again; the new instance's ce_count reads %s", value.c_str());
 }
 
+void loaded(ktap::Case &t, const RunFixture &f)
+{
+	if (std::filesystem::exists("/sys/module/qaic"))
+		t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
+	t.expect(shell("modprobe -a drm mhi") == 0, "modprobe drm mhi failed");
+	kmsg(f.r.label + ": close-after-unbind reproducer armed; loading " + f.r.module);
+	f.st->mark = dmesg().size();
+	t.expect(shell("insmod " + f.r.module) == 0, "insmod %s failed", f.r.module.c_str());
+	auto cards = qaic::find_cards();
+	if (f.o.card >= cards.size())
+		return t.expect(false, "no card %u", f.o.card);
+	f.st->bdf = cards[f.o.card].bdf;
+	t.expect(wait_online(f.st->bdf), "card %s not ONLINE after loading %s", f.st->bdf.c_str(),
+		 f.r.module.c_str());
+}
+
+// With the holder's node open: the card unbound.
+void unbind_card(ktap::Case &t, const std::string &bdf)
+{
+	t.expect(spit("/sys/bus/pci/drivers/qaic/unbind", bdf), "unbind %s failed", bdf.c_str());
+	auto after = card_at(bdf);
+	t.expect(after && after->driver.empty() && !after->accel_minor,
+		 "%s still bound or with an accel node after the unbind", bdf.c_str());
+}
+
+// With the holder's node open: the card unbound, then a new instance of
+// the driver takes it.
+void rebind_card(ktap::Case &t, const std::string &bdf)
+{
+	unbind_card(t, bdf);
+	t.expect(spit("/sys/bus/pci/drivers/qaic/bind", bdf), "bind %s failed", bdf.c_str());
+	t.expect(wait_online(bdf), "card %s not ONLINE after binding it again", bdf.c_str());
+	// The close must come after every probe that reads the drvdata, or one
+	// of them meets the bug first.
+	t.expect(wait_for([&] { return amss_clients_probed(bdf); }, kOnlineTimeout),
+		 "the new instance's MHI clients are not all probed");
+}
+
+// How the holder's close went: 'd' if it said it was done, and its wait
+// status (-1: it did not end).
+struct HolderClose {
+	char closed = 0;
+	int status = -1;
+};
+
+// Has a child open the card's accel node, does `while_open` to the card,
+// then has the child close the node; nothing if it could not begin.
+std::optional<HolderClose> close_after(ktap::Case &t, const RunFixture &f,
+				       void (*while_open)(ktap::Case &, const std::string &bdf))
+{
+	auto c = card_at(f.st->bdf);
+	if (!c || !c->accel_minor) {
+		t.expect(false, "no accel node for %s", f.st->bdf.c_str());
+		return std::nullopt;
+	}
+	int to_child[2], from_child[2];
+	if (::pipe2(to_child, O_CLOEXEC) || ::pipe2(from_child, O_CLOEXEC)) {
+		t.expect(false, "pipe: %s", std::strerror(errno));
+		return std::nullopt;
+	}
+	const pid_t pid = start_holder(c->accel_node(), to_child, from_child);
+	::close(to_child[0]);
+	::close(from_child[1]);
+	const char opened = read_byte(from_child[0], 30);
+	t.expect(opened == 'o', "the holder did not open %s", c->accel_node().c_str());
+	if (opened == 'o') {
+		while_open(t, f.st->bdf);
+		const char go = 'c';
+		(void)!::write(to_child[1], &go, 1);
+	}
+	::close(to_child[1]);
+	HolderClose done;
+	done.closed = read_byte(from_child[0], 30);
+	::close(from_child[0]);
+	done.status = reap(pid, 30);
+	return done;
+}
+
+void close_after_unbind(ktap::Case &t, const RunFixture &f)
+{
+	const auto held = close_after(t, f, unbind_card);
+	if (!held)
+		return;
+	// The oops is printed by the close() itself, before the child is gone:
+	// it is in the log once the child is reaped.
+	const std::string trouble = kernel_trouble_since(f.st->mark, f.o.known_reports);
+	const std::string holder = describe_status(held->status);
+	if (!f.r.expect_oops) {
+		t.expect(held->closed == 'd' && held->status >= 0 && WIFEXITED(held->status) &&
+				 WEXITSTATUS(held->status) == 0,
+			 "the holder's close did not return cleanly (holder: %s)", holder.c_str());
+		return expect_no_trouble(t, trouble);
+	}
+	t.expect(!trouble.empty(), "no oops at the close after the unbind (holder: %s; upstream fixed?)",
+		 holder.c_str());
+	// The DRM managed release under the close, on the freed qdev: the NULL
+	// srcu_sup in cleanup_srcu_struct(), or, under KASAN, its report of the
+	// first action's access (a mutex_destroy()).
+	t.expect((trouble.find("cleanup_srcu_struct") != std::string::npos ||
+		  trouble.find("drm_managed_release") != std::string::npos) &&
+			 trouble.find("drm_release") != std::string::npos,
+		 "the oops is not the DRM managed release under drm_release:\n    # %s",
+		 as_diagnostic(trouble).c_str());
+	t.expect(held->closed != 'd' && held->status >= 0 && WIFSIGNALED(held->status),
+		 "the holder's close returned (holder: %s)", holder.c_str());
+	if (!trouble.empty())
+		note_expected_oops(t, trouble);
+}
+
+void close_after_rebind(ktap::Case &t, const RunFixture &f)
+{
+	if (const auto held = close_after(t, f, rebind_card))
+		expect_new_instance_whole(t, f, held->closed == 'd' ? held->status : -1);
+}
+
+// --scenario unbind, after a clean close: the driver is whole, the card
+// binds again, comes ONLINE, and the module unloads for the next run.
+void rebound(ktap::Case &t, const RunFixture &f)
+{
+	t.expect(spit("/sys/bus/pci/drivers/qaic/bind", f.st->bdf), "bind %s failed", f.st->bdf.c_str());
+	t.expect(wait_online(f.st->bdf), "card %s not ONLINE after binding it again", f.st->bdf.c_str());
+	t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
+	expect_no_trouble(t, kernel_trouble_since(f.st->mark, f.o.known_reports));
+}
+
+// --scenario rebind, after a clean close: the new instance goes whole,
+// nothing of it is left after rmmod.
+void removed(ktap::Case &t, const RunFixture &f)
+{
+	t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
+	auto c = card_at(f.st->bdf);
+	t.expect(c && c->driver.empty() && !c->accel_minor, "%s still bound or with an accel node after rmmod",
+		 f.st->bdf.c_str());
+	std::error_code ec;
+	for (const auto &d : std::filesystem::directory_iterator(c ? c->sysfs : "", ec))
+		t.expect(d.path().filename().string().rfind("mhi", 0) != 0, "%s left after rmmod", d.path().c_str());
+	expect_no_trouble(t, kernel_trouble_since(f.st->mark, f.o.known_reports));
+}
+
+// A run's cases in the order they run, named <label>_<case>, in this
+// process (they share the run's state); an oops run ends after the close.
+struct Scenario {
+	ktap::Def<RunFixture> loaded, close, after_clean_close;
+};
+
+const Scenario kUnbindScenario = {KTAP_CASE(loaded, ktap::kInProcess), KTAP_CASE(close_after_unbind, ktap::kInProcess),
+				  KTAP_CASE(rebound, ktap::kInProcess)};
+const Scenario kRebindScenario = {KTAP_CASE(loaded, ktap::kInProcess), KTAP_CASE(close_after_rebind, ktap::kInProcess),
+				  KTAP_CASE(removed, ktap::kInProcess)};
+
 void add_run(ktap::Suite &s, const Options &o, const Run &r)
 {
-	auto st = std::make_shared<State>();
-
-	s.add(r.label + "_loaded", [=](ktap::Case &t) {
-		if (std::filesystem::exists("/sys/module/qaic"))
-			t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
-		t.expect(shell("modprobe -a drm mhi") == 0, "modprobe drm mhi failed");
-		kmsg(r.label + ": close-after-unbind reproducer armed; loading " + r.module);
-		st->mark = dmesg().size();
-		t.expect(shell("insmod " + r.module) == 0, "insmod %s failed", r.module.c_str());
-		auto cards = qaic::find_cards();
-		if (o.card >= cards.size())
-			return t.expect(false, "no card %u", o.card);
-		st->bdf = cards[o.card].bdf;
-		t.expect(wait_online(st->bdf), "card %s not ONLINE after loading %s", st->bdf.c_str(),
-			 r.module.c_str());
-	});
-
-	s.add(r.label + (o.rebind ? "_close_after_rebind" : "_close_after_unbind"), [=](ktap::Case &t) {
-		auto c = card_at(st->bdf);
-		if (!c || !c->accel_minor)
-			return t.expect(false, "no accel node for %s", st->bdf.c_str());
-		int to_child[2], from_child[2];
-		if (::pipe2(to_child, O_CLOEXEC) || ::pipe2(from_child, O_CLOEXEC))
-			return t.expect(false, "pipe: %s", std::strerror(errno));
-		const pid_t pid = start_holder(c->accel_node(), to_child, from_child);
-		::close(to_child[0]);
-		::close(from_child[1]);
-		const char opened = read_byte(from_child[0], 30);
-		t.expect(opened == 'o', "the holder did not open %s", c->accel_node().c_str());
-		if (opened == 'o') {
-			t.expect(spit("/sys/bus/pci/drivers/qaic/unbind", st->bdf), "unbind %s failed", st->bdf.c_str());
-			auto after = card_at(st->bdf);
-			t.expect(after && after->driver.empty() && !after->accel_minor,
-				 "%s still bound or with an accel node after the unbind", st->bdf.c_str());
-			if (o.rebind) {
-				// A new instance of the driver takes the card.
-				t.expect(spit("/sys/bus/pci/drivers/qaic/bind", st->bdf), "bind %s failed", st->bdf.c_str());
-				t.expect(wait_online(st->bdf), "card %s not ONLINE after binding it again", st->bdf.c_str());
-				// The close must come after every probe that reads the
-				// drvdata, or one of them meets the bug first.
-				t.expect(wait_for([&] { return amss_clients_probed(st->bdf); }, kOnlineTimeout),
-					 "the new instance's MHI clients are not all probed");
-			}
-			const char go = 'c';
-			(void)!::write(to_child[1], &go, 1);
-		}
-		::close(to_child[1]);
-		const char closed = read_byte(from_child[0], 30);
-		::close(from_child[0]);
-		const int status = reap(pid, 30);
-		if (o.rebind)
-			return expect_new_instance_whole(t, o, r, *st, closed == 'd' ? status : -1);
-		// The oops is printed by the close() itself, before the child is
-		// gone: it is in the log once the child is reaped.
-		const std::string trouble = kernel_trouble_since(st->mark, o.known_reports);
-		if (r.expect_oops) {
-			t.expect(!trouble.empty(), "no oops at the close after the unbind (holder: %s; upstream fixed?)",
-				 describe_status(status).c_str());
-			// The DRM managed release under the close, on the freed qdev:
-			// the NULL srcu_sup in cleanup_srcu_struct(), or, under KASAN,
-			// its report of the first action's access (a mutex_destroy()).
-			t.expect((trouble.find("cleanup_srcu_struct") != std::string::npos ||
-				  trouble.find("drm_managed_release") != std::string::npos) &&
-					 trouble.find("drm_release") != std::string::npos,
-				 "the oops is not the DRM managed release under drm_release:\n    # %s",
-				 as_diagnostic(trouble).c_str());
-			t.expect(closed != 'd' && status >= 0 && WIFSIGNALED(status),
-				 "the holder's close returned (holder: %s)", describe_status(status).c_str());
-			if (!trouble.empty())
-				t.note("the expected oops (upstream bug, docs/upstream-bugs.md):\n    # %s",
-				       as_diagnostic(trouble).c_str());
-			return;
-		}
-		t.expect(closed == 'd' && status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-			 "the holder's close did not return cleanly (holder: %s)", describe_status(status).c_str());
-		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
-	});
-
-	if (r.expect_oops)
-		return;
-	// The new instance goes whole: nothing of it is left after rmmod.
-	if (o.rebind) {
-		s.add(r.label + "_removed", [=](ktap::Case &t) {
-			t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
-			auto c = card_at(st->bdf);
-			t.expect(c && c->driver.empty() && !c->accel_minor, "%s still bound or with an accel node after "
-				 "rmmod", st->bdf.c_str());
-			std::error_code ec;
-			for (const auto &d : std::filesystem::directory_iterator(c ? c->sysfs : "", ec))
-				t.expect(d.path().filename().string().rfind("mhi", 0) != 0, "%s left after rmmod",
-					 d.path().c_str());
-			const std::string trouble = kernel_trouble_since(st->mark, o.known_reports);
-			t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
-		});
-		return;
-	}
-	// The driver is whole after it: the card binds again, comes ONLINE, and
-	// the module unloads for the next run.
-	s.add(r.label + "_rebound", [=](ktap::Case &t) {
-		t.expect(spit("/sys/bus/pci/drivers/qaic/bind", st->bdf), "bind %s failed", st->bdf.c_str());
-		t.expect(wait_online(st->bdf), "card %s not ONLINE after binding it again", st->bdf.c_str());
-		t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
-		const std::string trouble = kernel_trouble_since(st->mark, o.known_reports);
-		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
-	});
+	const Scenario &sc = o.rebind ? kRebindScenario : kUnbindScenario;
+	const RunFixture f{o, r, std::make_shared<State>()};
+	s.add(r.label + "_" + sc.loaded.name, sc.loaded, f);
+	s.add(r.label + "_" + sc.close.name, sc.close, f);
+	if (!r.expect_oops)
+		s.add(r.label + "_" + sc.after_clean_close.name, sc.after_clean_close, f);
 }
 
 } // namespace
 
 int main(int argc, char **argv)
 {
+	const bool listing = ktap::take_list_option(argc, argv);
 	Options o;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const std::string k = argv[i], v = argv[i + 1];
@@ -367,5 +428,5 @@ int main(int argc, char **argv)
 	ktap::Suite s;
 	for (const auto &r : o.runs)
 		add_run(s, o, r);
-	return s.run() ? 1 : 0;
+	return s.run_or_list(listing);
 }

@@ -1624,6 +1624,7 @@ const ktap::Def<Fixture> kCases[] = {
 
 int main(int argc, char **argv)
 {
+	const bool listing = ktap::take_list_option(argc, argv);
 	Options o;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const std::string k = argv[i], v = argv[i + 1];
@@ -1654,5 +1655,5 @@ int main(int argc, char **argv)
 	for (const auto &c : kCases)
 		if (o.only.empty() || std::find(o.only.begin(), o.only.end(), c.name) != o.only.end())
 			s.add(c, f);
-	return s.run() ? 1 : 0;
+	return s.run_or_list(listing);
 }

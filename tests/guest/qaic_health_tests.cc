@@ -4175,6 +4175,7 @@ bool parse_options(int argc, char **argv, Options &o)
 
 int main(int argc, char **argv)
 {
+	const bool listing = ktap::take_list_option(argc, argv);
 	Options o;
 	if (!parse_options(argc, argv, o))
 		return 2;
@@ -4189,5 +4190,5 @@ int main(int argc, char **argv)
 	const Fixture f{o.card, profile_of(o), o};
 	ktap::Suite s;
 	add_cases(s, f);
-	return s.run() ? 1 : 0;
+	return s.run_or_list(listing);
 }

@@ -351,7 +351,7 @@ void add_unloaded(ktap::Suite &s)
 		const std::string log = dmesg();
 		const size_t at = log.rfind(kLoadedMark);
 		const std::string trouble = kernel_trouble(at == std::string::npos ? log : log.substr(at));
-		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
+		expect_no_trouble(t, trouble);
 	});
 }
 
@@ -359,6 +359,7 @@ void add_unloaded(ktap::Suite &s)
 
 int main(int argc, char **argv)
 {
+	const bool listing = ktap::take_list_option(argc, argv);
 	Options o;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const std::string k = argv[i], v = argv[i + 1];
@@ -387,5 +388,5 @@ int main(int argc, char **argv)
 	add_sbr(s, o);
 	add_sbr_recovery(s, o);
 	add_unloaded(s);
-	return s.run() ? 1 : 0;
+	return s.run_or_list(listing);
 }

@@ -1827,29 +1827,42 @@ std::optional<std::pair<unsigned, unsigned>> running_kernel()
 	return std::make_pair(major, minor);
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+// Whether the running kernel is Linux 6.19 or later, where upstream's
+// MANAGE errnos changed; nothing (said on stderr) if that cannot be told or
+// the kernel and --upstream disagree.
+std::optional<bool> kernel_is_7_3(const Options &o)
 {
-	Options o;
-	if (!parse_options(argc, argv, o))
-		return 2;
 	const auto kernel = running_kernel();
 	if (!kernel) {
 		std::fprintf(stderr, "cannot read the running kernel's version from uname()\n");
-		return 2;
+		return std::nullopt;
 	}
-	// Linux 6.19 or later, where upstream's MANAGE errnos changed.
 	const bool kernel_7_3 = *kernel >= std::make_pair(6u, 19u);
 	const bool upstream_73 = o.driver == DriverUnderTest::Upstream73;
 	if (o.driver != DriverUnderTest::Ours && kernel_7_3 != upstream_73) {
 		std::fprintf(stderr, "--upstream %s on Linux %u.%u: the kernel and the driver disagree\n",
 			     upstream_73 ? "7.3" : "6.12", kernel->first, kernel->second);
-		return 2;
+		return std::nullopt;
 	}
+	return kernel_7_3;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	const bool listing = ktap::take_list_option(argc, argv);
+	Options o;
+	if (!parse_options(argc, argv, o))
+		return 2;
+	// --list runs on the host, whose kernel is not the guest's; the cases
+	// are the same on every kernel.
+	const auto kernel_7_3 = listing ? std::optional<bool>(o.driver == DriverUnderTest::Upstream73) : kernel_is_7_3(o);
+	if (!kernel_7_3)
+		return 2;
 	Found found;
-	const Fixture f{o, profile_of(o, kernel_7_3), &found};
+	const Fixture f{o, profile_of(o, *kernel_7_3), &found};
 	ktap::Suite s;
 	add_cases(s, f);
-	return s.run() ? 1 : 0;
+	return s.run_or_list(listing);
 }

@@ -98,6 +98,7 @@ void add_run(ktap::Suite &s, const Options &o, const Run &r)
 
 int main(int argc, char **argv)
 {
+	const bool listing = ktap::take_list_option(argc, argv);
 	Options o;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		const std::string k = argv[i], v = argv[i + 1];
@@ -122,5 +123,5 @@ int main(int argc, char **argv)
 	ktap::Suite s;
 	for (const auto &r : o.runs)
 		add_run(s, o, r);
-	return s.run() ? 1 : 0;
+	return s.run_or_list(listing);
 }

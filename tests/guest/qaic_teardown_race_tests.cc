@@ -124,125 +124,176 @@ GateCounts operator-(GateCounts a, const GateCounts &b)
 	return a;
 }
 
+// ---- a run's cases -------------------------------------------------------------
+
+// Shared by a run's cases, which run one after the other in this process:
+// where the kernel log stood when the run began, the gate's counters then,
+// and whether the driver loaded.
+struct RunState {
+	size_t mark = 0;
+	GateCounts before;
+	bool loaded = false;
+	std::string bdf;
+};
+
+// What each of a run's cases is given.
+struct RunFixture {
+	Options o;
+	Run r;
+	std::shared_ptr<RunState> st;
+};
+
+void reproducer_armed(ktap::Case &t, const RunFixture &f)
+{
+	const Race &race = *f.o.race;
+	auto cards = qaic::find_cards();
+	if (cards.empty()) {
+		t.expect(false, "no card");
+		return;
+	}
+	f.st->bdf = cards[0].bdf;
+	t.expect(cards[0].driver.empty(), "card %s is bound to '%s' before the run", f.st->bdf.c_str(),
+		 cards[0].driver.c_str());
+	qaic::Mailbox mb(f.st->bdf);
+	const std::string err = mb.run(race.hold);
+	t.expect(err.empty(), "%s: %s", race.hold, err.c_str());
+	// The gate probes the MHI core, so mhi goes first.
+	t.expect(shell("modprobe -a drm mhi") == 0, "modprobe drm mhi failed");
+	if (qaic::read_attr(std::string(race.gate_params) + "gated").empty())
+		t.expect(shell("insmod " + f.o.gate) == 0, "insmod %s failed", f.o.gate.c_str());
+	f.st->before = gate_counts(race);
+	kmsg(f.r.label + ": " + race.what + " race reproducer armed; loading " + f.r.module);
+	f.st->mark = dmesg().size();
+}
+
+void driver_loaded(ktap::Case &t, const RunFixture &f)
+{
+	f.st->loaded = shell("insmod " + f.r.module) == 0;
+	t.expect(f.st->loaded, "insmod %s failed", f.r.module.c_str());
+}
+
+// Waits for the card to come ONLINE or for an oops since the run began;
+// the oops (or "") in `oops`, and whether the card is ONLINE.
+bool wait_for_online_or_oops(const RunFixture &f, std::string &oops)
+{
+	bool online = false;
+	wait_for([&] {
+		oops = kernel_trouble_since(f.st->mark, f.o.known_reports);
+		online = is_online(f.st->bdf);
+		return online || !oops.empty();
+	}, kOutcomeTimeout);
+	if (f.r.expect == "oops" && oops.empty()) {
+		// An oops may follow ONLINE by a moment: the late work items run
+		// only once the logging client's remove() flushes them.
+		wait_for([&] {
+			oops = kernel_trouble_since(f.st->mark, f.o.known_reports);
+			return !oops.empty();
+		}, 30);
+	}
+	return online;
+}
+
+// An "oops" run: upstream's bug, with the gate's proof that a work item
+// was where the race needs it.
+void expect_race_oops(ktap::Case &t, const Race &race, const std::string &oops, GateCounts &d)
+{
+	t.expect(!oops.empty(), "no oops: the %s work survived the teardown (upstream fixed?)", race.what);
+	t.expect(oops.find("mhi_queue") != std::string::npos && oops.find(race.worker) != std::string::npos,
+		 "the oops is not upstream's %s -> mhi_queue_buf on the torn down channel", race.worker);
+	if (std::string(race.name) == "bootlog") {
+		t.expect(d["windows"] > 0, "no work item was inside mhi_queue() as the removal began");
+	} else {
+		t.expect(d["removals"] > 0 && d["opened_after_removal"] > 0,
+			 "no work item was held behind the gate until the removal of QAIC_TIMESYNC returned");
+	}
+	note_expected_oops(t, oops);
+}
+
+// A clean run: the reproducer's condition was met ("clean"), or the driver
+// has no workqueue for the gate to hold ("clean-nogate").
+void expect_race_condition_met(ktap::Case &t, const RunFixture &f, GateCounts &d)
+{
+	const Race &race = *f.o.race;
+	const bool bootlog = std::string(race.name) == "bootlog";
+	if (f.r.expect == "clean" && bootlog) {
+		t.expect(d["gated"] > 0 && d["held"] > 0 && d["opened_by_teardown"] + d["opened_by_flush"] > 0,
+			 "the reproducer's condition was not met: no boot-log work was held until the teardown");
+	} else if (f.r.expect == "clean") {
+		t.expect(d["gated"] > 0 && d["early"] == 0 && d["held"] > 0 && d["removals"] > 0 && d["missed"] == 0,
+			 "the reproducer's condition was not met: no time-sync work was held as QAIC_TIMESYNC "
+			 "went away");
+		t.expect(d["opened_by_flush"] > 0, "the driver's remove() did not flush its qaic_ts workqueue");
+	} else {
+		t.expect(d["gated"] == 0, "the driver made a %s workqueue (expected none)", race.workqueue);
+	}
+}
+
+// What the card logged reached the host's log (for the boot-log race, with
+// the lines held until the handover).
+void expect_boot_log_in_debugfs(ktap::Case &t, const RunFixture &f)
+{
+	auto c = card_at(f.st->bdf);
+	const std::string dir = c ? debugfs_dir(*c) : std::string();
+	const std::string log = dir.empty() ? std::string() : slurp(dir + "/bootlog");
+	for (const char *want : f.o.race->boot_log)
+		t.expect(log.find(want) != std::string::npos, "boot log lacks '%s'", want);
+	if (t.failed())
+		t.note("boot log:\n    # %s", as_diagnostic(log).c_str());
+}
+
+void outcome(ktap::Case &t, const RunFixture &f)
+{
+	if (!f.st->loaded) {
+		t.expect(false, "the driver is not loaded");
+		return;
+	}
+	std::string oops;
+	const bool online = wait_for_online_or_oops(f, oops);
+	GateCounts d = gate_counts(*f.o.race) - f.st->before;
+	std::string counts;
+	for (const auto &[k, v] : d)
+		counts += " " + k + "=" + std::to_string(v);
+	t.note("%s: ONLINE %s; gate:%s", f.r.label.c_str(), online ? "yes" : "no", counts.c_str());
+	t.expect(d["timed_out"] == 0, "a gate timed out: nobody tore the channel down or flushed the workqueue");
+	if (f.r.expect == "oops")
+		return expect_race_oops(t, *f.o.race, oops, d);
+	t.expect(online, "%s not ONLINE after %.0f s", f.st->bdf.c_str(), kOutcomeTimeout);
+	expect_no_trouble(t, oops);
+	expect_race_condition_met(t, f, d);
+	expect_boot_log_in_debugfs(t, f);
+}
+
+// After a clean run: the driver unloaded and the card back in its PBL.
+void unloaded(ktap::Case &t, const RunFixture &f)
+{
+	t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
+	// Left alone, the card stays in AMSS and the next driver finds it
+	// there, with no SBL and no boot log: a function reset takes it back
+	// to its PBL.
+	t.expect(spit("/sys/bus/pci/devices/" + f.st->bdf + "/reset", "1"), "reset of %s failed",
+		 f.st->bdf.c_str());
+	qaic::Mailbox mb(f.st->bdf);
+	const std::string err = mb.run(f.o.race->normal);
+	t.expect(err.empty(), "%s: %s", f.o.race->normal, err.c_str());
+	expect_no_trouble(t, kernel_trouble_since(f.st->mark, f.o.known_reports));
+}
+
+// A run's cases in the order they run, named <label>_<case>, in this
+// process (they share the run's state); an oops run ends after its outcome.
+const ktap::Def<RunFixture> kRunCases[] = {
+	KTAP_CASE(reproducer_armed, ktap::kInProcess),
+	KTAP_CASE(driver_loaded, ktap::kInProcess),
+	KTAP_CASE(outcome, ktap::kInProcess),
+};
+const ktap::Def<RunFixture> kAfterCleanRun = KTAP_CASE(unloaded, ktap::kInProcess);
+
 void add_run(ktap::Suite &s, const Options &o, const Run &r)
 {
-	const Race &race = *o.race;
-	// Shared by the run's cases: where the kernel log stood when it began,
-	// and the gate's counters then.
-	struct State {
-		size_t mark = 0;
-		GateCounts before;
-		bool loaded = false;
-		std::string bdf;
-	};
-	auto st = std::make_shared<State>();
-
-	s.add(r.label + "_reproducer_armed", [=](ktap::Case &t) {
-		auto cards = qaic::find_cards();
-		if (cards.empty()) {
-			t.expect(false, "no card");
-			return;
-		}
-		st->bdf = cards[0].bdf;
-		t.expect(cards[0].driver.empty(), "card %s is bound to '%s' before the run", st->bdf.c_str(),
-			 cards[0].driver.c_str());
-		qaic::Mailbox mb(st->bdf);
-		const std::string err = mb.run(race.hold);
-		t.expect(err.empty(), "%s: %s", race.hold, err.c_str());
-		// The gate probes the MHI core, so mhi goes first.
-		t.expect(shell("modprobe -a drm mhi") == 0, "modprobe drm mhi failed");
-		if (qaic::read_attr(std::string(race.gate_params) + "gated").empty())
-			t.expect(shell("insmod " + o.gate) == 0, "insmod %s failed", o.gate.c_str());
-		st->before = gate_counts(race);
-		kmsg(r.label + ": " + race.what + " race reproducer armed; loading " + r.module);
-		st->mark = dmesg().size();
-	});
-
-	s.add(r.label + "_driver_loaded", [=](ktap::Case &t) {
-		st->loaded = shell("insmod " + r.module) == 0;
-		t.expect(st->loaded, "insmod %s failed", r.module.c_str());
-	});
-
-	s.add(r.label + "_outcome", [=](ktap::Case &t) {
-		if (!st->loaded) {
-			t.expect(false, "the driver is not loaded");
-			return;
-		}
-		std::string oops;
-		bool online = false;
-		wait_for([&] {
-			oops = kernel_trouble_since(st->mark, o.known_reports);
-			online = is_online(st->bdf);
-			return online || !oops.empty();
-		}, kOutcomeTimeout);
-		if (r.expect == "oops" && oops.empty()) {
-			// An oops may follow ONLINE by a moment: the late work items run
-			// only once the logging client's remove() flushes them.
-			wait_for([&] {
-				oops = kernel_trouble_since(st->mark, o.known_reports);
-				return !oops.empty();
-			}, 30);
-		}
-		GateCounts d = gate_counts(race) - st->before;
-		std::string counts;
-		for (const auto &[k, v] : d)
-			counts += " " + k + "=" + std::to_string(v);
-		t.note("%s: ONLINE %s; gate:%s", r.label.c_str(), online ? "yes" : "no", counts.c_str());
-		const bool bootlog = std::string(race.name) == "bootlog";
-		t.expect(d["timed_out"] == 0, "a gate timed out: nobody tore the channel down or flushed the workqueue");
-		if (r.expect == "oops") {
-			t.expect(!oops.empty(), "no oops: the %s work survived the teardown (upstream fixed?)", race.what);
-			t.expect(oops.find("mhi_queue") != std::string::npos && oops.find(race.worker) != std::string::npos,
-				 "the oops is not upstream's %s -> mhi_queue_buf on the torn down channel", race.worker);
-			if (bootlog) {
-				t.expect(d["windows"] > 0, "no work item was inside mhi_queue() as the removal began");
-			} else {
-				t.expect(d["removals"] > 0 && d["opened_after_removal"] > 0,
-					 "no work item was held behind the gate until the removal of QAIC_TIMESYNC returned");
-			}
-			t.note("the expected oops (upstream bug, docs/upstream-bugs.md):\n    # %s",
-			       as_diagnostic(oops).c_str());
-			return;
-		}
-		t.expect(online, "%s not ONLINE after %.0f s", st->bdf.c_str(), kOutcomeTimeout);
-		t.expect(oops.empty(), "kernel trouble:\n    # %s", as_diagnostic(oops).c_str());
-		if (r.expect == "clean" && bootlog) {
-			t.expect(d["gated"] > 0 && d["held"] > 0 && d["opened_by_teardown"] + d["opened_by_flush"] > 0,
-				 "the reproducer's condition was not met: no boot-log work was held until the teardown");
-		} else if (r.expect == "clean") {
-			t.expect(d["gated"] > 0 && d["early"] == 0 && d["held"] > 0 && d["removals"] > 0 && d["missed"] == 0,
-				 "the reproducer's condition was not met: no time-sync work was held as QAIC_TIMESYNC "
-				 "went away");
-			t.expect(d["opened_by_flush"] > 0, "the driver's remove() did not flush its qaic_ts workqueue");
-		} else {
-			t.expect(d["gated"] == 0, "the driver made a %s workqueue (expected none)", race.workqueue);
-		}
-		// What the card logged reached the host's log (for the boot-log
-		// race, with the lines held until the handover).
-		auto c = card_at(st->bdf);
-		const std::string dir = c ? debugfs_dir(*c) : std::string();
-		const std::string log = dir.empty() ? std::string() : slurp(dir + "/bootlog");
-		for (const char *want : race.boot_log)
-			t.expect(log.find(want) != std::string::npos, "boot log lacks '%s'", want);
-		if (t.failed())
-			t.note("boot log:\n    # %s", as_diagnostic(log).c_str());
-	});
-
-	if (r.expect == "oops")
-		return;
-	s.add(r.label + "_unloaded", [=](ktap::Case &t) {
-		t.expect(shell("rmmod qaic") == 0, "rmmod qaic failed");
-		// Left alone, the card stays in AMSS and the next driver finds it
-		// there, with no SBL and no boot log: a function reset takes it back
-		// to its PBL.
-		t.expect(spit("/sys/bus/pci/devices/" + st->bdf + "/reset", "1"), "reset of %s failed",
-			 st->bdf.c_str());
-		qaic::Mailbox mb(st->bdf);
-		const std::string err = mb.run(race.normal);
-		t.expect(err.empty(), "%s: %s", race.normal, err.c_str());
-		const std::string trouble = kernel_trouble_since(st->mark, o.known_reports);
-		t.expect(trouble.empty(), "kernel trouble:\n    # %s", as_diagnostic(trouble).c_str());
-	});
+	const RunFixture f{o, r, std::make_shared<RunState>()};
+	for (const auto &c : kRunCases)
+		s.add(r.label + "_" + c.name, c, f);
+	if (r.expect != "oops")
+		s.add(r.label + "_" + kAfterCleanRun.name, kAfterCleanRun, f);
 }
 
 bool parse(int argc, char **argv, Options &o)
@@ -285,6 +336,7 @@ bool parse(int argc, char **argv, Options &o)
 
 int main(int argc, char **argv)
 {
+	const bool listing = ktap::take_list_option(argc, argv);
 	Options o;
 	if (!parse(argc, argv, o)) {
 		std::fprintf(stderr, "usage: %s --race bootlog|timesync --gate GATE.ko "
@@ -295,5 +347,5 @@ int main(int argc, char **argv)
 	ktap::Suite s;
 	for (const Run &r : o.runs)
 		add_run(s, o, r);
-	return s.run() ? 1 : 0;
+	return s.run_or_list(listing);
 }

@@ -6,6 +6,7 @@ results to the tests."""
 
 import contextlib
 import dataclasses
+import functools
 import os
 import queue
 import re
@@ -32,9 +33,6 @@ CLOSE_AFTER_UNBIND_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-close-aft
 HOSTILE_DMA_TESTS = BUILD / "cmake" / "tests" / "guest" / "qaic-hostile-dma-tests"
 # The compiled networks with their reference pairs (docs/compiler.md).
 NETWORKS = BUILD / "cmake" / "tools" / "qpc-networks"
-# The known detector reports the guest programs leave out (--known-report;
-# tests/guest/guest_util.h); test_guest.py knows the same for the serial log.
-GUEST_KNOWN_REPORTS = ("wrapper-lock", "srcu-class")
 
 
 # Guest kernel series (scripts/vm-run --kernel): Debian 12's 6.12 and
@@ -62,67 +60,8 @@ DMA_AIM_MODULES = {"6.12": TOP / "tests" / "guest" / "kmod" / "qaic_dma_aim.ko",
                    "7.3": BUILD / "kmod-7.3" / "qaic_dma_aim.ko"}
 
 
-# The NNC suite's cases (tests/guest/qaic_nnc_tests.cc), in order.
-NNC_CASES = [
-    "card_online", "status_transaction", "status_fields", "resource_info", "performance_info", "lifecycle",
-    "unknown_ids", "other_users_objects", "bad_elf", "missing_dma", "bad_activate", "undefined_command",
-    "errno_len_over_4096", "errno_count_over_512", "errno_count_zero", "errno_len_under_8",
-    "errno_transaction_len_under_8", "errno_transaction_overruns", "errno_lengths_do_not_sum",
-    "errno_unknown_type", "errno_passthrough_len_not_multiple_of_8", "errno_status_too_long",
-    "errno_activate_no_room", "errno_activate_queue_size_zero", "errno_activate_pad",
-    "errno_activate_size_overflow", "errno_deactivate_dbc_out_of_range", "errno_deactivate_pad",
-    "errno_deactivate_unowned_dbc", "errno_deactivate_unowned_dbc_not_last", "errno_dma_bad_range",
-    "errno_dma_partially_unmapped",
-    "errno_message_copy_fault", "errno_deactivate_other_users_dbc", "errno_device_status_ecanceled",
-    "load_1mib", "load_big", "parallel_users", "killed_user_cleanup", "resource_groups",
-    "exhaust_activations", "exhaust_memory", "errno_not_online"]
-
-# The data-path suite's cases (tests/guest/qaic_data_tests.cc), in order.
-DATA_CASES = ["round_trip", "workloads", "qpc_containers", "pipelined", "processes_16", "partial_execute",
-              "dmabuf_import", "dmabuf_waits_for_producer", "dmabuf_card_fence_busy", "dmabuf_fence_after_ssr",
-              "irq_affinity", "irq_follow_own_move", "dbc_debugfs", "bo_ioctl_errors", "irq_follow_within_home",
-              "bo_mmap_after_unbind"]
-
-# The health suite's cases (tests/guest/qaic_health_tests.cc), in order: with
-# our driver, and with upstream's (which binds none of the health channels).
-HEALTH_CASES = ["mailbox_present", "sahara_crash_dump",
-                "hwmon_sensors_follow_injections", "hwmon_power_limit",
-                "telemetry_nsp_counters", "bad_injections_refused", "ssr_errno_epipe", "ssr_devcoredump",
-                "ssr_crash_loop", "ssr_epipe_after_quick_recovery", "ssr_kill_during_recovery",
-                "ssr_execute_unwind", "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing",
-                "ras_ue_resets_card"]
-HEALTH_UPSTREAM_CASES = ["mailbox_present", "upstream_crash_recovered_by_card",
-                         "upstream_ras_sensor_injections_ignored", "upstream_ue_syserr_recovery"]
-# Upstream 7.3's, in its own terms: its SSR, RAS, timesync and debugfs
-# (the same names as ours where the behaviour is the same).
-HEALTH_UPSTREAM73_CASES = ["mailbox_present", "sahara_crash_dump",
-                           "dbc_debugfs_queued", "timesync_host_time_follows",
-                           "bad_injections_refused", "ssr_dbc_state_through_recovery", "ssr_errno_epipe",
-                           "ssr_devcoredump", "ssr_crash_loop", "ssr_epipe_after_quick_recovery",
-                           "ssr_kill_during_recovery", "ssr_execute_unwind", "reload_under_load", "reset_under_load", "ras_ce_ue_nf_counted", "ras_tsens_threshold_crossing", "ras_ue_resets_card"]
-
-# The hostile-DMA suite's cases (tests/guest/qaic_hostile_dma_tests.cc), in
-# order: a card's own DMA at its root port's Bridge Control (SBR) and at the
-# other card's BARs; without a translating IOMMU the unmapped case skips.
-HOSTILE_DMA_CASES = ["loaded", "unmapped_dma_refused_by_iommu", "dma_into_other_card", "sbr_by_own_dma",
-                     "sbr_card_recovers", "unloaded"]
-
-# The teardown race reproducers' cases per run (tests/guest/qaic_teardown_race_tests.cc).
-BOOTLOG_RACE_RUN_CASES = ["reproducer_armed", "driver_loaded", "outcome"]
-BOOTLOG_RACE_CLEAN_CASES = BOOTLOG_RACE_RUN_CASES + ["unloaded"]
 # suite -> (--race, what its run markers in the kernel log call it)
 RACE_SUITES = {"bootlog_race": ("bootlog", "boot-log"), "timesync_race": ("timesync", "boot-timesync")}
-
-# The padded-STATUS reproducer's cases per run (tests/guest/qaic_status_padding_tests.cc).
-STATUS_PADDING_RUN_CASES = ["loaded", "padded_status"]
-
-# The close-after-unbind reproducer's cases per run
-# (tests/guest/qaic_close_after_unbind_tests.cc); an oops run ends early.
-CLOSE_AFTER_UNBIND_OOPS_CASES = ["loaded", "close_after_unbind"]
-CLOSE_AFTER_UNBIND_CLEAN_CASES = CLOSE_AFTER_UNBIND_OOPS_CASES + ["rebound"]
-# The same program's --scenario rebind (the drvdata cleared at that close).
-CLOSE_AFTER_REBIND_OOPS_CASES = ["loaded", "close_after_rebind"]
-CLOSE_AFTER_REBIND_CLEAN_CASES = CLOSE_AFTER_REBIND_OOPS_CASES + ["removed"]
 
 # A guest runs the suites one after the other, each introduced by this line.
 SUITE_MARK = re.compile(r"^# suite: (\S+)$")
@@ -167,8 +106,8 @@ class Config:
     # Only this health case (qaic-health-tests --case), or all of them.
     health_case: str = ""
     # Detector reports of known upstream bugs that the driver under test
-    # shows and the serial log check allows (test_guest.py, KNOWN_REPORTS
-    # and KNOWN_LEAKS): "wrapper-lock", "srcu-class", "upstream-leaks".
+    # shows and the serial log check allows (guest_known_reports() and
+    # test_guest.py's KNOWN_LEAKS): "wrapper-lock", "srcu-class", "upstream-leaks".
     known_reports: tuple = ()
     # Upstream bugs whose fix the upstream module under test carries, for
     # the suites that expect upstream's bugs (qaic-nnc-tests --fixed).
@@ -207,39 +146,10 @@ class Config:
                 + (["status_padding"] if self.status_padding else []))
 
     def expected_cases(self, suite="boot"):
-        if suite == "nnc":
-            return list(NNC_CASES)
-        if suite == "data":
-            return list(DATA_CASES)
-        if suite == "hostile_dma":
-            return list(HOSTILE_DMA_CASES)
-        if suite == "health":
-            if self.upstream:
-                cases = HEALTH_UPSTREAM73_CASES if kernels.series(self.kernel) == "7.3" else HEALTH_UPSTREAM_CASES
-            else:
-                cases = HEALTH_CASES
-            return [c for c in cases if not self.health_case or c == self.health_case]
-        if suite == "status_padding":
-            return [f"{label}_{c}" for label, _, _ in self.status_padding for c in STATUS_PADDING_RUN_CASES]
-        if suite == "close_after_unbind":
-            oops, clean = ((CLOSE_AFTER_REBIND_OOPS_CASES, CLOSE_AFTER_REBIND_CLEAN_CASES)
-                           if self.close_after_unbind_scenario == "rebind"
-                           else (CLOSE_AFTER_UNBIND_OOPS_CASES, CLOSE_AFTER_UNBIND_CLEAN_CASES))
-            return [f"{label}_{c}" for label, _, expect in self.close_after_unbind
-                    for c in (oops if expect == "oops" else clean)]
-        if suite in RACE_SUITES:
-            return [f"{label}_{c}" for label, _, expect in self.race_runs(suite)
-                    for c in (BOOTLOG_RACE_RUN_CASES if expect == "oops" else BOOTLOG_RACE_CLEAN_CASES)]
-        names = ["cards_enumerated", "cards_online"]
-        for i in range(self.cards):
-            names += [f"card{i}_{c}" for c in (
-                "pci_ids", "bars", "interrupts", "pcie_link", "driver_bound",
-                "accel_node", "bootlog", "loopback", "bar0_registers", "dbc_registers")]
-        if self.cards > 1:
-            names.append("serial_numbers_distinct")
-        names += ["syserr_recovery", "pci_reset_recovery", "unbind_bind_cycles", "bad_firmware",
-                  "module_reload_cycles", "dmesg_clean"]
-        return names
+        """The suite's cases, in order: what its program lists (--list) when
+        given the arguments the guest gives it."""
+        command = next(c for c in suite_commands(self) if c.suite == suite)
+        return list(listed_cases(command.program, command.args))
 
 
 # The NNC suite runs with our driver without CRC (IOMMU, 32 MSIs), with our
@@ -543,95 +453,146 @@ def sanitizer_report(output):
     return output[m.start():] if m else None
 
 
+@dataclasses.dataclass(frozen=True)
+class SuiteCommand:
+    """One guest program of a configuration's guest run, with its arguments."""
+    suite: str
+    program: Path
+    args: tuple
+    # What else the guest run needs built: the modules and gates it loads.
+    needs: tuple = ()
+
+
+def _module_runs(runs):
+    """A reproducer's --run arguments for its (label, module, expect) runs."""
+    return tuple(a for label, module, expect in runs for a in ("--run", f"{label}={module}:{expect}"))
+
+
+def suite_commands(config):
+    """The guest programs that the configuration's guest runs, in order: its
+    script runs each with these arguments, and the harness asks each for its
+    cases with the same ones (expected_cases)."""
+    upstream = ("--upstream", kernels.series(config.kernel)) if config.upstream else ()
+    # The guest programs know the lock reports; leaks show at the end.
+    reports = tuple(a for n in config.known_reports if n in guest_known_reports() for a in ("--known-report", n))
+    commands = []
+    # The boot suite first: its "online" note times the boot, and its
+    # reload and reset cases leave the card ONLINE again.
+    if config.boot:
+        commands.append(SuiteCommand("boot", GUEST_TESTS,
+                                     ("--cards", str(config.cards), "--msi", str(config.msi), *reports, *upstream)))
+    for suite, (race, _) in RACE_SUITES.items():
+        runs = config.race_runs(suite)
+        if runs:
+            gate = (BOOTLOG_GATE_MODULE if race == "bootlog"
+                    else kernels.test_module(config.kernel, "qaic_timesync_gate"))
+            commands.append(SuiteCommand(suite, TEARDOWN_RACE_TESTS,
+                                         ("--race", race, "--gate", str(gate), *reports, *_module_runs(runs)),
+                                         (gate, *(m for _, m, _ in runs))))
+    if config.close_after_unbind:
+        runs = config.close_after_unbind
+        commands.append(SuiteCommand("close_after_unbind", CLOSE_AFTER_UNBIND_TESTS,
+                                     ("--card", "0", "--scenario", config.close_after_unbind_scenario, *reports,
+                                      *_module_runs(runs)), tuple(m for _, m, _ in runs)))
+    if config.nnc:
+        fixes = tuple(a for fix in config.upstream_fixes for a in ("--fixed", fix))
+        commands.append(SuiteCommand("nnc", NNC_TESTS,
+                                     ("--card", "0", "--crc", "1" if config.crc else "0", *upstream, *fixes)))
+    if config.data:
+        networks = ("--networks", str(NETWORKS)) if config.networks else ()
+        commands.append(SuiteCommand("data", DATA_TESTS, ("--card", "0", *networks, *upstream)))
+    if config.health:
+        commands.append(health_command(config, upstream))
+    if config.hostile_dma:
+        gate = kernels.test_module(config.kernel, "qaic_dma_aim")
+        commands.append(SuiteCommand("hostile_dma", HOSTILE_DMA_TESTS, ("--card", "0", "--gate", str(gate), *upstream),
+                                     (gate,)))
+    if config.status_padding:
+        runs = config.status_padding
+        commands.append(SuiteCommand("status_padding", STATUS_PADDING_TESTS, ("--card", "0", *_module_runs(runs)),
+                                     tuple(m for _, m, _ in runs)))
+    return commands
+
+
+def health_command(config, upstream):
+    """The health suite's program and arguments (on the last card)."""
+    gate = kernels.test_module(config.kernel, "qaic_exec_gate")
+    args = ["--card", str(config.cards - 1), *upstream, "--exec-gate", str(gate)]
+    for bug in config.health_known_bugs:
+        args += ["--known-bug", bug]
+    if config.health_case:
+        args += ["--case", config.health_case]
+    for name, why in config.health_skips:
+        args += ["--skip", f"{name}={why}"]
+    return SuiteCommand("health", HEALTH_TESTS, tuple(args), (gate,))
+
+
+def _ask(program, *args):
+    """What a guest program, run on the host, prints for these arguments; a
+    collection error if it is not built or refuses them."""
+    if not Path(program).exists():
+        pytest.fail(f"{program} missing: the harness asks the guest programs for their cases; "
+                    "build them first (make build)", pytrace=False)
+    out = subprocess.run([str(program), *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        pytest.fail(f"{shlex.join([str(program), *args])} failed (exit {out.returncode}): {out.stderr.strip()}",
+                    pytrace=False)
+    return out.stdout
+
+
+@functools.cache
+def listed_cases(program, args):
+    """The case names a guest program reports for these arguments, in order
+    (its --list, which runs nothing)."""
+    return tuple(_ask(program, *args, "--list").split())
+
+
+@dataclasses.dataclass(frozen=True)
+class KnownReport:
+    """A known upstream bug's detector report: its first line, a line it
+    must hold and its last line end with these."""
+    first: str
+    holds: str
+    last: str
+
+
+@functools.cache
+def guest_known_reports():
+    """name -> KnownReport: the reports that the guest programs leave out
+    where a configuration names them (--known-report), as they know them
+    (tests/guest/guest_util.h); test_guest.py allows the same in the serial
+    log."""
+    reports = {}
+    for line in _ask(GUEST_TESTS, "--list-known-reports").splitlines():
+        name, first, holds, last = line.split("\t")
+        reports[name] = KnownReport(first, holds, last)
+    return reports
+
+
 def guest_run(config: Config) -> GuestRun:
     """Runs the guest for `config` the first time it is asked for."""
     if config in _runs:
         return _runs[config]
-    assert GUEST_TESTS.exists(), f"{GUEST_TESTS} missing: run 'make' first"
     log = BUILD / "vm" / f"serial-{config.name}.log"
     module = []
-    guest_args = ["--cards", str(config.cards), "--msi", str(config.msi)]
-    nnc_args = ["--card", "0", "--crc", "1" if config.crc else "0"]
-    # The guest programs know the lock reports; leaks show at the end.
-    reports = [a for n in config.known_reports if n in GUEST_KNOWN_REPORTS for a in ("--known-report", n)]
-    guest_args += reports
     if not config.boot:
         module = ["--module", "none"]
     if config.upstream:
         upstream_module = config.module or kernels.upstream_module(config.kernel)
         assert upstream_module.exists(), f"{upstream_module} missing: run 'make'"
         module = ["--module", str(upstream_module)]
-        # The suites know which upstream release they face (--upstream 6.12|7.3).
-        guest_args += ["--upstream", kernels.series(config.kernel)]
-        nnc_args += ["--upstream", kernels.series(config.kernel)]
     if config.card_opts:
         module += ["--card-opts", config.card_opts]
     if config.module_args:
         module += ["--module-args", config.module_args]
     for arg in config.kernel_args:
         module += ["--kernel-arg", arg]
-    # The boot suite first: its "online" note times the boot, and its
-    # reload and reset cases leave the card ONLINE again.
     script = "rc=0; "
-    if config.boot:
-        script += "echo '# suite: boot'; " + shlex.join([str(GUEST_TESTS), *guest_args]) + " || rc=1; "
-    for suite, (race, _) in RACE_SUITES.items():
-        runs = config.race_runs(suite)
-        if not runs:
-            continue
-        gate = BOOTLOG_GATE_MODULE if race == "bootlog" else kernels.test_module(config.kernel, "qaic_timesync_gate")
-        for path in (TEARDOWN_RACE_TESTS, gate, *(m for _, m, _ in runs)):
+    for command in suite_commands(config):
+        for path in (command.program, *command.needs):
             assert Path(path).exists(), f"{path} missing: run 'make' first"
-        race_args = ["--race", race, "--gate", str(gate), *reports]
-        for label, mod, expect in runs:
-            race_args += ["--run", f"{label}={mod}:{expect}"]
-        script += f"echo '# suite: {suite}'; " + shlex.join([str(TEARDOWN_RACE_TESTS), *race_args]) + " || rc=1; "
-    if config.close_after_unbind:
-        for path in (CLOSE_AFTER_UNBIND_TESTS, *(m for _, m, _ in config.close_after_unbind)):
-            assert Path(path).exists(), f"{path} missing: run 'make' first"
-        cau_args = ["--card", "0", "--scenario", config.close_after_unbind_scenario, *reports]
-        for label, mod, expect in config.close_after_unbind:
-            cau_args += ["--run", f"{label}={mod}:{expect}"]
-        script += ("echo '# suite: close_after_unbind'; " + shlex.join([str(CLOSE_AFTER_UNBIND_TESTS), *cau_args])
+        script += (f"echo '# suite: {command.suite}'; " + shlex.join([str(command.program), *command.args])
                    + " || rc=1; ")
-    if config.nnc:
-        assert NNC_TESTS.exists(), f"{NNC_TESTS} missing: run 'make' first"
-        for fix in config.upstream_fixes:
-            nnc_args += ["--fixed", fix]
-        script += "echo '# suite: nnc'; " + shlex.join([str(NNC_TESTS), *nnc_args]) + " || rc=1; "
-    if config.data:
-        assert DATA_TESTS.exists(), f"{DATA_TESTS} missing: run 'make' first"
-        data_args = (["--card", "0"] + (["--networks", str(NETWORKS)] if config.networks else [])
-                     + (["--upstream", kernels.series(config.kernel)] if config.upstream else []))
-        script += "echo '# suite: data'; " + shlex.join([str(DATA_TESTS), *data_args]) + " || rc=1; "
-    if config.health:
-        assert HEALTH_TESTS.exists(), f"{HEALTH_TESTS} missing: run 'make' first"
-        health_args = ["--card", str(config.cards - 1)] + (
-            ["--upstream", kernels.series(config.kernel)] if config.upstream else [])
-        gate = kernels.test_module(config.kernel, "qaic_exec_gate")
-        assert gate.exists(), f"{gate} missing: run 'make' first"
-        health_args += ["--exec-gate", str(gate)]
-        for bug in config.health_known_bugs:
-            health_args += ["--known-bug", bug]
-        if config.health_case:
-            health_args += ["--case", config.health_case]
-        for name, why in config.health_skips:
-            health_args += ["--skip", f"{name}={why}"]
-        script += "echo '# suite: health'; " + shlex.join([str(HEALTH_TESTS), *health_args]) + " || rc=1; "
-    if config.hostile_dma:
-        gate = kernels.test_module(config.kernel, "qaic_dma_aim")
-        for path in (HOSTILE_DMA_TESTS, gate):
-            assert Path(path).exists(), f"{path} missing: run 'make' first"
-        dma_args = ["--card", "0", "--gate", str(gate)] + (
-            ["--upstream", kernels.series(config.kernel)] if config.upstream else [])
-        script += "echo '# suite: hostile_dma'; " + shlex.join([str(HOSTILE_DMA_TESTS), *dma_args]) + " || rc=1; "
-    if config.status_padding:
-        for path in (STATUS_PADDING_TESTS, *(m for _, m, _ in config.status_padding)):
-            assert Path(path).exists(), f"{path} missing: run 'make' first"
-        pad_args = ["--card", "0"]
-        for label, mod, expect in config.status_padding:
-            pad_args += ["--run", f"{label}={mod}:{expect}"]
-        script += "echo '# suite: status_padding'; " + shlex.join([str(STATUS_PADDING_TESTS), *pad_args]) + " || rc=1; "
     script += "exit $rc"
     cmd = [str(TOP / "scripts" / "vm-run"), "--kernel", config.kernel, "--cards", str(config.cards),
            "--msi", str(config.msi),

@@ -7,7 +7,7 @@ import re
 import pytest
 
 import kernels
-from conftest import ALARMING, RACE_SUITES, guest_run, sanitizer_report
+from conftest import ALARMING, RACE_SUITES, guest_known_reports, guest_run, sanitizer_report
 
 
 # Kernel trouble that is a known bug of upstream's driver: the failure says
@@ -46,19 +46,14 @@ def without_expected_unwind_bug(config, log):
     return log[:start] + log[end:]
 
 
-# Detector reports of known upstream bugs, allowed where a configuration
-# names them (Config.known_reports): the report's first line, a line it
-# must hold, and its last line.
-KNOWN_REPORTS = {
-    "wrapper-lock": (re.compile(r"^.*WARNING: inconsistent lock state$", re.M), "&wrappers->lock",
-                     re.compile(r"^.*</TASK>$", re.M),
-                     "upstream qaic's wrapper list lock taken with bottom halves on (docs/upstream-bugs.md; "
-                     "patches/linux/0009-*)"),
-    "srcu-class": (re.compile(r"^.*WARNING: possible recursive locking detected$", re.M), "disable_dbc",
-                   re.compile(r"^.*</TASK>$", re.M),
-                   "upstream qaic's SRCU structs sharing one lockdep class, a DBC's synchronized inside the "
-                   "device's (docs/upstream-bugs.md; patches/linux/0010-*, 0011-* on 6.12)"),
-}
+def known_reports():
+    """name -> (first line, a line it must hold, last line) of each detector
+    report of a known upstream bug, allowed where a configuration names it
+    (Config.known_reports): the guest programs' own table, whose lines are
+    found here as the lines that end with its markers."""
+    def line_ending(text):
+        return re.compile(r"^.*" + re.escape(text) + r"$", re.M)
+    return {name: (line_ending(r.first), r.holds, line_ending(r.last)) for name, r in guest_known_reports().items()}
 
 
 # kmemleak reports of known upstream leaks: every object's allocation trace
@@ -88,8 +83,9 @@ def without_known_reports(config, log, output=""):
     without kmemleak's line when every leak it found is a known one."""
     if only_known_leaks(config, output):
         log = KMEMLEAK_LINE.sub("", log)
-    for name in (n for n in config.known_reports if n in KNOWN_REPORTS):
-        start_re, must, end_re, _ = KNOWN_REPORTS[name]
+    reports = known_reports()
+    for name in (n for n in config.known_reports if n in reports):
+        start_re, must, end_re = reports[name]
         start = start_re.search(log)
         end = end_re.search(log, start.end()) if start else None
         if start and end and must in log[start.start():end.end()]:
