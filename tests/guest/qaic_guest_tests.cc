@@ -571,31 +571,34 @@ void syserr_recovery(ktap::Case &t, const Fixture &f)
 	}
 }
 
-void pci_reset_recovery(ktap::Case &t, const Fixture &)
+// Puts the first card through `cycles` rounds of `round`, until one fails.
+void cycle_first_card(ktap::Case &t, unsigned cycles,
+		      const std::function<void(const qaic::Card &, unsigned round)> &round)
 {
 	auto c = first_card(t);
 	if (!c)
 		return;
-	const std::string bdf = c->bdf;
-	for (unsigned k = 0; k < 3 && !t.failed(); k++) {
-		t.expect(wait_online(bdf), "cycle %u: not ONLINE before the reset", k);
-		t.expect(write_attr(c->sysfs + "/reset", "1"), "cycle %u: PCI reset failed", k);
-		t.expect(wait_online(bdf), "cycle %u: not ONLINE after the PCI reset", k);
-	}
+	for (unsigned k = 0; k < cycles && !t.failed(); k++)
+		round(*c, k);
+}
+
+void pci_reset_recovery(ktap::Case &t, const Fixture &)
+{
+	cycle_first_card(t, 3, [&](const qaic::Card &c, unsigned k) {
+		t.expect(wait_online(c.bdf), "cycle %u: not ONLINE before the reset", k);
+		t.expect(write_attr(c.sysfs + "/reset", "1"), "cycle %u: PCI reset failed", k);
+		t.expect(wait_online(c.bdf), "cycle %u: not ONLINE after the PCI reset", k);
+	});
 }
 
 void unbind_bind_cycles(ktap::Case &t, const Fixture &)
 {
-	auto c = first_card(t);
-	if (!c)
-		return;
-	const std::string bdf = c->bdf;
-	for (unsigned k = 0; k < 3 && !t.failed(); k++) {
-		t.expect(write_attr(c->sysfs + "/driver/unbind", bdf), "cycle %u: unbind failed", k);
-		t.expect(!card_at(bdf)->accel_minor, "cycle %u: accel node left after unbind", k);
-		t.expect(write_attr("/sys/bus/pci/drivers/qaic/bind", bdf), "cycle %u: bind failed", k);
-		t.expect(wait_online(bdf), "cycle %u: not ONLINE after bind", k);
-	}
+	cycle_first_card(t, 3, [&](const qaic::Card &c, unsigned k) {
+		t.expect(write_attr(c.sysfs + "/driver/unbind", c.bdf), "cycle %u: unbind failed", k);
+		t.expect(!card_at(c.bdf)->accel_minor, "cycle %u: accel node left after unbind", k);
+		t.expect(write_attr("/sys/bus/pci/drivers/qaic/bind", c.bdf), "cycle %u: bind failed", k);
+		t.expect(wait_online(c.bdf), "cycle %u: not ONLINE after bind", k);
+	});
 }
 
 // A way of breaking the firmware, and what the host must say about it.
