@@ -2,10 +2,13 @@
 // In-guest checks of the aic100 cards and the qaic driver, reported as KTAP.
 // Usage: qaic-guest-tests --cards N --msi 1|32 [--module PATH] [--cycles K]
 //                         [--upstream 0|6.12|7.3] [--firmware DIR]
+//                         [--card-types aic100|aic200[,...]]
 //                         [--known-report NAME ...] [--list]
 //        qaic-guest-tests --list-known-reports
 // --upstream says the module is upstream Linux's qaic, which lacks our
 // driver's extras (loopback debugfs, uevents, "card:" boot log in dmesg).
+// --card-types names each card's model, taken in turn as vm-run's --card
+// (default aic100); --firmware overrides the first card's firmware folder.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -43,7 +46,8 @@ struct Options {
 	std::string module;
 	unsigned cycles = 10;
 	DriverUnderTest driver = DriverUnderTest::Ours;
-	std::string firmware = "/lib/firmware/qcom/aic100";
+	std::string firmware; // empty: the first card's family's folder
+	std::vector<std::string> card_types = {"aic100"};
 	std::string module_args; // " p=v ..." for insmod, or empty
 	// Detector reports of known upstream bugs to allow (--known-report).
 	std::vector<std::string> known_reports;
@@ -221,6 +225,50 @@ struct Fixture {
 	unsigned card = 0;
 };
 
+// What a card of each family shows the host (docs/aic200.md).
+struct CardShape {
+	uint16_t device_id;
+	uint64_t bar_size[6];
+	unsigned bars_64bit; // mask
+	int mhi_bar;
+	bool msix;
+	const char *firmware_dir;
+	// Its runtime images as the boot log names them, with their kind.
+	const char *qsm_image, *nsp_image;
+	// The SBL waits for the host's time (boot-time timesync channel).
+	bool boot_timesync;
+};
+
+const CardShape kAic100Shape = {
+	.device_id = 0xa100,
+	.bar_size = {4096, 0, 2 << 20, 0, 64 << 10, 0},
+	.bars_64bit = 1u << 0 | 1u << 2 | 1u << 4,
+	.mhi_bar = 0,
+	.msix = false,
+	.firmware_dir = "/lib/firmware/qcom/aic100",
+	.qsm_image = "fw1.bin",
+	.nsp_image = "fw2.bin",
+	.boot_timesync = true,
+};
+
+// BAR0 holds the MSI-X table, BAR1 the MHI registers: both 32-bit.
+const CardShape kAic200Shape = {
+	.device_id = 0xa110,
+	.bar_size = {4096, 4096, 2 << 20, 0, 64 << 10, 0},
+	.bars_64bit = 1u << 2 | 1u << 4,
+	.mhi_bar = 1,
+	.msix = true,
+	.firmware_dir = "/lib/firmware/qcom/aic200",
+	.qsm_image = "aic200-hlos.elf",
+	.nsp_image = "aic200-nsp.bin",
+	.boot_timesync = false,
+};
+
+const CardShape &shape_of(const Options &o, unsigned card)
+{
+	return o.card_types[card % o.card_types.size()] == "aic200" ? kAic200Shape : kAic100Shape;
+}
+
 // The fixture's card as it is now, or a failure of the case.
 std::optional<qaic::Card> card_of(ktap::Case &t, const Fixture &f)
 {
@@ -305,7 +353,8 @@ void pci_ids(ktap::Case &t, const Fixture &f)
 	if (!c)
 		return;
 	t.expect(qaic::read_attr(c->sysfs + "/vendor") == "0x17cb", "vendor");
-	t.expect(c->device_id == 0xa100, "device 0x%04x", c->device_id);
+	const uint16_t want = shape_of(f.o, f.card).device_id;
+	t.expect(c->device_id == want, "device 0x%04x, want 0x%04x", c->device_id, want);
 	t.expect(qaic::read_attr(c->sysfs + "/class") == "0x120000", "class %s (want processing accelerator)",
 		 qaic::read_attr(c->sysfs + "/class").c_str());
 	t.expect(qaic::read_attr(c->sysfs + "/subsystem_vendor") == "0x17cb", "subsystem vendor");
@@ -317,7 +366,8 @@ void bars(ktap::Case &t, const Fixture &f)
 	if (!c)
 		return;
 	std::ifstream res(c->sysfs + "/resource");
-	const uint64_t want[6] = {4096, 0, 2 << 20, 0, 64 << 10, 0};
+	const CardShape &shape = shape_of(f.o, f.card);
+	const uint64_t *want = shape.bar_size;
 	for (int bar = 0; bar < 6; bar++) {
 		uint64_t start = 0, end = 0, flags = 0;
 		res >> std::hex >> start >> end >> flags;
@@ -326,7 +376,8 @@ void bars(ktap::Case &t, const Fixture &f)
 			 (unsigned long long)want[bar]);
 		if (want[bar]) {
 			t.expect(flags & 0x200, "BAR%d is not memory", bar);
-			t.expect(flags & 0x100000, "BAR%d is not 64-bit", bar);
+			const bool wide = flags & 0x100000, want_wide = shape.bars_64bit & 1u << bar;
+			t.expect(wide == want_wide, "BAR%d is %s-bit", bar, wide ? "64" : "32");
 		}
 	}
 }
@@ -345,9 +396,12 @@ void interrupts(ktap::Case &t, const Fixture &f)
 		t.expect(ctrl & 0x80, "MSI is not 64-bit");
 		t.expect(ctrl & 0x100, "MSI has no per-vector masking");
 	}
-	t.expect(find_cap(cfg, 0x11) == 0, "MSI-X present");
+	const CardShape &shape = shape_of(f.o, f.card);
+	t.expect((find_cap(cfg, 0x11) != 0) == shape.msix, "MSI-X %s", shape.msix ? "missing" : "present");
 	t.expect(cfg.size() > 0x3d && cfg[0x3d] == 0, "INTx pin %u, want none", cfg.size() > 0x3d ? cfg[0x3d] : 0);
-	const unsigned want = f.o.msi > 1 && f.p.multi_msi_vectors ? f.p.multi_msi_vectors : f.o.msi;
+	// MSI-X needs no interrupt remapping for many vectors, MSI does.
+	const unsigned offered = shape.msix ? 32 : f.o.msi;
+	const unsigned want = offered > 1 && f.p.multi_msi_vectors ? f.p.multi_msi_vectors : offered;
 	const unsigned n = count_entries(c->sysfs + "/msi_irqs");
 	t.expect(n == want, "%u MSI vectors enabled, want %u", n, want);
 }
@@ -414,9 +468,13 @@ void bootlog(ktap::Case &t, const Fixture &f)
 	const std::string dir = debugfs_dir(*c);
 	t.expect(!dir.empty(), "no debugfs directory for %s", c->bdf.c_str());
 	const std::string log = slurp(dir + "/bootlog");
-	for (const char *want : {"SBL: sbl 1.0.0.1 started", "fw1.bin: qsm", "fw2.bin: nsp", "SHA-256 ok",
-				 "time synchronised with the host", "starting AMSS"})
-		t.expect(log.find(want) != std::string::npos, "boot log lacks '%s'", want);
+	const CardShape &shape = shape_of(f.o, f.card);
+	std::vector<std::string> wants = {"SBL: sbl 1.0.0.1 started", std::string(shape.qsm_image) + ": ",
+					  std::string(shape.nsp_image) + ": nsp", "SHA-256 ok", "starting AMSS"};
+	if (shape.boot_timesync)
+		wants.push_back("time synchronised with the host");
+	for (const auto &want : wants)
+		t.expect(log.find(want) != std::string::npos, "boot log lacks '%s'", want.c_str());
 	if (f.p.bootlog_in_dmesg)
 		t.expect(dmesg().find(c->bdf + ": card: SBL: all images loaded") != std::string::npos,
 			 "the boot log is not in dmesg");
@@ -480,8 +538,9 @@ void bar0_registers(ktap::Case &t, const Fixture &f)
 	if (!c)
 		return;
 	Unbound unbound(t, *c);
-	BarMap bar(c->sysfs, 0, 4096);
-	t.expect(bar.ok(), "cannot map BAR0: %s", strerror(errno));
+	const int mhi_bar = shape_of(f.o, f.card).mhi_bar;
+	BarMap bar(c->sysfs, mhi_bar, 4096);
+	t.expect(bar.ok(), "cannot map BAR%d: %s", mhi_bar, strerror(errno));
 	if (!bar.ok())
 		return;
 	unsigned ones = 0;
@@ -492,10 +551,10 @@ void bar0_registers(ktap::Case &t, const Fixture &f)
 			continue;
 		if (bar.rd(off) == 0xFFFFFFFF) {
 			ones++;
-			t.note("BAR0 +0x%x reads 0xFFFFFFFF", off);
+			t.note("BAR%d +0x%x reads 0xFFFFFFFF", mhi_bar, off);
 		}
 	}
-	t.expect(ones == 0, "%u BAR0 registers read 0xFFFFFFFF", ones);
+	t.expect(ones == 0, "%u MHI registers read 0xFFFFFFFF", ones);
 	t.expect(bar.rd(0x18) < 0xC08, "CHDBOFF 0x%x", bar.rd(0x18));
 	t.expect(bar.rd(0x20) < 0xFF8, "ERDBOFF 0x%x", bar.rd(0x20));
 	t.expect(bar.rd(0x28) < 0x1000, "BHIOFF 0x%x", bar.rd(0x28));
@@ -603,18 +662,24 @@ void unbind_bind_cycles(ktap::Case &t, const Fixture &)
 
 // A way of breaking the firmware, and what the host must say about it.
 struct BadFirmware {
-	const char *what;
-	const char *file;
+	std::string what;
+	std::string file;
 	bool remove;
-	std::vector<const char *> signs; // any of these, in dmesg or the boot log
+	std::vector<std::string> signs; // any of these, in dmesg or the boot log
 };
 
-const BadFirmware kBadFirmware[] = {
-	{"tampered sbl.bin", "sbl.bin", false, {"Image transfer failed", "BHI"}},
-	{"missing sbl.bin", "sbl.bin", true, {"sbl.bin failed with error -2", "Error loading firmware"}},
-	{"tampered fw2.bin", "fw2.bin", false, {"fw2.bin: bad digest (Sahara status 0x22); boot halted"}},
-	{"missing fw1.bin", "fw1.bin", true, {"fw1.bin: the host has no such image"}},
-};
+// The breakages, in the names of the card's family. An SBL the card
+// refuses shows as a failed BHI or (AIC200 on 7.3) BHIe load.
+std::vector<BadFirmware> bad_firmware_for(const CardShape &shape)
+{
+	const std::string qsm = shape.qsm_image, nsp = shape.nsp_image;
+	return {
+		{"tampered sbl.bin", "sbl.bin", false, {"Image transfer failed", "BHI"}},
+		{"missing sbl.bin", "sbl.bin", true, {"sbl.bin failed with error -2", "Error loading firmware"}},
+		{"tampered " + nsp, nsp, false, {nsp + ": bad digest (Sahara status 0x22); boot halted"}},
+		{"missing " + qsm, qsm, true, {qsm + ": the host has no such image"}},
+	};
+}
 
 // Waits for the host to tell of the broken firmware since the kernel log's
 // `mark`, in dmesg or the card's boot log; what it saw in `seen`.
@@ -623,7 +688,7 @@ bool host_tells(const BadFirmware &sc, const std::string &bdf, size_t mark, std:
 	return wait_for([&] {
 		auto c = card_at(bdf);
 		seen = dmesg().substr(mark) + (c ? slurp(debugfs_dir(*c) + "/bootlog") : "");
-		for (const char *sign : sc.signs)
+		for (const auto &sign : sc.signs)
 			if (seen.find(sign) != std::string::npos)
 				return true;
 		return false;
@@ -634,15 +699,16 @@ bool host_tells(const BadFirmware &sc, const std::string &bdf, size_t mark, std:
 // restored and the card ONLINE again; false if the file could not be read.
 bool boot_with_bad_firmware(ktap::Case &t, const Fixture &f, const qaic::Card &card, const BadFirmware &sc)
 {
-	const std::string path = f.o.firmware + "/" + sc.file, orig = slurp(path);
-	t.expect(!orig.empty(), "%s: cannot read %s", sc.what, path.c_str());
+	const std::string dir = f.o.firmware.empty() ? shape_of(f.o, 0).firmware_dir : f.o.firmware;
+	const std::string path = dir + "/" + sc.file, orig = slurp(path);
+	t.expect(!orig.empty(), "%s: cannot read %s", sc.what.c_str(), path.c_str());
 	if (orig.empty())
 		return false;
 	// A reloaded driver finds the card still in AMSS; a PCI reset while no
 	// driver holds it sends the card back to PBL, so the next probe loads
 	// firmware.
-	t.expect(run("rmmod qaic") == 0, "%s: rmmod failed", sc.what);
-	t.expect(write_attr(card.sysfs + "/reset", "1"), "%s: PCI reset failed", sc.what);
+	t.expect(run("rmmod qaic") == 0, "%s: rmmod failed", sc.what.c_str());
+	t.expect(write_attr(card.sysfs + "/reset", "1"), "%s: PCI reset failed", sc.what.c_str());
 	if (sc.remove) {
 		std::filesystem::remove(path);
 	} else {
@@ -651,18 +717,18 @@ bool boot_with_bad_firmware(ktap::Case &t, const Fixture &f, const qaic::Card &c
 		spit(path, bad);
 	}
 	const size_t mark = dmesg().size();
-	t.expect(insmod(f), "%s: insmod failed", sc.what);
+	t.expect(insmod(f), "%s: insmod failed", sc.what.c_str());
 	std::string seen;
 	const bool told = host_tells(sc, card.bdf, mark, seen);
-	t.expect(told, "%s: no clear message (wanted '%s')", sc.what, sc.signs[0]);
-	t.expect(!is_online(card.bdf), "%s: the card went ONLINE anyway", sc.what);
+	t.expect(told, "%s: no clear message (wanted '%s')", sc.what.c_str(), sc.signs[0].c_str());
+	t.expect(!is_online(card.bdf), "%s: the card went ONLINE anyway", sc.what.c_str());
 	if (!told)
 		t.note("dmesg since insmod:\n%s", seen.c_str());
-	t.expect(run("rmmod qaic") == 0, "%s: rmmod failed", sc.what);
+	t.expect(run("rmmod qaic") == 0, "%s: rmmod failed", sc.what.c_str());
 	spit(path, orig);
-	t.expect(write_attr(card.sysfs + "/reset", "1"), "%s: PCI reset failed", sc.what);
-	t.expect(insmod(f), "%s: insmod failed after restoring", sc.what);
-	t.expect(wait_online(card.bdf), "%s: not ONLINE with the firmware restored", sc.what);
+	t.expect(write_attr(card.sysfs + "/reset", "1"), "%s: PCI reset failed", sc.what.c_str());
+	t.expect(insmod(f), "%s: insmod failed after restoring", sc.what.c_str());
+	t.expect(wait_online(card.bdf), "%s: not ONLINE with the firmware restored", sc.what.c_str());
 	return true;
 }
 
@@ -675,7 +741,7 @@ void bad_firmware(ktap::Case &t, const Fixture &f)
 	auto c = first_card(t);
 	if (!c)
 		return;
-	for (const auto &sc : kBadFirmware)
+	for (const auto &sc : bad_firmware_for(shape_of(f.o, 0)))
 		if (!boot_with_bad_firmware(t, f, *c, sc))
 			return;
 }
@@ -788,6 +854,22 @@ void add_cases(ktap::Suite &s, const Fixture &f)
 		s.add(c, f);
 }
 
+// "aic100,aic200": each card's model in turn; false (said on stderr) for
+// anything else.
+bool parse_card_types(const std::string &list, std::vector<std::string> &types)
+{
+	types.clear();
+	std::stringstream in(list);
+	for (std::string t; std::getline(in, t, ',');) {
+		if (t != "aic100" && t != "aic200") {
+			std::fprintf(stderr, "--card-types: aic100 or aic200, not '%s'\n", t.c_str());
+			return false;
+		}
+		types.push_back(t);
+	}
+	return !types.empty();
+}
+
 // False: the usage was wrong (said on stderr).
 bool parse_options(int argc, char **argv, Options &o)
 {
@@ -806,8 +888,12 @@ bool parse_options(int argc, char **argv, Options &o)
 			if (!d)
 				return false;
 			o.driver = *d;
-		} else if (k == "--firmware")
+		} else if (k == "--firmware") {
 			o.firmware = v;
+		} else if (k == "--card-types") {
+			if (!parse_card_types(v, o.card_types))
+				return false;
+		}
 		else if (k == "--known-report") {
 			if (!is_known_report(v)) {
 				std::fprintf(stderr, "unknown report %s\n", v.c_str());

@@ -122,6 +122,11 @@ class Config:
     # The hostile-DMA suite (card 0's DMA aimed at its root port and at the
     # other card), after the health suite.
     hostile_dma: bool = False
+    # Each card's model, taken in turn (vm-run --card): "aic100", "aic200"
+    # or a list such as "aic200,aic100".
+    card_types: str = "aic100"
+    # The card the health suite runs on; -1: the last.
+    health_card: int = -1
 
     @property
     def driver(self):
@@ -213,6 +218,15 @@ CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=Tru
                   data=True, health=True, health_known_bugs=("close-after-unbind", "execute-unwind"), kernel="7.3",
                   status_padding=(("upstream_patched", UPSTREAM73_PATCHED_MODULE, "fixed"),
                                   ("upstream", UPSTREAM_MODULES["7.3"], "bug"))),
+           # AIC200 (docs/aic200.md) beside an AIC100 in one machine: the boot
+           # suite checks both families' faces and puts the AIC200 (card 0)
+           # through its reloads, resets and broken firmware. Upstream 7.3
+           # loads its SBL by BHIe, ours on 6.12 by BHI; MSI-X gives it all
+           # its vectors without interrupt remapping.
+           Config("k7.3-upstream-aic200-mixed-32msi", 2, 32, upstream=True, card_types="aic200,aic100",
+                  kernel="7.3"),
+           Config("k7.3-aic200-mixed-32msi", 2, 32, card_types="aic200,aic100", kernel="7.3"),
+           Config("aic200-mixed-1msi", 2, 1, card_types="aic200,aic100"),
            # Upstream's use after free of its qaic_device at a close() after
            # unbind, made certain by init_on_free=1 (the freed memory is zeroes
            # by the close), on each kernel (docs/upstream-bugs.md): ours and
@@ -480,7 +494,8 @@ def suite_commands(config):
     # reload and reset cases leave the card ONLINE again.
     if config.boot:
         commands.append(SuiteCommand("boot", GUEST_TESTS,
-                                     ("--cards", str(config.cards), "--msi", str(config.msi), *reports, *upstream)))
+                                     ("--cards", str(config.cards), "--msi", str(config.msi),
+                                      "--card-types", config.card_types, *reports, *upstream)))
     for suite, (race, _) in RACE_SUITES.items():
         runs = config.race_runs(suite)
         if runs:
@@ -515,9 +530,11 @@ def suite_commands(config):
 
 
 def health_command(config, upstream):
-    """The health suite's program and arguments (on the last card)."""
+    """The health suite's program and arguments (on the last card, unless
+    the configuration names one)."""
     gate = kernels.test_module(config.kernel, "qaic_exec_gate")
-    args = ["--card", str(config.cards - 1), *upstream, "--exec-gate", str(gate)]
+    card = config.cards - 1 if config.health_card < 0 else config.health_card
+    args = ["--card", str(card), *upstream, "--exec-gate", str(gate)]
     for bug in config.health_known_bugs:
         args += ["--known-bug", bug]
     if config.health_case:
@@ -595,7 +612,7 @@ def guest_run(config: Config) -> GuestRun:
                    + " || rc=1; ")
     script += "exit $rc"
     cmd = [str(TOP / "scripts" / "vm-run"), "--kernel", config.kernel, "--cards", str(config.cards),
-           "--msi", str(config.msi),
+           "--card", config.card_types, "--msi", str(config.msi),
            *module, "--log", str(log), "--timeout", "900", "--", "bash", "-c", script]
     # vm-run starts QEMU at once; each output line is stamped on arrival so
     # the guest's "online ... uptime=U now=N" notes can be placed on the

@@ -39,7 +39,7 @@ std::vector<Card> find_cards()
 		if (read_attr(dir + "/vendor") != "0x17cb")
 			continue;
 		const std::string dev = read_attr(dir + "/device");
-		if (dev != "0xa100" && dev != "0xa080")
+		if (dev != "0xa100" && dev != "0xa080" && dev != "0xa110")
 			continue;
 		Card c;
 		c.bdf = e.path().filename().string();

@@ -14,7 +14,7 @@ namespace qaic {
 struct Card {
 	std::string bdf;       // e.g. 0000:01:00.0
 	std::string sysfs;     // /sys/bus/pci/devices/<bdf>
-	uint16_t device_id{};  // 0xa100 or 0xa080
+	uint16_t device_id{};  // 0xa100, 0xa080 or 0xa110 (AIC200)
 	std::string driver;    // bound driver's name, empty if none
 	std::optional<int> accel_minor; // N of /dev/accel/accelN, if registered
 
