@@ -234,4 +234,31 @@ inline std::optional<ModuleRunArg> parse_module_run(const std::string &v, std::i
 	return std::nullopt;
 }
 
+// What the suites see differ between the card families (docs/aic200.md),
+// by the card's PCI device id.
+struct CardFamily {
+	const char *name;	  // "AIC100": the board serial's and RAM dump's prefix
+	const char *firmware_dir; // in the guest
+	// The runtime images, as the boot log and the RAM dump name them.
+	const char *qsm_image, *qsm_kind, *nsp_image;
+	// The SBL takes the host's time at boot (its boot log says so).
+	bool boot_timesync;
+};
+
+inline constexpr CardFamily kAic100Family = {"AIC100", "/lib/firmware/qcom/aic100", "fw1.bin", "qsm", "fw2.bin", true};
+inline constexpr CardFamily kAic200Family = {"AIC200", "/lib/firmware/qcom/aic200", "aic200-hlos.elf", "hlos",
+					     "aic200-nsp.bin", false};
+
+inline const CardFamily &family_of_device(unsigned device_id)
+{
+	return device_id == 0xa110 ? kAic200Family : kAic100Family;
+}
+
+// The family of the card at `bdf` (AIC100's if it cannot be read).
+inline const CardFamily &family_of_bdf(const std::string &bdf)
+{
+	const std::string id = slurp("/sys/bus/pci/devices/" + bdf + "/device");
+	return family_of_device(id.empty() ? 0 : unsigned(std::stoul(id, nullptr, 16)));
+}
+
 } // namespace guest_util

@@ -232,11 +232,7 @@ struct CardShape {
 	unsigned bars_64bit; // mask
 	int mhi_bar;
 	bool msix;
-	const char *firmware_dir;
-	// Its runtime images as the boot log names them, with their kind.
-	const char *qsm_image, *nsp_image;
-	// The SBL waits for the host's time (boot-time timesync channel).
-	bool boot_timesync;
+	const CardFamily &family;
 };
 
 const CardShape kAic100Shape = {
@@ -245,10 +241,7 @@ const CardShape kAic100Shape = {
 	.bars_64bit = 1u << 0 | 1u << 2 | 1u << 4,
 	.mhi_bar = 0,
 	.msix = false,
-	.firmware_dir = "/lib/firmware/qcom/aic100",
-	.qsm_image = "fw1.bin",
-	.nsp_image = "fw2.bin",
-	.boot_timesync = true,
+	.family = kAic100Family,
 };
 
 // BAR0 holds the MSI-X table, BAR1 the MHI registers: both 32-bit.
@@ -258,10 +251,7 @@ const CardShape kAic200Shape = {
 	.bars_64bit = 1u << 2 | 1u << 4,
 	.mhi_bar = 1,
 	.msix = true,
-	.firmware_dir = "/lib/firmware/qcom/aic200",
-	.qsm_image = "aic200-hlos.elf",
-	.nsp_image = "aic200-nsp.bin",
-	.boot_timesync = false,
+	.family = kAic200Family,
 };
 
 const CardShape &shape_of(const Options &o, unsigned card)
@@ -469,9 +459,9 @@ void bootlog(ktap::Case &t, const Fixture &f)
 	t.expect(!dir.empty(), "no debugfs directory for %s", c->bdf.c_str());
 	const std::string log = slurp(dir + "/bootlog");
 	const CardShape &shape = shape_of(f.o, f.card);
-	std::vector<std::string> wants = {"SBL: sbl 1.0.0.1 started", std::string(shape.qsm_image) + ": ",
-					  std::string(shape.nsp_image) + ": nsp", "SHA-256 ok", "starting AMSS"};
-	if (shape.boot_timesync)
+	std::vector<std::string> wants = {"SBL: sbl 1.0.0.1 started", std::string(shape.family.qsm_image) + ": ",
+					  std::string(shape.family.nsp_image) + ": nsp", "SHA-256 ok", "starting AMSS"};
+	if (shape.family.boot_timesync)
 		wants.push_back("time synchronised with the host");
 	for (const auto &want : wants)
 		t.expect(log.find(want) != std::string::npos, "boot log lacks '%s'", want.c_str());
@@ -672,7 +662,7 @@ struct BadFirmware {
 // refuses shows as a failed BHI or (AIC200 on 7.3) BHIe load.
 std::vector<BadFirmware> bad_firmware_for(const CardShape &shape)
 {
-	const std::string qsm = shape.qsm_image, nsp = shape.nsp_image;
+	const std::string qsm = shape.family.qsm_image, nsp = shape.family.nsp_image;
 	return {
 		{"tampered sbl.bin", "sbl.bin", false, {"Image transfer failed", "BHI"}},
 		{"missing sbl.bin", "sbl.bin", true, {"sbl.bin failed with error -2", "Error loading firmware"}},
@@ -699,7 +689,7 @@ bool host_tells(const BadFirmware &sc, const std::string &bdf, size_t mark, std:
 // restored and the card ONLINE again; false if the file could not be read.
 bool boot_with_bad_firmware(ktap::Case &t, const Fixture &f, const qaic::Card &card, const BadFirmware &sc)
 {
-	const std::string dir = f.o.firmware.empty() ? shape_of(f.o, 0).firmware_dir : f.o.firmware;
+	const std::string dir = f.o.firmware.empty() ? shape_of(f.o, 0).family.firmware_dir : f.o.firmware;
 	const std::string path = dir + "/" + sc.file, orig = slurp(path);
 	t.expect(!orig.empty(), "%s: cannot read %s", sc.what.c_str(), path.c_str());
 	if (orig.empty())

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "driver_under_test.h"
+#include "guest_util.h"
 #include "ktap.h"
 #include "nnc_client.h"
 #include "qaic.h"
@@ -464,13 +465,13 @@ template <size_t N> bool terminated(const char (&s)[N])
 
 // STATUS's strings: a serial of 8 hex digits, the board's made of it, the
 // image strings NUL-terminated, the firmware's not empty, sbl.bin.
-void expect_status_strings(ktap::Case &t, const StatusResp &r)
+void expect_status_strings(ktap::Case &t, const StatusResp &r, const guest_util::CardFamily &family)
 {
 	const auto &dv = r.dev;
 	t.expect(terminated(dv.serial) && std::strlen(dv.serial) == 8 &&
 			 std::strspn(dv.serial, "0123456789ABCDEF") == 8,
 		 "serial '%.16s' is not 8 hex digits", dv.serial);
-	t.expect(terminated(dv.board_serial) && std::string(dv.board_serial) == std::string("AIC100-") + dv.serial,
+	t.expect(terminated(dv.board_serial) && std::string(dv.board_serial) == std::string(family.name) + "-" + dv.serial,
 		 "board serial '%.32s'", dv.board_serial);
 	for (const auto &[what, ok] : std::initializer_list<std::pair<const char *, bool>>{
 		     {"fwQCImageVersionString", terminated(dv.fw_qc_image_version)},
@@ -532,7 +533,7 @@ void status_fields(ktap::Case &t, const Fixture &f)
 		 dv.meta_ver_minor);
 	t.expect(dv.hw_version == 0x00020000, "hwVersion 0x%08x, want 0x00020000", dv.hw_version);
 	t.expect(dv.sku_type == 3, "SKU %u, want 3, PCIe Pro (docs/qsm.md)", dv.sku_type);
-	expect_status_strings(t, r);
+	expect_status_strings(t, r, guest_util::family_of_bdf(f.found->bdf));
 	expect_status_numbers(t, *se.nnc, r);
 	t.note("firmware %u.%u.%u.%u '%s', NSP '%s', serial %s, %u NSPs", dv.fw_version[0], dv.fw_version[1],
 	       dv.fw_version[2], dv.fw_version[3], dv.fw_qc_image_version, r.nsp.qc_image_version, dv.serial,
