@@ -488,9 +488,14 @@ void Mhi::do_m0()
 {
 	if (state_ != MhiState::Ready && state_ != MhiState::M0)
 		return;
-	// M0 while already in M0 is a new host (re-probe after a non-graceful
-	// remove): forget the old contexts and channels first.
+	// M0 while already in M0 with new context bases is a new host (a
+	// re-probe after a non-graceful remove): forget the old contexts and
+	// channels first. With the same bases it is the same host again.
 	const bool fresh = state_ == MhiState::M0;
+	if (fresh && context_bases() == m0_bases_) {
+		repeat_m0();
+		return;
+	}
 	drop_channels();
 	if (fresh && fn_)
 		fn_->mhi_reset();
@@ -501,8 +506,8 @@ void Mhi::do_m0()
 		sys_err("MHI: unsupported number of event rings at M0");
 		return;
 	}
-	const uint64_t ecabap = ctx_reg64(ECABAP_LOWER);
-	events_ecabap_ = ecabap;
+	m0_bases_ = context_bases();
+	const uint64_t ecabap = m0_bases_.events;
 	for (unsigned i = 0; i < ner; i++) {
 		events_.push_back(std::make_unique<mhi::EventRing>(host_));
 		events_.back()->load(ecabap + i * sizeof(mhi::EventContext));
@@ -518,6 +523,23 @@ void Mhi::do_m0()
 	post(0, mhi::ee_event(static_cast<uint8_t>(ee_)));
 	if (fn_)
 		fn_->mhi_m0();
+}
+
+Mhi::ContextBases Mhi::context_bases() const
+{
+	return {ctx_reg64(CCABAP_LOWER), ctx_reg64(ECABAP_LOWER), ctx_reg64(CRCBAP_LOWER), mhicfg_};
+}
+
+// Linux's MHI core runs its READY transition twice when a SYS_ERR's
+// recovery and the READY interrupt race, and so writes M0 again, possibly
+// after it has already queued commands on the first M0's rings. As the MHI
+// endpoint stack, the card answers with M0 and its EE once more and keeps
+// every ring, doorbell and channel.
+void Mhi::repeat_m0()
+{
+	host_.trace("MHI: M0 again from the same host");
+	post(0, mhi::state_change_event(static_cast<uint8_t>(MhiState::M0)));
+	post(0, mhi::ee_event(static_cast<uint8_t>(ee_)));
 }
 
 bool Mhi::asleep() const
@@ -629,7 +651,7 @@ void Mhi::run_doorbells()
 	// Doorbells of event rings the host has re-based since they were
 	// loaded are for the rings its coming M0 loads (their write pointer
 	// is in the new context): not the old rings' business.
-	const bool rebased = ctx_reg64(ECABAP_LOWER) != events_ecabap_;
+	const bool rebased = ctx_reg64(ECABAP_LOWER) != m0_bases_.events;
 	for (unsigned i = 0; i < kMaxEventRings; i++) {
 		if (!pending_erdb_.test(i))
 			continue;

@@ -980,6 +980,23 @@ BOOT_TEST(AmssAtM0, SecondM0IsANewHostWithNewContexts)
 	control_answers_status(3);
 }
 
+// Linux's MHI core can write M0 twice for one session (its SYS_ERR
+// recovery and the READY interrupt both run the READY transition), the
+// second time after it has already queued a START on the first M0's rings.
+BOOT_TEST(AmssAtM0, SameHostsSecondM0KeepsItsRingsAndQueuedCommands)
+{
+	ASSERT_TRUE(mhi->start(10, 128));
+	mhi->states.clear();
+	mhi->init_channel(11);
+	const uint64_t at = mhi->issue(11, mhi::ElementType::StartChannel, false);
+	mhi->set_state(regs::MhiState::M0);
+	mhi->settle();
+	EXPECT_EQ(mhi->cmd_done.count(at), 1u) << "the START queued before the second M0 is lost";
+	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
+	expect_status_reply(nnc_status(3), 3); // both channels still serve
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
 // Linux's MHI stack taking over a card left in AMSS and M0 (upstream qaic
 // re-probed after its non-graceful remove): new context bases, the new
 // event ring's doorbell, and only then M0. The card must not take that

@@ -166,6 +166,12 @@ public:
 	// START_CHAN, as mhi_prepare_channel; true on a SUCCESS completion.
 	bool start(unsigned ch, unsigned elements = 32)
 	{
+		init_channel(ch, elements);
+		return command(ch, mhi::ElementType::StartChannel) == 1;
+	}
+	// Writes the channel's ring and context, as mhi_init_chan_ctxt.
+	void init_channel(unsigned ch, unsigned elements = 32)
+	{
 		Chan c;
 		c.elements = elements;
 		c.base = alloc(elements * 16, elements * 16);
@@ -178,7 +184,6 @@ public:
 		ctx.rp = ctx.wp = c.base;
 		put(ccabap_ + ch * sizeof(ctx), &ctx, sizeof(ctx));
 		chans_[ch] = c;
-		return command(ch, mhi::ElementType::StartChannel) == 1;
 	}
 	bool reset_channel(unsigned ch) { return command(ch, mhi::ElementType::ResetChannel) == 1; }
 	// The channel's context as the host's memory has it.
@@ -193,9 +198,10 @@ public:
 		auto it = cmd_done.find(at);
 		return it == cmd_done.end() ? 0 : it->second;
 	}
-	// Rings one command and lets the device run; returns the command's
-	// address, the key of its completion in cmd_done (absent until then).
-	uint64_t issue(unsigned ch, mhi::ElementType t)
+	// Rings one command and (unless told not to) lets the device run;
+	// returns the command's address, the key of its completion in
+	// cmd_done (absent until then).
+	uint64_t issue(unsigned ch, mhi::ElementType t, bool run = true)
 	{
 		const mhi::RingElement e{0, 0, (uint32_t{ch} << 24) | (uint32_t{static_cast<uint8_t>(t)} << 16)};
 		const uint64_t at = cmd_wp_;
@@ -204,7 +210,8 @@ public:
 		put(crcbap_ + mhi::kCtxWpOffset, &cmd_wp_, 8);
 		w(regs::CRDB_HIGHER, static_cast<uint32_t>(cmd_wp_ >> 32));
 		w(regs::CRDB_LOWER, static_cast<uint32_t>(cmd_wp_));
-		settle();
+		if (run)
+			settle();
 		return at;
 	}
 

@@ -127,8 +127,8 @@ protected:
 		EXPECT_GE(info ? info->iterations : 0, inputs.size()) << "MARKed iterations";
 		// Responses all say success.
 		for (size_t i = 0; i < inputs.size(); i++) {
-			uint16_t r[2];
-			host.dma_read(act.rsp + i * 4, r, 4);
+			uint16_t r[2] = {0xFFFF, 0xFFFF};
+			EXPECT_EQ(host.dma_read(act.rsp + i * 4, r, 4), DmaStatus::Ok);
 			EXPECT_EQ(r[0], i);
 			EXPECT_EQ(r[1], 0u);
 		}

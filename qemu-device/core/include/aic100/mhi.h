@@ -181,6 +181,12 @@ private:
 		size_t out_bytes = 0; // of every message in `out`
 		size_t posted_high = 0; // most buffers posted at once (DL)
 	};
+	// Where the host keeps its channel, event and command ring contexts.
+	struct ContextBases {
+		uint64_t channels = 0, events = 0, commands = 0;
+		uint32_t mhicfg = 0;
+		bool operator==(const ContextBases &) const = default;
+	};
 
 	uint32_t read32(uint32_t offset);
 	void write32(uint32_t offset, uint32_t value);
@@ -205,6 +211,8 @@ private:
 	void mhi_reset_from_host();
 	void drop_channels();
 	void do_m0();
+	ContextBases context_bases() const;
+	void repeat_m0();
 	// M3 (the host suspends the card) and back to M0 from M1, M2 or M3.
 	void do_m3();
 	void do_wake();
@@ -294,11 +302,11 @@ private:
 
 	// Rings, valid between M0 and the next reset.
 	std::vector<std::unique_ptr<mhi::EventRing>> events_;
-	// ECABAP as it was when events_ were loaded. A host that takes over a
-	// card left in M0 (a re-probe after a non-graceful remove) writes new
-	// context bases and rings its new event rings' doorbells before its
-	// M0, which loads them.
-	uint64_t events_ecabap_ = 0;
+	// The context bases and MHICFG as they were at M0. A host that takes
+	// over a card left in M0 (a re-probe after a non-graceful remove)
+	// writes new bases and rings its new event rings' doorbells before its
+	// M0, which loads them; the same host saying M0 twice keeps them.
+	ContextBases m0_bases_;
 	mhi::CommandRing commands_;
 	std::array<Channel, regs::kNumChannels> channels_{};
 	// A channel reset whose completion the firmware asked to delay
