@@ -152,8 +152,6 @@ struct qaic_irq_follow {
 	/* Where it was steered last (-1: never), and when. */
 	int			cpu;
 	unsigned long		moved;
-	/* Where it was steered the time before, until that move is seen done (else -1). */
-	int			prev;
 	/* Someone else's affinity was seen and logged (until it goes). */
 	bool			kept;
 	/* The affinity when the vector was requested. */

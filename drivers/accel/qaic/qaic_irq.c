@@ -19,6 +19,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/interrupt.h>
 #include <linux/irq.h>
+#include <linux/irqdesc.h>
 #include <linux/io.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
@@ -288,43 +289,35 @@ static bool qaic_cpu_takes_irqs(int cpu)
 }
 
 /*
- * Is the vector's affinity @now what this driver set, or on its way there?
- * A move is applied later at times, at the vector's next interrupt (an MSI
- * without interrupt remapping on x86): meanwhile the kernel marks it pending
- * and still shows where the vector was, which is where this driver had put
- * it before (@f->prev, until the move is seen done), or the affinity it had
- * when requested. Under @f->lock.
+ * Where the vector goes. On x86 without interrupt remapping a move waits
+ * for the vector's next interrupt: meanwhile the kernel marks it pending
+ * and keeps the target aside (what /proc shows), whoever asked for it.
+ * Read without the descriptor's lock, as the affinity is below.
  */
-static bool qaic_irq_follow_ours(struct qaic_irq_follow *f, const struct cpumask *now)
+static const struct cpumask *qaic_irq_target(struct irq_data *data)
 {
-	if (cpumask_equal(now, f->home) || irqd_is_setaffinity_pending(f->data))
-		return true;
-	if (f->cpu >= 0 && cpumask_equal(now, cpumask_of(f->cpu)))
-		return true;
-	return f->prev >= 0 && cpumask_equal(now, cpumask_of(f->prev));
+#ifdef CONFIG_GENERIC_PENDING_IRQ
+	if (irqd_is_setaffinity_pending(data))
+		return irq_data_to_desc(data)->pending_mask;
+#endif
+	return irq_data_get_affinity_mask(data);
 }
 
-/* Has the last move of this driver taken effect? Under @f->lock. */
-static bool qaic_irq_follow_done(struct qaic_irq_follow *f)
+/* Is @target what this driver set, or the affinity the vector had when requested? */
+static bool qaic_irq_follow_ours(struct qaic_irq_follow *f, const struct cpumask *target)
 {
-	return !irqd_is_setaffinity_pending(f->data) &&
-	       cpumask_equal(irq_data_get_affinity_mask(f->data), cpumask_of(f->cpu));
+	return cpumask_equal(target, f->home) ||
+	       (f->cpu >= 0 && cpumask_equal(target, cpumask_of(f->cpu)));
 }
 
-/* Under @f->lock: steer the vector to @cpu, unless a move of ours is under way. */
-static void qaic_irq_follow_move(struct qaic_irq_follow *f, const struct cpumask *now, int cpu)
+/* Under @f->lock: steer the vector to @cpu, unless a move is under way. */
+static void qaic_irq_follow_move(struct qaic_irq_follow *f, int cpu)
 {
 	if (irqd_is_setaffinity_pending(f->data))
 		return;
-	if (f->cpu >= 0 && !cpumask_equal(now, f->home) && !cpumask_equal(now, cpumask_of(f->cpu)))
-		return;		/* still where it was before the last move */
 	/* Should it fail, the affinity stays, and so does the next check. */
-	if (irq_set_affinity(f->data->irq, cpumask_of(cpu)))
-		return;
-	f->prev = f->cpu;
-	f->cpu = cpu;
-	if (qaic_irq_follow_done(f))
-		f->prev = -1;	/* applied at once (interrupt remapping) */
+	if (!irq_set_affinity(f->data->irq, cpumask_of(cpu)))
+		f->cpu = cpu;
 }
 
 /*
@@ -348,33 +341,26 @@ void qaic_dbc_follow(struct qaic_dbc *dbc)
 {
 	struct qaic_irq_follow *f = dbc->follow;
 	int cpu = raw_smp_processor_id();
-	const struct cpumask *now;
+	const struct cpumask *target;
 
 	if (!READ_ONCE(datapath_irq_follows) || datapath_polling || !f)
 		return;
 	if (!cpumask_test_cpu(cpu, f->home) || !qaic_cpu_takes_irqs(cpu))
 		return;
-	now = irq_data_get_affinity_mask(f->data);
-	if (cpumask_equal(now, cpumask_of(cpu))) {
-		/* Here already; a move that was pending is done. */
-		if (READ_ONCE(f->prev) >= 0 && mutex_trylock(&f->lock)) {
-			if (f->cpu == cpu && qaic_irq_follow_done(f))
-				f->prev = -1;
-			mutex_unlock(&f->lock);
-		}
-		return;
-	}
+	target = qaic_irq_target(f->data);
+	if (cpumask_equal(target, cpumask_of(cpu)))
+		return;		/* here already, or on its way */
 	if (!mutex_trylock(&f->lock))
-		return; /* another DBC of the vector is moving it */
+		return;		/* another DBC of the vector is moving it */
 	if (time_before(jiffies, f->moved + msecs_to_jiffies(QAIC_IRQ_FOLLOW_MS)))
 		goto out;
 	f->moved = jiffies;
-	if (qaic_irq_follow_ours(f, now)) {
+	if (qaic_irq_follow_ours(f, target)) {
 		f->kept = false;
-		qaic_irq_follow_move(f, now, cpu);
+		qaic_irq_follow_move(f, cpu);
 	} else if (!f->kept) {
 		pci_info(dbc->qdev->pdev, "interrupt %d: affinity %*pbl set elsewhere, kept\n",
-			 f->data->irq, cpumask_pr_args(now));
+			 f->data->irq, cpumask_pr_args(target));
 		f->kept = true;
 	}
 out:
@@ -406,7 +392,6 @@ static int qaic_irq_follow_init(struct qaic_device *qdev, struct qaic_irq_follow
 		return ret;
 	f->data = irq_get_irq_data(irq);
 	f->cpu = -1;
-	f->prev = -1;
 	f->moved = jiffies - msecs_to_jiffies(QAIC_IRQ_FOLLOW_MS);
 	f->kept = false;
 	cpumask_copy(f->home, irq_data_get_affinity_mask(f->data));
