@@ -488,11 +488,11 @@ void Mhi::do_m0()
 {
 	if (state_ != MhiState::Ready && state_ != MhiState::M0)
 		return;
-	// M0 while already in M0 with new context bases is a new host (a
-	// re-probe after a non-graceful remove): forget the old contexts and
-	// channels first. With the same bases it is the same host again.
+	// M0 while already in M0 from a new host (a re-probe after a
+	// non-graceful remove): forget the old contexts and channels first.
+	// From the same host it only asks for M0 again.
 	const bool fresh = state_ == MhiState::M0;
-	if (fresh && context_bases() == m0_bases_) {
+	if (fresh && same_session()) {
 		repeat_m0();
 		return;
 	}
@@ -528,6 +528,18 @@ void Mhi::do_m0()
 Mhi::ContextBases Mhi::context_bases() const
 {
 	return {ctx_reg64(CCABAP_LOWER), ctx_reg64(ECABAP_LOWER), ctx_reg64(CRCBAP_LOWER), mhicfg_};
+}
+
+// The same host's session goes on when it writes the same context bases
+// and left event ring 0's context where the card put it: a new host (even
+// one given the same addresses again) starts its rings afresh.
+bool Mhi::same_session() const
+{
+	if (context_bases() != m0_bases_ || events_.empty())
+		return false;
+	uint64_t rp = 0;
+	return host_.dma_read(m0_bases_.events + mhi::kCtxRpOffset, &rp, sizeof(rp)) == DmaStatus::Ok &&
+	       rp == events_[0]->rp();
 }
 
 // Linux's MHI core runs its READY transition twice when a SYS_ERR's

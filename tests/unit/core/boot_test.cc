@@ -980,6 +980,21 @@ BOOT_TEST(AmssAtM0, SecondM0IsANewHostWithNewContexts)
 	control_answers_status(3);
 }
 
+// A new host can be given the very addresses of the old one's rings: it
+// still starts them afresh, and the card must too.
+BOOT_TEST(AmssAtM0, NewHostAtTheOldAddressesIsStillANewHost)
+{
+	ASSERT_TRUE(mhi->start(10, 128));
+	mhi->states.clear();
+	mhi->ees.clear();
+	mhi->reuse_addresses = true;
+	mhi->ready_handshake();
+	EXPECT_EQ(mhi->states, std::vector<uint8_t>{kStateM0});
+	EXPECT_EQ(mhi->ees, std::vector<uint8_t>{kEeAmss});
+	control_answers_status(3);
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
 // Linux's MHI core can write M0 twice for one session (its SYS_ERR
 // recovery and the READY interrupt both run the READY transition), the
 // second time after it has already queued a START on the first M0's rings.

@@ -120,11 +120,13 @@ public:
 	// mhi_init_mmio + event credits + M0, as mhi_ready_state_transition.
 	void ready_handshake()
 	{
-		ccabap_ = alloc(128 * sizeof(mhi::ChannelContext), 64);
-		ecabap_ = alloc(sizeof(mhi::EventContext), 64);
-		crcbap_ = alloc(sizeof(mhi::CommandContext), 64);
-		ev_base_ = alloc(kEventElements * 16, kEventElements * 16);
-		cmd_base_ = cmd_base_at ? cmd_base_at : alloc(cmd_elements * 16, cmd_elements * 16);
+		if (!reuse_addresses || !ccabap_) {
+			ccabap_ = alloc(128 * sizeof(mhi::ChannelContext), 64);
+			ecabap_ = alloc(sizeof(mhi::EventContext), 64);
+			crcbap_ = alloc(sizeof(mhi::CommandContext), 64);
+			ev_base_ = alloc(kEventElements * 16, kEventElements * 16);
+			cmd_base_ = cmd_base_at ? cmd_base_at : alloc(cmd_elements * 16, cmd_elements * 16);
+		}
 		std::vector<uint8_t> zero(128 * sizeof(mhi::ChannelContext), 0);
 		put(ccabap_, zero.data(), zero.size());
 		mhi::EventContext ec{};
@@ -321,6 +323,7 @@ public:
 	std::set<unsigned> keep_buffers; // DL channels whose buffers are not given back
 	uint32_t intmod_ms = 0;
 	bool run_between_writes = false; // ready_handshake lets the device run before its M0
+	bool reuse_addresses = false;    // ready_handshake keeps the last one's rings and contexts
 
 	std::vector<uint8_t> pop(unsigned ch)
 	{

@@ -212,6 +212,7 @@ private:
 	void drop_channels();
 	void do_m0();
 	ContextBases context_bases() const;
+	bool same_session() const;
 	void repeat_m0();
 	// M3 (the host suspends the card) and back to M0 from M1, M2 or M3.
 	void do_m3();
