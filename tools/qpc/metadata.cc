@@ -48,17 +48,23 @@ const std::vector<std::string> &known_required_fields()
 	return fields;
 }
 
-std::vector<uint8_t> encode_metadata(const meta::MetadataT &m)
+std::vector<uint8_t> encode_flatbuffer(const meta::MetadataT &m)
 {
 	flatbuffers::FlatBufferBuilder b;
 	b.ForceDefaults(true);
 	b.Finish(meta::Metadata::Pack(b, &m));
+	return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+}
+
+std::vector<uint8_t> encode_metadata(const meta::MetadataT &m)
+{
 	std::vector<uint8_t> out(kMetadataHeaderSize, 0);
 	out[0] = uint8_t(kMetadataMajor);
 	out[1] = uint8_t(kMetadataMajor >> 8);
 	out[2] = uint8_t(kMetadataMinor);
 	out[3] = uint8_t(kMetadataMinor >> 8);
-	out.insert(out.end(), b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+	const auto fb = encode_flatbuffer(m);
+	out.insert(out.end(), fb.begin(), fb.end());
 	return out;
 }
 

@@ -20,7 +20,10 @@ namespace aic100::qpc {
 // this reader understands: every field of our schema.
 const std::vector<std::string> &known_required_fields();
 
-// The section's bytes for `m` (every scalar written, defaults included).
+// The FlatBuffer of `m`, every scalar written, defaults included: the
+// "metadata_fb" section.
+std::vector<uint8_t> encode_flatbuffer(const meta::MetadataT &m);
+// The "metadata" section: the 8-byte header, then encode_flatbuffer(m).
 std::vector<uint8_t> encode_metadata(const meta::MetadataT &m);
 
 // Verifies and unpacks a section (with or without its 8-byte header, as the

@@ -425,15 +425,17 @@ std::optional<std::vector<uint8_t>> build_qpc(const ProgramSpec &spec, std::stri
 		return std::nullopt;
 	}
 	std::string why;
-	if (find_section(spec.elf, kMetadataSection, why)) {
-		err = "the ELF already has a metadata section";
-		return std::nullopt;
-	}
+	for (const char *name : {kMetadataSection, kMetadataFbSection})
+		if (find_section(spec.elf, name, why)) {
+			err = std::string("the ELF already has a ") + name + " section";
+			return std::nullopt;
+		}
 	const auto m = make_metadata(spec, *w, err);
 	if (!m)
 		return std::nullopt;
-	const auto section = encode_metadata(*m);
-	auto elf = add_section(spec.elf, kMetadataSection, section, err);
+	auto elf = add_section(spec.elf, kMetadataSection, encode_metadata(*m), err);
+	if (elf)
+		elf = add_section(*elf, kMetadataFbSection, encode_flatbuffer(*m), err);
 	if (!elf)
 		return std::nullopt;
 	std::string desc;
@@ -488,6 +490,15 @@ std::string read_network_elf(Program &p, const Segment &s)
 	p.metadata = decode_metadata(*section, err);
 	if (!p.metadata)
 		return "network.elf: " + err;
+	// The UMD reads metadata_fb where there is one, the compiler's own
+	// tools read metadata: they must say the same.
+	if (const auto fb = find_section(p.elf, kMetadataFbSection, err)) {
+		const auto fb_metadata = decode_metadata(*fb, err);
+		if (!fb_metadata)
+			return "network.elf: metadata_fb: " + err;
+		if (encode_flatbuffer(*fb_metadata) != encode_flatbuffer(*p.metadata))
+			return "network.elf: metadata_fb and metadata disagree";
+	}
 	return {};
 }
 

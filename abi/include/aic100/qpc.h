@@ -73,6 +73,11 @@ inline constexpr char kMetadataSection[] = "metadata";
 inline constexpr uint16_t kMetadataMajor = 1;
 inline constexpr uint16_t kMetadataMinor = 0;
 inline constexpr size_t kMetadataHeaderSize = 8;
+// The same FlatBuffer without the header. The compiler of firmware 1.15
+// and later writes "metadata" alone; the UMD's readers look for this one
+// first, and its qaic-device-partition reads "metadata" only in the older
+// raw layout (docs/umd-compat.md, section 4). So a container carries both.
+inline constexpr char kMetadataFbSection[] = "metadata_fb";
 
 // SemaphoreOp.semOp is a sem::Op (at most WaitGt0, the UMD's "P");
 // .preOrPost places it before or after the transfer.

@@ -138,8 +138,9 @@ void run_from_qpc(const workloads::Example &e, const Program &p, int iterations)
 			else
 				std::memcpy(host, &win[r->devOffset], r->size);
 			for (const auto &s : r->semaphoreOps)
-				if (s->preOrPost == kSemPost)
+				if (s->preOrPost == kSemPost) {
 					ASSERT_TRUE(sems.apply(s->semNum, Semaphores::Op(s->semOp), s->semValue));
+				}
 		}
 		std::vector<uint8_t> got;
 		for (const netdesc::IoBinding &b : p.desc.outputs()) {

@@ -121,9 +121,10 @@ TEST(QpcNetworks, ResNet50At64RunsFromItsContainerBitExact)
 		for (const auto &r : p.metadata->dmaRequests) {
 			ASSERT_LT(r->num, buffers.size());
 			for (const auto &s : r->semaphoreOps)
-				if (s->preOrPost == kSemPre)
+				if (s->preOrPost == kSemPre) {
 					ASSERT_TRUE(sems.wait(s->semNum, Semaphores::Op(s->semOp), s->semValue, late))
 						<< "inference " << it << ": " << wk.fault();
+				}
 			uint8_t *host = buffers[r->num].data() + r->hostOffset;
 			ASSERT_LE(r->hostOffset + r->size, buffers[r->num].size());
 			if (r->inOut == kDmaIn)
@@ -131,8 +132,9 @@ TEST(QpcNetworks, ResNet50At64RunsFromItsContainerBitExact)
 			else
 				std::memcpy(host, &win[r->devOffset], r->size);
 			for (const auto &s : r->semaphoreOps)
-				if (s->preOrPost == kSemPost)
+				if (s->preOrPost == kSemPost) {
 					ASSERT_TRUE(sems.apply(s->semNum, Semaphores::Op(s->semOp), s->semValue));
+				}
 		}
 		ASSERT_EQ(buffers[1], ref.output) << "inference " << it;
 	}

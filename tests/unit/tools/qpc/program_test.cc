@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "elf_sections.h"
 #include "metadata.h"
 #include "nspasm.h"
@@ -117,6 +119,22 @@ TEST_F(QpcHandmade, NetworkElfIsTheWorkloadGiven)
 	EXPECT_EQ(p->workload.program, given->program);
 	ASSERT_EQ(p->workload.segments.size(), 1u);
 	EXPECT_EQ(p->workload.segments[0].offset, 0x5000u);
+}
+
+// metadata as the compiler of firmware 1.15 and later writes it, and
+// metadata_fb, the same FlatBuffer without the header, which every UMD
+// reader takes first (qaic-device-partition crashes on metadata alone).
+TEST_F(QpcHandmade, NetworkElfCarriesBothMetadataSections)
+{
+	std::string err;
+	const auto with_header = find_section(p->elf, kMetadataSection, err);
+	ASSERT_TRUE(with_header) << err;
+	const auto bare = find_section(p->elf, kMetadataFbSection, err);
+	ASSERT_TRUE(bare) << err;
+	ASSERT_GT(with_header->size(), kMetadataHeaderSize);
+	EXPECT_TRUE(std::ranges::equal(with_header->subspan(kMetadataHeaderSize), *bare));
+	EXPECT_EQ((std::vector<uint8_t>(with_header->begin(), with_header->begin() + 4)),
+		  (std::vector<uint8_t>{1, 0, 0, 0}));
 }
 
 TEST_F(QpcHandmade, MetadataDescribesTheProgram)
@@ -289,6 +307,9 @@ TEST(QpcProgram, BuilderRefusesSpecsThatDoNotFit)
 	s = handmade();
 	s.elf = *add_section(s.elf, "metadata", std::vector<uint8_t>{1}, err);
 	refused(s, "already has a metadata section");
+	s = handmade();
+	s.elf = *add_section(s.elf, "metadata_fb", std::vector<uint8_t>{1}, err);
+	refused(s, "already has a metadata_fb section");
 }
 
 // A container whose segments are taken from a good one, one replaced.
@@ -343,6 +364,14 @@ TEST(QpcProgram, ReaderFindsInconsistencies)
 		refused(with_segment(good, kNetworkElf, elf_with_metadata(spec, *m)), why);
 	};
 	meta_changed([](meta::MetadataT &m) { m.numNSPs = 3; }, "NSP counts disagree");
+	{
+		auto m = make_metadata(spec, w, err);
+		ASSERT_TRUE(m) << err;
+		const auto elf = elf_with_metadata(spec, *m);
+		m->numSemaphores++;
+		const auto two = *add_section(elf, kMetadataFbSection, encode_flatbuffer(*m), err);
+		refused(with_segment(good, kNetworkElf, two), "metadata_fb and metadata disagree");
+	}
 	meta_changed([](meta::MetadataT &m) { m.networkName = "other"; }, "names disagree");
 	meta_changed([](meta::MetadataT &m) { m.semaphoreInitState.pop_back(); }, "initial states");
 	meta_changed([](meta::MetadataT &m) { m.staticSharedDDRSize = 0x9000; }, "larger than the window");
