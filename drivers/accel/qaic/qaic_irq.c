@@ -331,11 +331,12 @@ static void qaic_irq_follow_move(struct qaic_irq_follow *f, int cpu)
  *
  * Never to a CPU outside the affinity the vector had when it was requested
  * (irqaffinity=, /proc/irq/default_smp_affinity) nor to an isolated one.
- * And the admin decides where it goes: while the vector's affinity is
- * neither that nor what was set here, someone else (the admin, irqbalance)
- * set it, and it stays; setting it back to what it was lets it follow
- * again. The affinity is read without the descriptor's lock, as /proc
- * reads it: a stale view only defers the decision to a later submission.
+ * And the admin decides where it goes: while the vector's target (its
+ * affinity, or where a pending move takes it) is neither that nor what was
+ * set here, someone else (the admin, irqbalance) set it, and it stays;
+ * setting it back to what it was lets it follow again. The target is read
+ * without the descriptor's lock, as /proc reads it: a stale view only
+ * defers the decision to a later submission.
  */
 void qaic_dbc_follow(struct qaic_dbc *dbc)
 {
