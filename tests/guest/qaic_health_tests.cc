@@ -1139,19 +1139,19 @@ std::vector<std::string> ram_dump_files(const guest_util::CardFamily &fam)
 // dump_file_meta layout of upstream 7.3's sahara.c, which ours shares).
 void check_ram_dump(ktap::Case &t, const std::string &data, const guest_util::CardFamily &fam)
 {
-	const std::vector<std::string> kRamDumpFiles = ram_dump_files(fam);
+	const std::vector<std::string> want = ram_dump_files(fam);
 	std::vector<DumpRegion> regions;
 	const std::string why = parse_dump(data, regions);
 	t.expect(why.empty(), "RAM dump: %s", why.c_str());
-	t.expect(regions.size() == std::size(kRamDumpFiles), "RAM dump of %zu regions, want %zu", regions.size(),
-		 std::size(kRamDumpFiles));
+	t.expect(regions.size() == want.size(), "RAM dump of %zu regions, want %zu", regions.size(),
+		 want.size());
 	std::map<std::string, const DumpRegion *> by_file;
 	for (size_t i = 0; i < regions.size(); i++) {
 		const DumpRegion &r = regions[i];
 		by_file[r.filename] = &r;
-		if (i < std::size(kRamDumpFiles))
-			t.expect(r.filename == kRamDumpFiles[i], "region %zu is %s, want %s", i, r.filename.c_str(),
-				 kRamDumpFiles[i].c_str());
+		if (i < want.size())
+			t.expect(r.filename == want[i], "region %zu is %s, want %s", i, r.filename.c_str(),
+				 want[i].c_str());
 		t.expect(r.mem_base == kRamDumpTable + (i + 1) * kRamDumpStride && r.save_perf == 0,
 			 "%s: address 0x%" PRIx64 " type %" PRIu64, r.filename.c_str(), r.mem_base, r.save_perf);
 	}
