@@ -10,7 +10,7 @@
 //    (exact while K * 127 * 128 < 2^24), conversions not timed;
 //    The GEMMs are timed alike: the best of >= 5 windows of ~20 ms of
 //    thread CPU time, the instructions as a program running them in a loop;
-//  * ResNet-50 at 64x64 (tools/compiler) on 1, 2 and 4 NSPs (sharing
+//  * ResNet-50 at 64x64 (or --resolutions) (tools/compiler) on 1, 2 and 4 NSPs (sharing
 //    min(NSPs, host cores) threads, as in the card) against the same
 //    network with OpenBLAS on as many threads (dgemm on the int8 values:
 //    exact), wall time, the process's CPU time and context switches per
@@ -22,9 +22,10 @@
 // Every result is checked: copies compared, GEMMs against a reference loop,
 // the examples against their own reference. Exit status 1 if one is wrong.
 //   aic100-host-bench [--quick] [--gemm M N K] [--only SECTION]... [--json FILE]
-//                     [--nsps N[,N]...]
-// SECTION is memcpy, gemm, examples or network; without --only, all four.
-// --nsps: the NSP counts of the network section (default 1,2,4).
+//                     [--nsps N[,N]...] [--resolutions R[,R]...]
+// SECTION is memcpy, gemm, examples or networks; without --only, all four.
+// --nsps: the NSP counts of the networks section (default 1,2,4);
+// --resolutions: its ResNet-50 input sizes (default 64).
 #include <aic100/nsp.h>
 #include <aic100/nsp_run.h>
 #include <cblas.h>
@@ -630,11 +631,10 @@ std::string network_row(unsigned nsps, const cc::Compiled &c, const Side &card, 
 	       (card.wrong || blas.wrong || card.faulted ? "false" : "true") + "}";
 }
 
-std::string network(bool quick, const std::vector<unsigned> &nsp_counts)
+std::string network(bool quick, const std::vector<unsigned> &nsp_counts, uint32_t resolution)
 {
-	constexpr uint32_t kResolution = 64;
 	const unsigned host_threads = std::thread::hardware_concurrency();
-	const cc::Network net = cc::resnet50(kResolution);
+	const cc::Network net = cc::resnet50(resolution);
 	std::printf("\n== %s (%.2f G MACs per inference) on N NSPs (on the card's host threads) and with OpenBLAS on N "
 		    "threads; this host has %u; inferences/s of wall time, best of several windows; every output "
 		    "compared with the reference\n",
@@ -666,6 +666,30 @@ std::string network(bool quick, const std::vector<unsigned> &nsp_counts)
 	       ", \"host_threads\": " + std::to_string(host_threads) + ", \"runs\": [" + rows + "]}";
 }
 
+// A comma-separated list of numbers in lo..hi into `out`.
+bool parse_counts(const std::string &list, unsigned lo, unsigned hi, std::vector<unsigned> &out)
+{
+	out.clear();
+	for (size_t at = 0; at <= list.size();) {
+		const size_t end = std::min(list.find(',', at), list.size());
+		const unsigned n = unsigned(std::atoi(list.substr(at, end - at).c_str()));
+		if (n < lo || n > hi)
+			return false;
+		out.push_back(n);
+		at = end + 1;
+	}
+	return !out.empty();
+}
+
+int usage(const std::string &why)
+{
+	if (!why.empty())
+		std::fprintf(stderr, "aic100-host-bench: %s\n", why.c_str());
+	std::fprintf(stderr, "usage: aic100-host-bench [--quick] [--gemm M N K] [--only SECTION]... "
+		     "[--nsps N[,N]...] [--resolutions R[,R]...] [--json FILE]\n");
+	return 2;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -673,9 +697,9 @@ int main(int argc, char **argv)
 	bool quick = false;
 	unsigned m = 256, n = 256, k = 256;
 	std::string json_path;
-	const std::vector<std::string> sections = {"memcpy", "gemm", "examples", "network"};
+	const std::vector<std::string> sections = {"memcpy", "gemm", "examples", "networks"};
 	std::vector<std::string> only;
-	std::vector<unsigned> nsp_counts = {1, 2, 4};
+	std::vector<unsigned> nsp_counts = {1, 2, 4}, resolutions = {64};
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		if (a == "--quick") {
@@ -687,30 +711,20 @@ int main(int argc, char **argv)
 			n = unsigned(std::atoi(argv[++i]));
 			k = unsigned(std::atoi(argv[++i]));
 		} else if (a == "--nsps" && i + 1 < argc) {
-			nsp_counts.clear();
-			std::string list = argv[++i];
-			for (size_t at = 0; at <= list.size();) {
-				const size_t end = std::min(list.find(',', at), list.size());
-				const unsigned n = unsigned(std::atoi(list.substr(at, end - at).c_str()));
-				if (n < 1 || n > nsp::kMaxNsps) {
-					std::fprintf(stderr, "aic100-host-bench: --nsps %s: each count in 1..%u\n",
-						     list.c_str(), unsigned(nsp::kMaxNsps));
-					return 2;
-				}
-				nsp_counts.push_back(n);
-				at = end + 1;
-			}
+			if (!parse_counts(argv[++i], 1, nsp::kMaxNsps, nsp_counts))
+				return usage("--nsps: each count in 1.." + std::to_string(nsp::kMaxNsps));
+		} else if (a == "--resolutions" && i + 1 < argc) {
+			if (!parse_counts(argv[++i], 32, 1024, resolutions) ||
+			    std::any_of(resolutions.begin(), resolutions.end(), [](unsigned r) { return r % 32; }))
+				return usage("--resolutions: each a multiple of 32 in 32..1024");
 		} else if (a == "--only" && i + 1 < argc) {
 			only.emplace_back(argv[++i]);
 			if (std::find(sections.begin(), sections.end(), only.back()) == sections.end()) {
-				std::fprintf(stderr, "aic100-host-bench: --only %s: no such section (memcpy, gemm, "
-					     "examples, network)\n", only.back().c_str());
-				return 2;
+				return usage("--only " + only.back() + ": no such section (memcpy, gemm, examples, "
+					     "networks)");
 			}
 		} else {
-			std::fprintf(stderr, "usage: aic100-host-bench [--quick] [--gemm M N K] [--only SECTION]... "
-				     "[--nsps N[,N]...] [--json FILE]\n");
-			return 2;
+			return usage("");
 		}
 	}
 	if (!m || !n || !k || m >= nsp::kMaxDim || n >= nsp::kMaxDim || k >= nsp::kMaxDim) {
@@ -730,7 +744,12 @@ int main(int argc, char **argv)
 	section("memcpy", [&] { return memcpy_rates(quick); });
 	section("gemm", [&] { return gemm(m, n, k, quick ? 0.3 : 1.0); });
 	section("examples", [&] { return examples(quick); });
-	section("network", [&] { return network(quick, nsp_counts); });
+	section("networks", [&] {
+		std::string list;
+		for (unsigned r : resolutions)
+			list += (list.empty() ? "" : ", ") + network(quick, nsp_counts, r);
+		return "[" + list + "]";
+	});
 	if (!json_path.empty()) {
 		std::ofstream f(json_path);
 		f << json << "\"outputs_ok\": " << (failed ? "false" : "true") << "}\n";

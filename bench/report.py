@@ -18,6 +18,8 @@ import os
 import subprocess
 import sys
 
+import inference_report
+
 SIZES_SHOWN = (4096, 1 << 20, 16 << 20, 64 << 20)
 
 
@@ -189,11 +191,8 @@ def scaling_rows(f):
     return "\n".join(out)
 
 
-def network_figures(host):
+def network_figures(net):
     """The network on 1..N NSPs: rates, scaling against one NSP, ratio to OpenBLAS on as many threads."""
-    net = host.get("network")
-    if not net or not net.get("runs"):
-        return None
     runs = net["runs"]
     one = next((r["inf_per_s"] for r in runs if r["nsps"] == 1), None)
     blas_one = next((r["openblas_inf_per_s"] for r in runs if r["openblas_threads"] == 1), None)
@@ -211,11 +210,8 @@ def network_figures(host):
             "runs": figures}
 
 
-def network_rows(host):
-    """Markdown for the network on NSPs, or an empty string."""
-    f = network_figures(host)
-    if not f:
-        return ""
+def network_rows(f):
+    """Markdown for the network on NSPs."""
     out = [f"Network {f['name']} ({fmt(f['macs'] / 1e9 if f['macs'] else None, '', 2)} G MACs) on N NSPs, "
            f"the card's NSPs being host threads ({f['host_threads']} on this host); the baseline is the same "
            "network with OpenBLAS on N threads (dgemm on the int8 values); inferences/s of wall time:\n",
@@ -321,15 +317,19 @@ def main():
         ]
         print(table([(a, f"{b:.1f} GOP/s", f"{c} {e:.1f} GOP/s", fmt_ratio(ratio(b, e))) for a, b, c, e in rows], "NSP interpreter"))
         print()
-    net = network_rows(host)
-    if net:
-        print(net)
+    nets = [network_figures(n) for n in inference_report.networks(host)]
+    for net in nets:
+        print(network_rows(net))
+        print()
+    inference = inference_report.figures(d, host, guests)
+    if inference:
+        print(inference_report.rows(inference))
         print()
     if guests:
         print("Side by side (configurations named below):\n")
         print(side_by_side(guests, host))
         print()
-    report = {"machine": machine, "host": host, "network": network_figures(host), "configurations": {}}
+    report = {"machine": machine, "host": host, "networks": nets, "inference": inference, "configurations": {}}
     ok = host.get("outputs_ok", False)
     for name, gj in guests.items():
         rows, figures = guest_rows(gj, host)
@@ -344,6 +344,12 @@ def main():
                                           "scaling": scaling, "outputs_ok": gj.get("outputs_ok")}
         ok = ok and gj.get("outputs_ok", False)
     report["outputs_ok"] = ok
+    report["targets"] = inference_report.targets(
+        inference, guests, {n: c["scaling"] for n, c in report["configurations"].items()},
+        int(machine.get("cpus") or 0))
+    print("Targets (docs/benchmarks.md):\n")
+    print(inference_report.target_rows(report["targets"]))
+    print()
     print(f"Every output and payload checked: {'all right' if ok else 'SOME WRONG (see the logs)'}.")
     with open(os.path.join(d, "bench.json"), "w") as f:
         json.dump(report, f, indent=1)

@@ -192,8 +192,8 @@ debian_archive() {
 # debootstrap --variant=minbase root of CODENAME with the packages INCLUDE
 # (comma-separated), packed into TARBALL. HOOK, a function, is called with
 # the root's path before packing (apt configuration and the like).
-# scripts/fresh-root makes its pristine base with it, scripts/kbuild-root
-# the Debian 13 build root.
+# scripts/fresh-root makes its pristine base with it, debian13_root the
+# Debian 13 roots.
 make_debian_base() {
 	local codename=$1 include=$2 mirror=$3 keyring=$4 out=$5 hook=${6:-} tmp
 	command -v debootstrap >/dev/null || {
@@ -213,6 +213,94 @@ make_debian_base() {
 	tar -C "$tmp" --numeric-owner -czf "$out.tmp" .
 	mv "$out.tmp" "$out"
 	rm -rf --one-file-system "$tmp"
+}
+
+# debian13_root NAME INCLUDE: prints the path of a Debian 13 (trixie) root
+# with the packages INCLUDE (comma-separated), made with make_debian_base
+# the first time and cached as a tarball in $AIC_CACHE/NAME. A root of an
+# earlier package list or mirror is removed when a new one is made.
+# scripts/kbuild-root (7.3 modules) and scripts/ort-root (ONNX Runtime)
+# keep one each: nothing of Debian 13 is installed on the host.
+debian13_root() {
+	local name=$1 include=$2 mirror keyring key dir tarball root old
+	read -r mirror keyring < <(debian_archive "$(host_codename)")
+	key=$(echo "trixie minbase $include $mirror $keyring" | sha256sum | cut -c1-12)
+	dir=$AIC_CACHE/$name
+	tarball=$dir/trixie-${name%-root}-$key.tar.gz
+	root=${tarball%.tar.gz}
+	if [ ! -f "$root/.complete" ]; then
+		mkdir -p "$dir"
+		[ -f "$tarball" ] || make_debian_base trixie "$include" "$mirror" "$keyring" "$tarball" \
+			_debian13_sources >&2
+		log "unpacking the Debian 13 root into $root" >&2
+		rm -rf --one-file-system "$root"
+		mkdir -p "$root"
+		tar -C "$root" --numeric-owner -xzf "$tarball"
+		touch "$root/.complete"
+		for old in "$dir"/trixie-*; do
+			case "$old" in "$root" | "$tarball") ;; *) rm -rf --one-file-system "$old" ;; esac
+		done
+	fi
+	echo "$root"
+}
+_debian13_sources() {
+	local mirror keyring
+	read -r mirror keyring < <(debian_archive "$(host_codename)")
+	printf 'Types: deb\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: %s\n' \
+		"$mirror" "$keyring" >"$1/etc/apt/sources.list.d/debian.sources"
+	rm -f "$1/etc/apt/sources.list"
+}
+
+# debian13_run ROOT [DIR...] -- CMD...: runs CMD in ROOT with each DIR of
+# the host bound at the same path, in a mount namespace of its own: /proc,
+# /dev, a /tmp tmpfs and the bound folders vanish with it, whatever way it
+# ends, and two runs do not see each other's mounts.
+debian13_run() {
+	local root=$1
+	shift
+	# Making the namespace private needs / to be a mount point, which it
+	# is not in a plain chroot.
+	awk '$5 == "/" { found = 1 } END { exit !found }' /proc/self/mountinfo ||
+		die "/ is not a mount point here (a chroot?): the root's private mounts need one; bind-mount the chroot's root onto itself first"
+	unshare --mount --propagation private -- /bin/bash -euc '
+		root=$1
+		shift
+		binds=()
+		while [ "$1" != -- ]; do binds+=("$1"); shift; done
+		shift
+		mount -t proc proc "$root/proc"
+		mount --rbind /dev "$root/dev"
+		mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
+		for d in "${binds[@]}"; do
+			mkdir -p "$root$d"
+			mount --bind "$d" "$root$d"
+		done
+		exec chroot "$root" /usr/bin/env -i HOME=/root LC_ALL=C.UTF-8 \
+			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+	' debian13-root "$root" "$@"
+}
+
+# debian13_root_main NAME INCLUDE [--bind DIR ...] [-- CMD...]: the
+# command line of scripts/kbuild-root and scripts/ort-root: makes the root
+# if needed and, given a command, runs it there. Prints the calling
+# script's header comment with -h.
+debian13_root_main() {
+	local name=$1 include=$2 run=0 root
+	local binds=()
+	shift 2
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--bind) binds+=("$(realpath "$2")"); shift 2 ;;
+		--) run=1; shift; break ;;
+		-h | --help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+		*) die "usage: $0 [--bind DIR ...] [-- command [args...]]" ;;
+		esac
+	done
+	[ $run = 0 ] || [ $# -gt 0 ] || die "-- needs a command"
+	[ "$(id -u)" = 0 ] || die "needs root (debootstrap, chroot, mounts)"
+	root=$(debian13_root "$name" "$include")
+	[ $run = 1 ] || return 0
+	debian13_run "$root" "${binds[@]}" -- "$@"
 }
 
 # The log of the step LABEL.

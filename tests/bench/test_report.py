@@ -111,7 +111,7 @@ def test_bench_json_has_every_figure_with_its_ratio(run_dir):
     report = json.loads((run_dir / "bench.json").read_text())
     assert report["machine"]["cpus"] == "2"
     assert report["host"]["gemm"]["nsp_mmf32_GOPs"] == 170
-    net = {r["nsps"]: r for r in report["network"]["runs"]}
+    net = {r["nsps"]: r for r in report["networks"][0]["runs"]}
     assert net[2]["scaling_to_1_nsp"] == pytest.approx(1.8)
     assert net[4]["openblas_scaling"] == pytest.approx(1.5)
     assert net[4]["ratio_to_openblas"] == pytest.approx(17 / 6)
@@ -151,4 +151,38 @@ def test_a_host_run_without_the_network_section_still_reports(run_dir):
     md = run_report(run_dir)
     assert "Network " not in md
     assert "| gemm_f32 kernel |" in md
-    assert json.loads((run_dir / "bench.json").read_text())["network"] is None
+    assert json.loads((run_dir / "bench.json").read_text())["networks"] == []
+
+
+def test_inference_table_sets_the_engine_beside_onnx_runtime_on_as_many_threads(run_dir):
+    md = run_report(run_dir)
+    assert "ResNet-50 int8 at 64×64 (0.34 G MACs): the card's engine" in md
+    assert "against ONNX Runtime 1.21 on as many threads" in md
+    # 1 NSP on 1 thread against 20 inf/s; 4 NSPs share the host's 2
+    # threads, so against ONNX Runtime's 36 on 2. 2·0.34 G·10/s = 6.8
+    # GOP/s of a 380 GOP/s ceiling per thread.
+    assert "| card's engine, 1 NSP(s) | 1 | 10.00 | 0.50 × ONNX Runtime | 7 (2 %) | equal to the reference |" in md
+    assert "| card's engine, 4 NSP(s) | 2 | 17.00 | 0.47 × ONNX Runtime |" in md
+    assert "| ONNX Runtime | 2 | 36.00 | 1 | 24 | top-1 same, logits ≤ 1 apart |" in md
+    assert "| guest (ours-iommu), aic100-run, 4 NSPs | – | 14.45 | 0.85 × the engine alone |" in md
+    assert "at most 1 apart from the card's (10 of 1377256 values)" in md
+
+
+def test_every_target_is_met_or_not_met(run_dir):
+    md = run_report(run_dir)
+    assert "| engine at 64 / ONNX Runtime, 2 thread(s) (best NSP count) | 0.50 | ≥ 1.0 | **not met** |" in md
+    assert "| engine at 64: 4 NSPs / 2 NSPs on this 2-thread host | 0.94 | ≥ 1.0 | **not met** |" in md
+    assert "| guest (ours-iommu) at 64: aic100-run / the engine alone, 4 NSPs | 0.85 | ≥ 0.8 | met |" in md
+    assert "| 4 KiB, ours-iommu: 4 DBCs from 4 threads / 1 DBC | 1.60 | ≥ 1.5 | met |" in md
+    assert "| 4 KiB, ours-noiommu: one MSI, 1 DBC / QEMU's NVMe | 0.40 | ≥ 2.0 | **not met** |" in md
+    targets = {t["target"]: t for t in json.loads((run_dir / "bench.json").read_text())["targets"]}
+    assert targets["engine at 64: fraction of the MMI8 ceiling (reported)"]["value"] == pytest.approx(6.8 / 380)
+    assert targets["4 KiB, ours-iommu: 4 DBCs from 4 threads / 1 DBC"]["met"] is True
+
+
+def test_a_run_without_onnx_runtime_leaves_its_ratios_out(run_dir):
+    (run_dir / "ort-64.json").unlink()
+    md = run_report(run_dir)
+    assert "against ONNX Runtime (not run) on as many threads" in md
+    assert "| card's engine, 1 NSP(s) | 1 | 10.00 | – × ONNX Runtime |" in md
+    assert "engine at 64 / ONNX Runtime" not in md

@@ -4,10 +4,12 @@
 // the reference (docs/compiler.md).
 //
 //   aic100-compile [--resolution R] [--nsps N] [--plan] [--listing]
-//                  [--run COUNT]
+//                  [--run COUNT] [--export DIR]
 //
 // --run: COUNT inferences on the interpreter (N host threads), each output
-// compared with the reference's; prints inferences per second. Exit
+// compared with the reference's; prints inferences per second.
+// --export: the network, two test inputs and their reference outputs into
+// DIR (export.h), for the ONNX Runtime baseline of bench/run. Exit
 // status 0 when all matched, 1 on a mismatch or a fault, 2 on usage.
 #include <aic100/nsp.h>
 #include <aic100/nsp_run.h>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "export.h"
 #include "lower.h"
 #include "nspasm.h"
 #include "reference.h"
@@ -32,7 +35,8 @@ int usage(const char *why)
 {
 	if (why)
 		std::fprintf(stderr, "aic100-compile: %s\n", why);
-	std::fprintf(stderr, "usage: aic100-compile [--resolution R] [--nsps N] [--plan] [--listing] [--run COUNT]\n");
+	std::fprintf(stderr, "usage: aic100-compile [--resolution R] [--nsps N] [--plan] [--listing] [--run COUNT]"
+			     " [--export DIR]\n");
 	return 2;
 }
 
@@ -90,6 +94,7 @@ int main(int argc, char **argv)
 {
 	uint64_t resolution = 224, nsps = 4, count = 0;
 	bool plan = false, listing = false;
+	std::string export_dir;
 	for (int i = 1; i < argc; i++) {
 		const std::string a = argv[i];
 		uint64_t *dst = a == "--resolution" ? &resolution : a == "--nsps" ? &nsps : a == "--run" ? &count : nullptr;
@@ -101,6 +106,8 @@ int main(int argc, char **argv)
 			plan = true;
 		} else if (a == "--listing") {
 			listing = true;
+		} else if (a == "--export" && i + 1 < argc) {
+			export_dir = argv[++i];
 		} else {
 			return usage(("unknown argument " + a).c_str());
 		}
@@ -108,6 +115,13 @@ int main(int argc, char **argv)
 	if (resolution > 4096 || nsps > 16)
 		return usage("--resolution is at most 4096, --nsps at most 16");
 	const compiler::Network n = compiler::resnet50(uint32_t(resolution));
+	if (!export_dir.empty()) {
+		const std::string err = compiler::export_network(n, export_dir, 2);
+		if (!err.empty()) {
+			std::fprintf(stderr, "aic100-compile: --export: %s\n", err.c_str());
+			return 1;
+		}
+	}
 	compiler::Options o;
 	o.nsps = unsigned(nsps);
 	std::string err;
