@@ -388,3 +388,23 @@ _progress_filter() {
 	[ $tty = 1 ] && printf '\r\033[K' >&2
 	return 0
 }
+
+# qemu_configure LABEL DIR CMD...: runs QEMU's configure, CMD, in the build
+# folder DIR unless the same CMD configured it last. DIR keeps the command
+# it was configured with, so that a folder configured before a change of
+# our options (--with-devices, say) is configured again, not built the
+# old way; QEMU's configure starts meson afresh and keeps the objects.
+qemu_configure() {
+	local label=$1 dir=$2 want stamp
+	shift 2
+	want=$(printf '%q ' "$@")
+	stamp=$dir/aic100-configure.cmd
+	if [ -f "$dir/build.ninja" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+		return 0
+	fi
+	[ -f "$dir/build.ninja" ] && log "$dir was configured otherwise: configuring it again"
+	mkdir -p "$dir"
+	rm -f "$stamp"
+	(cd "$dir" && step "$label" "$@")
+	printf '%s\n' "$want" >"$stamp"
+}
