@@ -60,6 +60,9 @@ sanitizer_env() {
 	export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 }
 QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
+# The devices in our QEMU builds (--with-devices-x86_64; the file says why
+# each is there and how to add one).
+QEMU_DEVICES=$AIC_TOP/scripts/qemu-configs/aic100.mak
 KERNEL_CACHE=$AIC_CACHE/kernel
 
 # Guest kernel series: Debian 12's 6.12 (the default) and Debian 13's 7.3
