@@ -34,6 +34,13 @@ public:
 	void emit(Op op, uint8_t a = 0, uint8_t b = 0, uint8_t c = 0, uint32_t imm32 = 0, uint64_t imm64 = 0)
 	{
 		code.push_back(Instr{uint8_t(op), a, b, c, imm32, imm64});
+		layer_of.push_back(layer);
+	}
+	// Appends another emitter's code (no labels of its own).
+	void append(const Emitter &o)
+	{
+		code.insert(code.end(), o.code.begin(), o.code.end());
+		layer_of.insert(layer_of.end(), o.layer_of.begin(), o.layer_of.end());
 	}
 	void li(uint8_t r, uint64_t v) { emit(Op::Li, r, 0, 0, 0, v); }
 	// A jump or branch to a label bound later.
@@ -57,6 +64,8 @@ public:
 	}
 
 	std::vector<Instr> code;
+	std::vector<int32_t> layer_of; // per instruction (Compiled::layer_of)
+	int32_t layer = -1;            // of the instructions emitted from now on
 	std::map<std::string, uint32_t> labels;
 	std::vector<std::pair<size_t, std::string>> fixups;
 };
@@ -530,7 +539,9 @@ private:
 			const Layer &l = n_.layers[li];
 			const bool b = needs_barrier(l);
 			if (b)
-				barrier(body);
+				barrier(body); // the previous layer's: it waits for that layer's rows
+			for (Emitter &e : body)
+				e.layer = int32_t(li);
 			const Split how = split_of(l); // before this layer's output is marked
 			std::string line = l.name + " (" + kind_name(l.kind) + (b ? ", after a barrier" : "") + "):";
 			for (unsigned k = 0; k < nsps_; k++)
@@ -559,7 +570,7 @@ private:
 		}
 		for (unsigned k = 0; k < nsps_; k++) {
 			e.bind("nsp" + std::to_string(k));
-			e.code.insert(e.code.end(), body[k].code.begin(), body[k].code.end());
+			e.append(body[k]);
 			e.jump(Op::Jmp, "tail");
 		}
 		e.bind("tail");
@@ -588,8 +599,10 @@ private:
 		e.emit(Op::SemWait, kSemPhase, uint8_t(nsp::Cond::Eq), 0, 1);
 		e.li(rPhase, 1);
 		e.jump(Op::Jmp, "loop");
-		if (e.resolve(err))
+		if (e.resolve(err)) {
 			out_.code = std::move(e.code);
+			out_.layer_of = std::move(e.layer_of);
+		}
 	}
 
 	const Network &n_;

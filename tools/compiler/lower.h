@@ -55,6 +55,11 @@ std::vector<uint8_t> requant_block(const Requant &q, uint32_t first, uint32_t co
 struct Compiled {
 	nsp::Meta meta; // name, nsp_count, io_size, const_offset
 	std::vector<nsp::Instr> code;
+	// Per instruction of `code`, the index of the layer it belongs to in
+	// Network::layers (a barrier's go with the layer before it, whose rows
+	// it waits for), -1 for the inference loop around the layers: how a
+	// profile names where the time went.
+	std::vector<int32_t> layer_of;
 	std::vector<uint8_t> constants; // copied to meta.const_offset at ACTIVATE
 	uint64_t input_offset = 0, input_bytes = 0;
 	uint64_t output_offset = 0, output_bytes = 0;

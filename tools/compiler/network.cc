@@ -212,17 +212,23 @@ MultShift quantize_scale(double scale)
 	return {int32_t(mult), shift};
 }
 
+uint64_t Network::layer_macs(size_t li) const
+{
+	const Layer &l = layers[li];
+	const Shape &o = tensors[size_t(l.out)];
+	const Shape &i = tensors[size_t(l.in0)];
+	if (l.kind == LayerKind::Conv)
+		return o.elements() * l.k * l.k * i.c;
+	if (l.kind == LayerKind::FullyConnected)
+		return uint64_t(i.c) * o.c;
+	return 0;
+}
+
 uint64_t Network::macs() const
 {
 	uint64_t total = 0;
-	for (const Layer &l : layers) {
-		const Shape &o = tensors[size_t(l.out)];
-		const Shape &i = tensors[size_t(l.in0)];
-		if (l.kind == LayerKind::Conv)
-			total += o.elements() * l.k * l.k * i.c;
-		else if (l.kind == LayerKind::FullyConnected)
-			total += uint64_t(i.c) * o.c;
-	}
+	for (size_t i = 0; i < layers.size(); i++)
+		total += layer_macs(i);
 	return total;
 }
 

@@ -60,6 +60,7 @@ struct Network {
 	std::vector<Layer> layers; // in execution order
 	int input = 0, output = -1;
 	uint64_t macs() const; // multiply-accumulates of one inference
+	uint64_t layer_macs(size_t i) const; // those of layers[i] (convolutions and FC)
 };
 
 // Output size of a k×k window moved by `stride` over n padded by `pad`

@@ -20,6 +20,7 @@ Result run(std::span<const nsp::Instr> program, std::span<uint8_t> window)
 struct Activation::State {
 	Semaphores sems;
 	nsp::Counters counters;
+	nsp::Profile profile;
 	nsp::Workers workers; // last: stopped before the rest goes
 };
 
@@ -41,6 +42,24 @@ bool Activation::start(const nsp::Workload &w, std::span<uint8_t> window, unsign
 void Activation::stop()
 {
 	s_->workers.stop();
+}
+
+bool Activation::set_profiling(bool on)
+{
+	if (s_->workers.threads())
+		return false; // its threads read the pointer
+	s_->workers.set_profile(on ? &s_->profile : nullptr);
+	return true;
+}
+
+Profile Activation::profile() const
+{
+	Profile p;
+	for (const nsp::Profile::Core &c : s_->profile.cores)
+		p.cores.push_back({c.thread, c.ns, c.count});
+	for (const nsp::Profile::Thread &t : s_->profile.threads)
+		p.threads.push_back({t.wall_ns, t.cpu_ns, t.idle_ns});
+	return p;
 }
 
 unsigned Activation::threads() const

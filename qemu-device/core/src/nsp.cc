@@ -10,6 +10,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <system_error>
 
 #include "aic100/nsp_kernels.h"
@@ -33,6 +34,14 @@ int64_t now_ns()
 	return std::chrono::duration_cast<std::chrono::nanoseconds>(
 		       std::chrono::steady_clock::now().time_since_epoch())
 		.count();
+}
+
+// This thread's CPU time (profiling only: a system call on some hosts).
+uint64_t thread_cpu_ns()
+{
+	timespec ts{};
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
 }
 
 std::string hex(uint64_t v)
@@ -138,6 +147,18 @@ void Core::flush_busy()
 	const int64_t t = now_ns();
 	counters_.busy_ns.fetch_add(uint64_t(t - busy_since_), std::memory_order_relaxed);
 	busy_since_ = t;
+}
+
+// Profiling: the time since `since` goes to instruction `at` (< the
+// program's size, as prof_'s vectors), which completed unless it blocked,
+// stopped or faulted. Returns now, where the next one's time starts.
+int64_t Core::charge(uint64_t at, int64_t since, Result res)
+{
+	const int64_t t = now_ns();
+	prof_->ns[at] += uint64_t(t - since);
+	if (res == Result::Next || res == Result::Jumped || res == Result::Halt)
+		prof_->count[at]++;
+	return t;
 }
 
 Core::Result Core::vector_copy(const Instr &in)
@@ -513,6 +534,7 @@ Core::Exit Core::run(const std::function<bool()> &stop, std::chrono::nanoseconds
 	const Instr *prog = program_.data();
 	const uint64_t size = program_.size();
 	unsigned budget = kPollEvery;
+	int64_t charged = prof_ ? busy_since_ : 0; // profiling: the time charged up to
 	Exit exit;
 	for (;;) {
 		if (--budget == 0) {
@@ -534,7 +556,10 @@ Core::Exit Core::run(const std::function<bool()> &stop, std::chrono::nanoseconds
 			exit = Exit::Fault;
 			break;
 		}
-		const Result res = exec(prog[pc_], &stop);
+		const uint64_t at = pc_;
+		const Result res = exec(prog[at], &stop);
+		if (prof_) [[unlikely]]
+			charged = charge(at, charged, res);
 		if (res == Result::Next) {
 			pc_++;
 			executed_++;
@@ -658,6 +683,8 @@ bool Workers::start(const Workload &w, std::span<uint8_t> window, Semaphores &se
 	live_ = n_;
 	const unsigned cores = max_threads_ ? max_threads_ : std::max(1u, std::thread::hardware_concurrency());
 	const unsigned threads = std::min(n_, cores);
+	if (profile_)
+		size_profile(threads);
 	try {
 		for (unsigned t = 0; t < threads; t++)
 			threads_.emplace_back(&Workers::body, this, t, threads);
@@ -673,6 +700,17 @@ bool Workers::start(const Workload &w, std::span<uint8_t> window, Semaphores &se
 	return true;
 }
 
+void Workers::size_profile(unsigned threads)
+{
+	profile_->cores.assign(n_, {});
+	for (unsigned k = 0; k < n_; k++) {
+		profile_->cores[k].thread = k % threads;
+		profile_->cores[k].ns.assign(program_.size(), 0);
+		profile_->cores[k].count.assign(program_.size(), 0);
+	}
+	profile_->threads.assign(threads, {});
+}
+
 // Host thread t of `stride`: cores t, t + stride, ... A host failure (an
 // allocation) faults them all, as a hardware failure would: it must not
 // reach std::terminate.
@@ -684,8 +722,14 @@ void Workers::body(unsigned t, unsigned stride)
 	size_t count = 0;
 	for (unsigned k = t; k < n_; k += stride)
 		ks[count++] = k;
+	const int64_t t0 = profile_ ? now_ns() : 0;
+	Profile::Thread *prof = profile_ ? &profile_->threads[t] : nullptr;
 	try {
-		run_cores(std::span(ks.data(), count), std::span(ended.data(), count));
+		run_cores(std::span(ks.data(), count), std::span(ended.data(), count), prof);
+		if (prof) {
+			prof->wall_ns = uint64_t(now_ns() - t0);
+			prof->cpu_ns = thread_cpu_ns();
+		}
 	} catch (const std::exception &e) {
 		for (size_t i = 0; i < count; i++)
 			if (!ended[i])
@@ -693,12 +737,15 @@ void Workers::body(unsigned t, unsigned stride)
 	}
 }
 
-void Workers::run_cores(std::span<const unsigned> ks, std::span<bool> ended)
+void Workers::run_cores(std::span<const unsigned> ks, std::span<bool> ended, Profile::Thread *prof)
 {
 	const std::function<bool()> stop = [this] { return stop_.load(std::memory_order_relaxed); };
 	std::vector<std::unique_ptr<Core>> cores;
-	for (unsigned k : ks)
+	for (unsigned k : ks) {
 		cores.push_back(std::make_unique<Core>(program_, entry_, window_, *sems_, *counters_, k, n_));
+		if (profile_)
+			cores.back()->set_profile(&profile_->cores[k]);
+	}
 	if (cores.size() == 1) { // a thread of its own: SEMWAIT sleeps in place
 		const Core::Exit exit = cores[0]->run(stop);
 		ended[0] = true; // before: finish() ends the core even if it throws
@@ -740,12 +787,28 @@ void Workers::run_cores(std::span<const unsigned> ks, std::span<bool> ended)
 			left--;
 			progressed = true;
 		}
-		// Every core here waits and none moved: sleep until one of their
-		// conditions holds (checked under the semaphores' lock, so a
-		// change made meanwhile is not missed) or the workload stops.
 		if (left && !progressed)
-			sems_->wait_any(waits, stop);
+			sleep_blocked(ks, cores, ended, waits, stop, prof);
 	}
+}
+
+// Every core here waits and none moved: sleep until one of their
+// conditions holds (checked under the semaphores' lock, so a change made
+// meanwhile is not missed) or the workload stops. Profiling: the sleep is
+// the waiting cores' SEMWAIT time, split evenly.
+void Workers::sleep_blocked(std::span<const unsigned> ks, const std::vector<std::unique_ptr<Core>> &cores,
+			    std::span<const bool> ended, const std::vector<Semaphores::Cond> &waits,
+			    const std::function<bool()> &stop, Profile::Thread *prof)
+{
+	const int64_t t0 = prof ? now_ns() : 0;
+	sems_->wait_any(waits, stop);
+	if (!prof || waits.empty())
+		return;
+	const uint64_t slept = uint64_t(now_ns() - t0);
+	prof->idle_ns += slept;
+	for (size_t i = 0; i < cores.size(); i++)
+		if (!ended[i])
+			profile_->cores[ks[i]].ns[cores[i]->pc()] += slept / waits.size();
 }
 
 void Workers::finish(unsigned k, const Core &core, Core::Exit exit)

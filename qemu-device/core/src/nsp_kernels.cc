@@ -695,6 +695,73 @@ bool gemm_i8_narrow(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, 
 	return true;
 }
 
+// ---- REQI8 and VADDQI8 with AVX-512 ---------------------------------------------
+//
+// The plain loops' integer arithmetic (requant_plain(), vaddq_i8()), a
+// vector of elements at a time: exact, so the same bits. REQI8's tables
+// are read in place, as the plain loop reads them.
+
+// GCC 12's masked loads and conversions warn as narrow_block's shuffles do.
+#pragma GCC diagnostic push
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+// REQI8 on `len` elements of channels 0..len-1, 8 at a time in 64-bit
+// lanes: (acc + bias) · mult as acc · mult + bias · mult, each a 32×32-bit
+// product (vpmuldq) below 2^62, so the sum is exact.
+AIC100_AVX512 void requant_row_avx512(uint8_t *dst, const uint8_t *src, uint32_t len, const uint8_t *bias,
+				      const uint8_t *mult, const uint8_t *shift, int32_t lo)
+{
+	const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
+	const __m512i max_shift = _mm512_set1_epi64(kReqMaxShift);
+	const __m512i low = _mm512_set1_epi64(lo), high = _mm512_set1_epi64(127);
+	for (uint32_t j = 0; j < len; j += 8) {
+		const __mmask8 m = len - j >= 8 ? __mmask8(0xFF) : __mmask8((1u << (len - j)) - 1);
+		const __m512i acc = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(m, src + uint64_t(j) * 4));
+		const __m512i b = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(m, bias + uint64_t(j) * 4));
+		const __m512i mu = _mm512_max_epi64(_mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(m, mult + uint64_t(j) * 4)), zero);
+		__m512i sh = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(m, shift + uint64_t(j) * 4));
+		sh = _mm512_min_epi64(_mm512_max_epi64(sh, zero), max_shift);
+		const __m512i p = _mm512_add_epi64(_mm512_mul_epi32(acc, mu), _mm512_mul_epi32(b, mu));
+		// Half up: the bit just below the cut, where there is a cut.
+		const __m512i below = _mm512_srav_epi64(p, _mm512_max_epi64(_mm512_sub_epi64(sh, one), zero));
+		const __m512i round = _mm512_maskz_and_epi64(_mm512_cmpgt_epi64_mask(sh, zero), below, one);
+		__m512i q = _mm512_add_epi64(_mm512_srav_epi64(p, sh), round);
+		q = _mm512_min_epi64(_mm512_max_epi64(q, low), high);
+		_mm512_mask_cvtepi64_storeu_epi8(dst + j, m, q);
+	}
+}
+
+// Rows of `cols` elements, each from channel 0 (element i is channel i % cols).
+void requant_avx512(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bias, const uint8_t *mult,
+		    const uint8_t *shift, uint32_t cols, bool relu)
+{
+	for (uint64_t off = 0; off < n; off += cols)
+		requant_row_avx512(dst + off, src + off * 4, uint32_t(std::min<uint64_t>(cols, n - off)), bias, mult,
+				   shift, relu ? 0 : -128);
+}
+
+// VADDQI8, 16 elements at a time in 32-bit lanes (|x·mx + y·my| < 2^24).
+AIC100_AVX512 void vaddq_avx512(uint8_t *dst, const uint8_t *x, const uint8_t *y, uint64_t n, uint32_t mx,
+				uint32_t my, uint32_t shift, bool relu)
+{
+	const __m512i a = _mm512_set1_epi32(int32_t(mx)), b = _mm512_set1_epi32(int32_t(my));
+	const __m512i half = _mm512_set1_epi32(shift ? 1 << (shift - 1) : 0);
+	const __m512i low = _mm512_set1_epi32(relu ? 0 : -128), high = _mm512_set1_epi32(127);
+	const __m128i count = _mm_cvtsi32_si128(int(shift));
+	for (uint64_t i = 0; i < n; i += 16) {
+		const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+		const __m512i p = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, x + i));
+		const __m512i q = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, y + i));
+		__m512i v = _mm512_add_epi32(_mm512_mullo_epi32(p, a), _mm512_mullo_epi32(q, b));
+		v = _mm512_sra_epi32(_mm512_add_epi32(v, half), count);
+		v = _mm512_min_epi32(_mm512_max_epi32(v, low), high);
+		_mm512_mask_cvtepi32_storeu_epi8(dst + i, m, v);
+	}
+}
+#pragma GCC diagnostic pop
+
 #endif // AIC100_X86_DISPATCH
 
 // Blocking per path: the A block (MC×KC) stays in L2, a B strip (KC×NR)
@@ -890,8 +957,10 @@ void maxpool_i8(uint8_t *dst, const uint8_t *src, uint32_t h, uint32_t w, uint32
 	}
 }
 
-void requant_i8(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bias, const uint8_t *mult,
-		const uint8_t *shift, uint32_t cols, bool relu)
+namespace {
+
+void requant_plain(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bias, const uint8_t *mult,
+		   const uint8_t *shift, uint32_t cols, bool relu)
 {
 	// The tables are read in place (unaligned, as every window operand):
 	// no copy whose size a program could choose.
@@ -926,9 +995,28 @@ void requant_i8(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bia
 	}
 }
 
-void vaddq_i8(uint8_t *dst, const uint8_t *x, const uint8_t *y, uint64_t n, uint32_t mx, uint32_t my,
-	      uint32_t shift, bool relu)
+} // namespace
+
+// Rows narrower than a vector would leave most of its lanes idle.
+void requant_i8(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bias, const uint8_t *mult,
+		const uint8_t *shift, uint32_t cols, bool relu, Isa isa)
 {
+#ifdef AIC100_X86_DISPATCH
+	if (std::min(isa, best_isa()) == Isa::Avx512 && cols >= 8)
+		return requant_avx512(dst, src, n, bias, mult, shift, cols, relu);
+#endif
+	(void)isa;
+	requant_plain(dst, src, n, bias, mult, shift, cols, relu);
+}
+
+void vaddq_i8(uint8_t *dst, const uint8_t *x, const uint8_t *y, uint64_t n, uint32_t mx, uint32_t my,
+	      uint32_t shift, bool relu, Isa isa)
+{
+#ifdef AIC100_X86_DISPATCH
+	if (std::min(isa, best_isa()) == Isa::Avx512)
+		return vaddq_avx512(dst, x, y, n, mx, my, shift, relu);
+#endif
+	(void)isa;
 	const int32_t a = int32_t(mx), b = int32_t(my), half = shift ? 1 << (shift - 1) : 0;
 	const int32_t lo = relu ? 0 : -128;
 	const int s = int(shift);

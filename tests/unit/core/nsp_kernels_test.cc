@@ -2,12 +2,15 @@
 // The GEMM kernels behind MMF32 and MMI8 (nsp_kernels.cc), on every code
 // path this CPU can run: results bit for bit those of docs/nsp.md's
 // definitions (int8: exact int32 sums, wrapping; fp32: one fused
-// multiply-add per k, k ascending), whatever the blocking.
+// multiply-add per k, k ascending), whatever the blocking. REQI8's and
+// VADDQI8's paths likewise, against their definitions.
 #include "aic100/nsp_kernels.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -275,6 +278,94 @@ TEST(NspGemm, PathAboveTheCpusFallsBack)
 	ASSERT_TRUE(gemm_f32(reinterpret_cast<uint8_t *>(c.data()), bytes(a.data()), bytes(b.data()), 9, 5, 7, s,
 			     nullptr, Isa::Avx512));
 	EXPECT_TRUE(same_f32(c, reference_f32(a, b, 9, 5, 7)));
+}
+
+// ---- REQI8 and VADDQI8 ---------------------------------------------------------
+
+// REQI8's definition in 128-bit arithmetic: floor((acc + bias)·mult /
+// 2^shift + ½), saturated, ReLU; a negative multiplier as 0, a shift
+// outside 0..62 as the nearest end.
+int8_t requant_definition(int32_t acc, int32_t bias, int32_t mult, int32_t shift, bool relu)
+{
+	const int s = std::clamp(shift, 0, 62);
+	const __int128 p = (__int128(acc) + bias) * std::max(mult, 0);
+	const __int128 q = s ? (p + (__int128(1) << (s - 1))) >> s : p;
+	return int8_t(std::clamp<__int128>(q, relu ? 0 : -128, 127));
+}
+
+// The tables of `cols` channels, with the extremes among random values.
+struct ReqTables {
+	std::vector<int32_t> bias, mult, shift;
+};
+ReqTables req_tables(uint32_t cols, uint32_t seed)
+{
+	std::mt19937 rng(seed);
+	ReqTables t;
+	const int32_t biases[] = {INT32_MIN, INT32_MAX, 0, -1};
+	const int32_t mults[] = {0, INT32_MAX, -5, 1, 1 << 30};
+	const int32_t shifts[] = {0, 1, 31, 62, -3, 70, 63};
+	for (uint32_t j = 0; j < cols; j++) {
+		t.bias.push_back(j % 5 == 0 ? biases[j / 5 % 4] : int32_t(rng()));
+		t.mult.push_back(j % 3 == 0 ? mults[j / 3 % 5] : int32_t(rng() >> 1));
+		t.shift.push_back(j % 4 == 0 ? shifts[j / 4 % 7] : int32_t(rng() % 63));
+	}
+	return t;
+}
+
+TEST(NspRequant, EveryPathEqualsTheDefinition)
+{
+	for (uint32_t cols : {1u, 3u, 7u, 8u, 9u, 16u, 17u, 64u, 100u})
+		for (bool relu : {false, true}) {
+			const ReqTables t = req_tables(cols, cols);
+			// Rows and a part of one; accumulators of every size.
+			const uint64_t n = cols * 5 + cols / 2 + 1;
+			std::mt19937 rng(cols + relu);
+			std::vector<int32_t> acc(n);
+			for (uint64_t i = 0; i < n; i++)
+				acc[i] = i % 7 == 0 ? (i % 2 ? INT32_MIN : INT32_MAX) : int32_t(rng()) >> (rng() % 31);
+			std::vector<int8_t> want(n);
+			for (uint64_t i = 0; i < n; i++)
+				want[i] = requant_definition(acc[i], t.bias[i % cols], t.mult[i % cols], t.shift[i % cols], relu);
+			for (Isa isa : usable_isas()) {
+				// Every operand at an odd address; guard bytes around dst.
+				std::vector<uint8_t> src(n * 4 + 1), tab(cols * 12 + 3), dst(n + 2, 0xAA);
+				std::memcpy(src.data() + 1, acc.data(), n * 4);
+				std::memcpy(tab.data() + 3, t.bias.data(), cols * 4);
+				std::memcpy(tab.data() + 3 + cols * 4, t.mult.data(), cols * 4);
+				std::memcpy(tab.data() + 3 + cols * 8, t.shift.data(), cols * 4);
+				requant_i8(dst.data() + 1, src.data() + 1, n, tab.data() + 3, tab.data() + 3 + cols * 4,
+					   tab.data() + 3 + cols * 8, cols, relu, isa);
+				const std::string what = std::string(isa_name(isa)) + ", " + std::to_string(cols) +
+							 " columns" + (relu ? ", ReLU" : "");
+				ASSERT_EQ(std::vector<int8_t>(dst.begin() + 1, dst.end() - 1), want) << what;
+				EXPECT_EQ(dst.front(), 0xAA) << what;
+				EXPECT_EQ(dst.back(), 0xAA) << what;
+			}
+		}
+}
+
+TEST(NspRequant, AddEveryPathEqualsTheDefinition)
+{
+	std::mt19937 rng(9);
+	const uint64_t n = 16 * 9 + 5;
+	const auto x = random_i8(n, 10), y = random_i8(n, 11);
+	for (uint32_t shift : {0u, 1u, 14u, 31u})
+		for (bool relu : {false, true}) {
+			const uint32_t mx = shift % 2 ? 65535 : rng() % 65536, my = shift == 31 ? 65535 : rng() % 65536;
+			std::vector<int8_t> want(n);
+			for (uint64_t i = 0; i < n; i++) {
+				const int64_t v = int64_t(x[i]) * mx + int64_t(y[i]) * my + (shift ? 1ll << (shift - 1) : 0);
+				want[i] = int8_t(std::clamp<int64_t>(v >> shift, relu ? 0 : -128, 127));
+			}
+			for (Isa isa : usable_isas()) {
+				std::vector<uint8_t> dst(n + 2, 0xAA);
+				vaddq_i8(dst.data() + 1, bytes(x.data()), bytes(y.data()), n, mx, my, shift, relu, isa);
+				const std::string what = std::string(isa_name(isa)) + ", shift " + std::to_string(shift);
+				ASSERT_EQ(std::vector<int8_t>(dst.begin() + 1, dst.end() - 1), want) << what;
+				EXPECT_EQ(dst.front(), 0xAA) << what;
+				EXPECT_EQ(dst.back(), 0xAA) << what;
+			}
+		}
 }
 
 } // namespace

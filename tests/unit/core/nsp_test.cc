@@ -1100,6 +1100,54 @@ TEST_P(NspWorkers, AHostAllocationFailureFaultsTheWorkload)
 	EXPECT_FALSE(wk.faulted()) << wk.fault();
 }
 
+// A profile counts each core's instructions where they ran, and its time
+// in them (the waits of the cores that NSP 0 keeps at a barrier too) is
+// part of their threads' wall time.
+TEST_P(NspWorkers, AProfileCountsEachInstructionOfEachCore)
+{
+	constexpr unsigned kNsps = 3, kLoop = 20000;
+	const auto w = workload({
+		I(Op::Bne, 1, 0, 0, 4),    // 0: NSP 0 counts down first
+		Li(3, kLoop),              // 1
+		I(Op::Addi, 3, 3, 0, 0, uint64_t(-1)), // 2
+		I(Op::Bne, 3, 0, 0, 2),    // 3
+		I(Op::SemInc, 8, 0, 0, 1), // 4: then the barrier
+		I(Op::SemWait, 8, uint8_t(Cond::Ge), 0, kNsps), // 5
+		I(Op::Halt),               // 6
+	}, kNsps);
+	Profile p;
+	wk.set_profile(&p);
+	ASSERT_TRUE(wk.start(w, win, sems, ctr));
+	EXPECT_TRUE(ends(wk));
+	EXPECT_FALSE(wk.faulted()) << wk.fault();
+	wk.stop();
+	ASSERT_EQ(p.cores.size(), kNsps);
+	const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+	ASSERT_EQ(p.threads.size(), std::min(kNsps, GetParam() ? GetParam() : cores));
+	std::vector<uint64_t> thread_ns(p.threads.size());
+	for (unsigned k = 0; k < kNsps; k++) {
+		const Profile::Core &c = p.cores[k];
+		ASSERT_EQ(c.count.size(), w.program.size());
+		EXPECT_EQ(c.thread, k % p.threads.size());
+		const std::vector<uint64_t> want = k ? std::vector<uint64_t>{1, 0, 0, 0, 1, 1, 1}
+						     : std::vector<uint64_t>{1, 1, kLoop, kLoop, 1, 1, 1};
+		EXPECT_EQ(c.count, want) << "nsp " << k;
+		EXPECT_TRUE(k || c.ns[2] > 0);
+		for (uint64_t ns : c.ns)
+			thread_ns[c.thread] += ns;
+	}
+	for (size_t t = 0; t < p.threads.size(); t++) {
+		EXPECT_LE(thread_ns[t], p.threads[t].wall_ns) << "thread " << t;
+		EXPECT_LE(p.threads[t].idle_ns, p.threads[t].wall_ns) << "thread " << t;
+	}
+	// Off again: the next run leaves the profile alone.
+	wk.set_profile(nullptr);
+	ASSERT_TRUE(wk.start(w, win, sems, ctr));
+	EXPECT_TRUE(ends(wk));
+	wk.stop();
+	EXPECT_EQ(p.cores[0].count[2], kLoop);
+}
+
 TEST_P(NspWorkers, StopsCoresBlockedInSemWait)
 {
 	ASSERT_TRUE(wk.start(workload({I(Op::SemInc, 8, 0, 0, 1), I(Op::SemWait, 7, uint8_t(Cond::Gt0)), I(Op::Halt)}, 4),

@@ -32,6 +32,28 @@ struct Counters {
 	std::atomic<uint64_t> iterations{0}; // MARK instructions
 };
 
+// Where an activation's host threads spent their time, per instruction of
+// each core: for tools that ask which part of a program is slow
+// (Workers::set_profile()). Written by the worker threads, read after
+// stop(). Not kept unless asked: the interpreter then reads no clock.
+struct Profile {
+	struct Core {
+		unsigned thread = 0;         // the host thread that ran it
+		std::vector<uint64_t> ns;    // per instruction: time in it (a SEMWAIT's blocked time too)
+		std::vector<uint64_t> count; // per instruction: times it completed
+	};
+	struct Thread {
+		uint64_t wall_ns = 0; // from start() to the end of its last core
+		// On a host CPU: for the rest of wall_ns it slept or was preempted.
+		uint64_t cpu_ns = 0;
+		// Asleep with all its cores blocked (a thread shared by cores);
+		// also counted in their SEMWAITs' ns, split between them.
+		uint64_t idle_ns = 0;
+	};
+	std::vector<Core> cores;
+	std::vector<Thread> threads;
+};
+
 // What one core of an activation was doing when it ended, for crash dumps.
 struct CoreState {
 	enum class State : uint32_t { Running = 0, Halted = 1, Fault = 2, Stopped = 3 };
@@ -89,6 +111,9 @@ public:
 			r_[i] = v;
 	}
 	uint64_t executed() const { return executed_; } // instructions completed
+	// Per-instruction times into `p` (sized to the program) from the next
+	// run() on; null: none (the default).
+	void set_profile(Profile::Core *p) { prof_ = p; }
 	CoreState snapshot(unsigned index) const;
 
 private:
@@ -118,6 +143,7 @@ private:
 	Result fail(const Instr &in, const std::string &why);
 	Result branch(const Instr &in, uint64_t target, const std::function<bool()> *stop);
 	void flush_busy();
+	int64_t charge(uint64_t at, int64_t since, Result res);
 
 	std::span<const Instr> program_;
 	std::span<uint8_t> window_;
@@ -134,6 +160,7 @@ private:
 	bool sharing_ = false;         // run() with a slice: SEMWAIT does not sleep
 	int64_t busy_since_ = -1;      // steady-clock ns, -1 outside run()
 	std::unique_ptr<kernels::Scratch> scratch_;
+	Profile::Core *prof_ = nullptr;
 };
 
 // The threads of one activation. Each NSP is a Core; the cores share
@@ -160,6 +187,10 @@ public:
 	// At most this many threads for the next start(); 0 (the default):
 	// the host's cores.
 	void set_max_threads(unsigned n) { max_threads_ = n; }
+	// Per-instruction times of the next start()'s cores and threads into
+	// `p` (cleared and sized by start()), which must outlive stop(); null
+	// (the default): none. Not while threads() is non-zero.
+	void set_profile(Profile *p) { profile_ = p; }
 	unsigned threads() const { return unsigned(threads_.size()); }
 	// Stops every core between instructions (or between GEMM blocks), wakes
 	// the ones blocked in SEMWAIT and joins them. Idempotent.
@@ -178,7 +209,11 @@ public:
 
 private:
 	void body(unsigned t, unsigned stride);
-	void run_cores(std::span<const unsigned> ks, std::span<bool> ended);
+	void size_profile(unsigned threads);
+	void run_cores(std::span<const unsigned> ks, std::span<bool> ended, Profile::Thread *prof);
+	void sleep_blocked(std::span<const unsigned> ks, const std::vector<std::unique_ptr<Core>> &cores,
+			   std::span<const bool> ended, const std::vector<Semaphores::Cond> &waits,
+			   const std::function<bool()> &stop, Profile::Thread *prof);
 	void finish(unsigned k, const Core &core, Core::Exit exit);
 	void record_end(unsigned k, const Core &core, Core::Exit exit);
 	void note_fault(unsigned k, const char *why) noexcept;
@@ -193,6 +228,7 @@ private:
 	std::span<uint8_t> window_;
 	Semaphores *sems_ = nullptr;
 	Counters *counters_ = nullptr;
+	Profile *profile_ = nullptr;
 	std::function<void()> on_end_;
 	std::vector<std::thread> threads_;
 	std::atomic<bool> stop_{false};

@@ -55,12 +55,12 @@ void maxpool_i8(uint8_t *dst, const uint8_t *src, uint32_t h, uint32_t w, uint32
 // half up, saturated to int8, then max(r, 0) with ReLU. The tables are
 // `cols` i32 each; a multiplier below 0 counts as 0 and a shift outside
 // 0..62 as the nearest end (REQI8 refuses both, but the tables may change
-// after its check).
+// after its check). `isa` as the GEMMs': every path, the same bits.
 void requant_i8(uint8_t *dst, const uint8_t *src, uint64_t n, const uint8_t *bias, const uint8_t *mult,
-		const uint8_t *shift, uint32_t cols, bool relu);
+		const uint8_t *shift, uint32_t cols, bool relu, Isa isa = best_isa());
 // dst = sat8((x·mx + y·my) / 2^shift rounded half up), then ReLU if asked.
 void vaddq_i8(uint8_t *dst, const uint8_t *x, const uint8_t *y, uint64_t n, uint32_t mx, uint32_t my,
-	      uint32_t shift, bool relu);
+	      uint32_t shift, bool relu, Isa isa = best_isa());
 
 // C[m×n] = A[m×k] × B[k×n], row-major; int8 inputs with int32 accumulation
 // (wrapping), or fp32 with MMF32's fused chain (docs/nsp.md). A and B are

@@ -23,14 +23,16 @@ struct InterpResult {
 	uint64_t iterations = 0;
 };
 
+// With `profile`, the run is profiled into it.
 inline InterpResult run_on_interpreter(const Compiled &c, const std::vector<std::vector<int8_t>> &inputs,
-				       unsigned nsps = 0)
+				       unsigned nsps = 0, nsp_run::Profile *profile = nullptr)
 {
 	using Clock = std::chrono::steady_clock;
 	InterpResult res;
 	const nsp::Workload w = c.workload();
 	std::vector<uint8_t> window = c.initial_window();
 	nsp_run::Activation act;
+	act.set_profiling(profile != nullptr);
 	if (!act.start(w, window, nsps)) {
 		res.problem = "the workers did not start";
 		return res;
@@ -54,6 +56,8 @@ inline InterpResult run_on_interpreter(const Compiled &c, const std::vector<std:
 		res.problem = "timed out after " + std::to_string(res.outputs.size()) + " inferences";
 	act.stop();
 	res.iterations = act.iterations();
+	if (profile)
+		*profile = act.profile();
 	return res;
 }
 

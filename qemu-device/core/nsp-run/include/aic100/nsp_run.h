@@ -33,6 +33,27 @@ struct Result {
 // waits for ever.
 Result run(std::span<const nsp::Instr> program, std::span<uint8_t> window);
 
+// Where an activation's host threads spent their time (Activation's
+// profiling): per core, the time in each instruction and how often it
+// completed; per host thread, its wall time and its sleeps.
+struct Profile {
+	struct Core {
+		unsigned thread = 0;         // the host thread that ran it
+		std::vector<uint64_t> ns;    // per instruction; a SEMWAIT's blocked time too
+		std::vector<uint64_t> count; // per instruction: times it completed
+	};
+	struct Thread {
+		uint64_t wall_ns = 0;
+		// On a host CPU: for the rest of wall_ns it slept or was preempted.
+		uint64_t cpu_ns = 0;
+		// Asleep with all its cores blocked (a thread shared by cores):
+		// also in those cores' SEMWAIT ns.
+		uint64_t idle_ns = 0;
+	};
+	std::vector<Core> cores;
+	std::vector<Thread> threads;
+};
+
 // One activation as the card runs it: the workload's program on its NSPs,
 // on host threads shared as on the card, over `window`, with the DBC's
 // semaphores, whose host side the caller plays.
@@ -50,6 +71,12 @@ public:
 	bool start(const nsp::Workload &w, std::span<uint8_t> window, unsigned nsps = 0);
 	// Stops and joins the cores. Idempotent.
 	void stop();
+	// Whether the next start() profiles its cores (off by default: the
+	// interpreter then reads no clock per instruction). Before start() or
+	// after stop(): false (nothing changed) while threads are there.
+	bool set_profiling(bool on);
+	// The last profiled start()'s profile, complete after stop().
+	Profile profile() const;
 	unsigned threads() const; // host threads of the last start()
 	bool faulted() const;     // a core faulted (the others were stopped)
 	std::string fault() const;
