@@ -24,7 +24,9 @@ class Export : public ::testing::Test {
 protected:
 	void SetUp() override
 	{
-		dir_ = std::filesystem::path(::testing::TempDir()) / "export-test";
+		// A folder per test: ctest runs them as parallel processes.
+		dir_ = std::filesystem::path(::testing::TempDir()) /
+		       (std::string("export-") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
 		std::filesystem::remove_all(dir_);
 	}
 	void TearDown() override { std::filesystem::remove_all(dir_); }
