@@ -521,6 +521,13 @@ Core::Result Core::exec(const Instr &in, const std::function<bool()> *stop)
 	}
 }
 
+void Core::ran_off_end()
+{
+	state_ = State::Fault;
+	fault_ = "pc " + std::to_string(pc_) + ": ran past the end of the program of " +
+		 std::to_string(program_.size()) + " instructions";
+}
+
 Core::Exit Core::run(const std::function<bool()> &stop, std::chrono::nanoseconds slice)
 {
 	if (state_ == State::Halted)
@@ -550,9 +557,7 @@ Core::Exit Core::run(const std::function<bool()> &stop, std::chrono::nanoseconds
 			}
 		}
 		if (pc_ >= size) {
-			state_ = State::Fault;
-			fault_ = "pc " + std::to_string(pc_) + ": ran past the end of the program of " +
-				 std::to_string(size) + " instructions";
+			ran_off_end();
 			exit = Exit::Fault;
 			break;
 		}
@@ -608,9 +613,7 @@ bool Core::step()
 	if (state_ != State::Running)
 		return false;
 	if (pc_ >= program_.size()) {
-		state_ = State::Fault;
-		fault_ = "pc " + std::to_string(pc_) + ": ran past the end of the program of " +
-			 std::to_string(program_.size()) + " instructions";
+		ran_off_end();
 		return false;
 	}
 	switch (exec(program_[pc_], nullptr)) {

@@ -141,6 +141,7 @@ private:
 	bool no_register(const Instr &in, unsigned r);
 	uint8_t *range(const Instr &in, const char *what, uint64_t off, uint64_t count, uint64_t elem);
 	Result fail(const Instr &in, const std::string &why);
+	void ran_off_end(); // the fault of a pc past the program
 	Result branch(const Instr &in, uint64_t target, const std::function<bool()> *stop);
 	void flush_busy();
 	int64_t charge(uint64_t at, int64_t since, Result res);
