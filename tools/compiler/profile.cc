@@ -229,6 +229,22 @@ std::string row(const std::string &name, const Times &t, uint64_t gemm_macs, dou
 	return buf;
 }
 
+// The layers merged by the part of their names before the first dot
+// (ResNet-50's stages), in order.
+std::vector<Report::Layer> stages(const std::vector<Report::Layer> &layers)
+{
+	std::vector<Report::Layer> out;
+	for (const Report::Layer &l : layers) {
+		const std::string key = l.name.substr(0, l.name.find('.'));
+		if (out.empty() || out.back().name != key)
+			out.push_back({key, l.kind, 0, 0, {}});
+		out.back().macs += l.macs;
+		out.back().gemm_macs += l.gemm_macs;
+		out.back().t += l.t;
+	}
+	return out;
+}
+
 } // namespace
 
 std::string table(const Report &r)
@@ -236,9 +252,9 @@ std::string table(const Report &r)
 	const double per = r.inferences ? 1.0 / double(r.inferences) : 0;
 	std::string s = "profile, " + std::to_string(r.resolution) + "x" + std::to_string(r.resolution) + " on " +
 			std::to_string(r.nsps) + " NSPs (" + std::to_string(r.threads.size()) +
-			" host threads), ms per inference summed over the threads:\n";
-	s += std::string("layer                      ") + "     gemm     move  elemwise    wait    other     total  GEMM GOP/s\n";
-	for (const Report::Layer &l : r.layers)
+			" host threads), ms per inference summed over the threads (by layer in the JSON):\n";
+	s += std::string("stage                      ") + "     gemm     move  elemwise    wait    other     total  GEMM GOP/s\n";
+	for (const Report::Layer &l : stages(r.layers))
 		if (l.t.total() > 0)
 			s += row(l.name, l.t, l.gemm_macs, per);
 	for (size_t i = 0; i < r.threads.size(); i++)

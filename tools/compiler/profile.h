@@ -69,7 +69,8 @@ struct Report {
 Report make_report(const Network &n, const Compiled &c, const nsp_run::Profile &p, unsigned resolution,
 		   uint64_t inferences, double seconds);
 std::string to_json(const Report &r);
-// The per-layer table, then the threads and the totals, in ms per inference.
+// A short table in ms per inference: the stages (layers merged by the part
+// of their names before the first dot), the threads and the totals.
 std::string table(const Report &r);
 
 } // namespace aic100::compiler::profile

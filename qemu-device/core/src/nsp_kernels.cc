@@ -166,7 +166,10 @@ bool gemm_blocked(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, ui
 						if (pc)
 							for (unsigned i = 0; i < h; i++)
 								std::memcpy(t + i * NR * 4, cp + i * ldc, w * 4);
-						Path::tile(kp, sa, sb, t, NR * 4, pc != 0);
+						if constexpr (requires { Path::edge_tile; })
+							Path::edge_tile(h, kp, sa, sb, t, NR * 4, pc != 0);
+						else
+							Path::tile(kp, sa, sb, t, NR * 4, pc != 0);
 						for (unsigned i = 0; i < h; i++)
 							std::memcpy(cp + i * ldc, t + i * NR * 4, w * 4);
 					}
@@ -560,12 +563,16 @@ struct I8Avx512 {
 			}
 		}
 	}
-	AIC100_AVX512 static void tile(unsigned kp, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc,
-				       bool acc_in)
+	// The first H rows of a strip's tile: a block's last rows (a few
+	// pixels per NSP in a network's late layers) cost 4 or 8 rows' work
+	// instead of 12.
+	template <unsigned H>
+	AIC100_AVX512 static void tile_rows(unsigned kp, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc,
+					    bool acc_in)
 	{
-		__m512i acc[MR][2];
+		__m512i acc[H][2];
 #pragma GCC unroll 12
-		for (unsigned i = 0; i < MR; i++) {
+		for (unsigned i = 0; i < H; i++) {
 			uint8_t *row = c + i * ldc;
 			acc[i][0] = acc_in ? _mm512_loadu_si512(row) : _mm512_setzero_si512();
 			acc[i][1] = acc_in ? _mm512_loadu_si512(row + 64) : _mm512_setzero_si512();
@@ -574,7 +581,7 @@ struct I8Avx512 {
 		for (unsigned q = 0; q < kp / 4; q++, sa += MR * 4, sb += NR * 4) {
 			const __m512i b0 = _mm512_load_si512(sb), b1 = _mm512_load_si512(sb + 64);
 #pragma GCC unroll 12
-			for (unsigned i = 0; i < MR; i++) {
+			for (unsigned i = 0; i < H; i++) {
 				int32_t quad;
 				std::memcpy(&quad, sa + i * 4, 4);
 				const __m512i av = _mm512_set1_epi32(quad);
@@ -583,7 +590,7 @@ struct I8Avx512 {
 			}
 		}
 #pragma GCC unroll 12
-		for (unsigned i = 0; i < MR; i++) {
+		for (unsigned i = 0; i < H; i++) {
 			int32_t s;
 			std::memcpy(&s, sums + i * 4, 4);
 			const __m512i bias = _mm512_set1_epi32(int32_t(uint32_t(s) << 7));
@@ -591,6 +598,21 @@ struct I8Avx512 {
 			_mm512_storeu_si512(row, _mm512_sub_epi32(acc[i][0], bias));
 			_mm512_storeu_si512(row + 64, _mm512_sub_epi32(acc[i][1], bias));
 		}
+	}
+	static void tile(unsigned kp, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc, bool acc_in)
+	{
+		tile_rows<MR>(kp, sa, sb, c, ldc, acc_in);
+	}
+	// A tile of h < MR rows.
+	static void edge_tile(unsigned h, unsigned kp, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc,
+			      bool acc_in)
+	{
+		if (h <= 4)
+			tile_rows<4>(kp, sa, sb, c, ldc, acc_in);
+		else if (h <= 8)
+			tile_rows<8>(kp, sa, sb, c, ldc, acc_in);
+		else
+			tile_rows<MR>(kp, sa, sb, c, ldc, acc_in);
 	}
 };
 
