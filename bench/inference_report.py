@@ -47,7 +47,8 @@ def load_ort(d, resolution):
 
 
 def guest_rates(d):
-    """{config: {resolution: inf/s}} from aic100-run's lines in the guests."""
+    """{config: {resolution: figures}} from the guests' aic100-run lines and
+    the engine alone on the host right after each guest."""
     out = {}
     for name in sorted(os.listdir(d)):
         m = re.fullmatch(r"inference-(.+)\.txt", name)
@@ -58,8 +59,12 @@ def guest_rates(d):
                 r = re.search(r"^(\S+)\s+(ok|FAIL) \(qpc\).*\(([\d.]+)/s\)", line)
                 if r:
                     res = 64 if r.group(1).endswith("-r64") else 224
-                    out.setdefault(m.group(1), {})[res] = {"inf_per_s": float(r.group(3)),
-                                                           "outputs_ok": r.group(2) == "ok"}
+                    out.setdefault(m.group(1), {}).setdefault(res, {}).update(
+                        inf_per_s=float(r.group(3)), outputs_ok=r.group(2) == "ok")
+                e = re.search(r"^engine alone, \S+, (\d+): interpreter: .*\(([\d.]+)/s\)", line)
+                if e:
+                    out.setdefault(m.group(1), {}).setdefault(int(e.group(1)), {})["engine_after"] = \
+                        float(e.group(2))
     return out
 
 
@@ -83,8 +88,15 @@ def figures(d, host, guests):
                            "GOPs": gops, "mmi8_ceiling_GOPs": mmi8 * threads if mmi8 else None,
                            "fraction_of_mmi8": _ratio(gops, mmi8 * threads if mmi8 else None),
                            "outputs_ok": r.get("outputs_ok")})
-        guest = {c: {**v[res], "ratio_to_engine_4_nsps": _ratio(v[res]["inf_per_s"], four and four["inf_per_s"])}
-                 for c, v in by_guest.items() if res in v}
+        guest = {}
+        for c, v in by_guest.items():
+            g = v.get(res)
+            if not g or "inf_per_s" not in g:
+                continue
+            # Against the engine measured right after the guest when the
+            # run has it (the same load), else the host bench's.
+            alone = g.get("engine_after") or (four and four["inf_per_s"])
+            guest[c] = {**g, "engine_4_nsps": alone, "ratio_to_engine_4_nsps": _ratio(g["inf_per_s"], alone)}
         out.append({"resolution": res, "name": net.get("name"), "macs": net["macs"], "engine": engine,
                     "onnxruntime": ort.get("onnxruntime"), "ort": ort.get("runs", []),
                     "ort_layer_by_layer": ort.get("layer_by_layer"), "guest": guest})
@@ -119,7 +131,8 @@ def rows(figs):
                        f"{_fmt(2 * f['macs'] * o['inf_per_s'] / 1e9, 0)} | {_outputs(o)} |")
         for c, g in f["guest"].items():
             out.append(f"| guest ({c}), aic100-run, 4 NSPs | – | {_fmt(g['inf_per_s'])} | "
-                       f"{_fmt(g['ratio_to_engine_4_nsps'])} × the engine alone | – | "
+                       f"{_fmt(g['ratio_to_engine_4_nsps'])} × the engine alone "
+                       f"({_fmt(g['engine_4_nsps'])}{', right after' if g.get('engine_after') else ''}) | – | "
                        f"{'checked, right' if g['outputs_ok'] else 'WRONG'} |")
         if lbl:
             out.append(f"\nEach layer fed the reference's own inputs, ONNX Runtime's outputs are at most "

@@ -164,7 +164,8 @@ def test_inference_table_sets_the_engine_beside_onnx_runtime_on_as_many_threads(
     assert "| card's engine, 1 NSP(s) | 1 | 10.00 | 0.50 × ONNX Runtime | 7 (2 %) | equal to the reference |" in md
     assert "| card's engine, 4 NSP(s) | 2 | 17.00 | 0.47 × ONNX Runtime |" in md
     assert "| ONNX Runtime | 2 | 36.00 | 1 | 24 | top-1 same, logits ≤ 1 apart |" in md
-    assert "| guest (ours-iommu), aic100-run, 4 NSPs | – | 14.45 | 0.85 × the engine alone |" in md
+    # Against the engine run on the host right after that guest.
+    assert "| guest (ours-iommu), aic100-run, 4 NSPs | – | 14.45 | 0.72 × the engine alone (20.00, right after) |" in md
     assert "at most 1 apart from the card's (10 of 1377256 values)" in md
 
 
@@ -172,7 +173,7 @@ def test_every_target_is_met_or_not_met(run_dir):
     md = run_report(run_dir)
     assert "| engine at 64 / ONNX Runtime, 2 thread(s) (best NSP count) | 0.50 | ≥ 1.0 | **not met** |" in md
     assert "| engine at 64: 4 NSPs / 2 NSPs on this 2-thread host | 0.94 | ≥ 1.0 | **not met** |" in md
-    assert "| guest (ours-iommu) at 64: aic100-run / the engine alone, 4 NSPs | 0.85 | ≥ 0.8 | met |" in md
+    assert "| guest (ours-iommu) at 64: aic100-run / the engine alone, 4 NSPs | 0.72 | ≥ 0.8 | **not met** |" in md
     assert "| 4 KiB, ours-iommu: 4 DBCs from 4 threads / 1 DBC | 1.60 | ≥ 1.5 | met |" in md
     assert "| 4 KiB, ours-noiommu: one MSI, 1 DBC / QEMU's NVMe | 0.40 | ≥ 2.0 | **not met** |" in md
     targets = {t["target"]: t for t in json.loads((run_dir / "bench.json").read_text())["targets"]}
@@ -186,3 +187,11 @@ def test_a_run_without_onnx_runtime_leaves_its_ratios_out(run_dir):
     assert "against ONNX Runtime (not run) on as many threads" in md
     assert "| card's engine, 1 NSP(s) | 1 | 10.00 | – × ONNX Runtime |" in md
     assert "engine at 64 / ONNX Runtime" not in md
+
+
+def test_a_guest_without_the_engine_right_after_it_is_held_to_the_host_bench(run_dir):
+    f = run_dir / "inference-ours-iommu.txt"
+    f.write_text("".join(l for l in f.read_text().splitlines(True) if not l.startswith("engine alone")))
+    md = run_report(run_dir)
+    assert "| guest (ours-iommu), aic100-run, 4 NSPs | – | 14.45 | 0.85 × the engine alone (17.00) |" in md
+    assert "| guest (ours-iommu) at 64: aic100-run / the engine alone, 4 NSPs | 0.85 | ≥ 0.8 | met |" in md
