@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "interp.h"
 
 namespace aic100::compiler::profile {
@@ -13,14 +15,22 @@ namespace {
 
 using nsp::Op;
 
+// `n` compiled for `nsps` NSPs; a failure to compile fails the test.
+std::optional<Compiled> compiled(const Network &n, unsigned nsps)
+{
+	std::string err;
+	Options o;
+	o.nsps = nsps;
+	auto c = compile(n, o, err);
+	EXPECT_TRUE(c) << err;
+	return c;
+}
+
 TEST(CompilerProfile, EveryInstructionHasItsLayer)
 {
 	const Network n = resnet50(32);
-	std::string err;
-	Options o;
-	o.nsps = 3;
-	const auto c = compile(n, o, err);
-	ASSERT_TRUE(c) << err;
+	const auto c = compiled(n, 3);
+	ASSERT_TRUE(c);
 	ASSERT_EQ(c->layer_of.size(), c->code.size());
 	std::vector<unsigned> gemms(n.layers.size());
 	for (size_t i = 0; i < c->code.size(); i++) {
@@ -46,11 +56,8 @@ TEST(CompilerProfile, EveryInstructionHasItsLayer)
 TEST(CompilerProfile, ARunSumsByLayerAndKind)
 {
 	const Network n = resnet50(32);
-	std::string err;
-	Options o;
-	o.nsps = 2;
-	const auto c = compile(n, o, err);
-	ASSERT_TRUE(c) << err;
+	const auto c = compiled(n, 2);
+	ASSERT_TRUE(c);
 	const std::vector<std::vector<int8_t>> inputs = {random_input(n, 1), random_input(n, 2)};
 	nsp_run::Profile p;
 	const auto run = testing::run_on_interpreter(*c, inputs, 2, &p);
