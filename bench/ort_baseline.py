@@ -96,10 +96,14 @@ class Graph:
         self.nodes.append(self.helper.make_node(op, inputs, [output], name=output, domain=domain, **attrs))
         return output
 
-    def relu(self, x, out):
-        # Below the zero point is below int8 0: a Clip there is the card's
-        # ReLU after saturation.
-        return self.node("Clip", [x, "zp"], out)
+    def requantized(self, layer, out, make):
+        """`make(name)` writes the layer's requantized output to name;
+        with ReLU that is followed by a Clip at the zero point (below it
+        is below int8 0: the card's ReLU after saturation)."""
+        if not layer["relu"]:
+            return make(out)
+        make(out + ".pre")
+        return self.node("Clip", [out + ".pre", "zp"], out)
 
 
 def scales(layer):
@@ -119,19 +123,16 @@ def conv(g, layer, weights, cin, x, out):
            g.const(name + ".w_zp", np.zeros(cout, np.int8)),
            "one", "zp",
            g.const(name + ".bias", np.array(layer["bias"], np.int32))]
-    pre = out + ".pre" if layer["relu"] else out
-    g.node("QLinearConv", ins, pre, kernel_shape=[k, k], strides=[layer["stride"]] * 2,
-           pads=[layer["pad"]] * 4)
-    return g.relu(pre, out) if layer["relu"] else out
+    return g.requantized(layer, out, lambda o: g.node(
+        "QLinearConv", ins, o, kernel_shape=[k, k], strides=[layer["stride"]] * 2, pads=[layer["pad"]] * 4))
 
 
 def add(g, layer, x, y, out):
     p = layer["add"]
     sx = g.const(layer["name"] + ".sx", np.array(p["mx"] / 2.0 ** p["shift"], np.float32))
     sy = g.const(layer["name"] + ".sy", np.array(p["my"] / 2.0 ** p["shift"], np.float32))
-    pre = out + ".pre" if layer["relu"] else out
-    g.node("QLinearAdd", [x, sx, "zp", y, sy, "zp", "one", "zp"], pre, domain="com.microsoft")
-    return g.relu(pre, out) if layer["relu"] else out
+    return g.requantized(layer, out, lambda o: g.node(
+        "QLinearAdd", [x, sx, "zp", y, sy, "zp", "one", "zp"], o, domain="com.microsoft"))
 
 
 def avgpool(g, layer, x, out):
@@ -142,9 +143,7 @@ def avgpool(g, layer, x, out):
     b = g.node("Add", [s, g.const(name + ".bias", np.array(layer["bias"], np.float32).reshape(1, -1, 1, 1))],
                name + ".biased")
     m = g.node("Mul", [b, g.const(name + ".scale", scales(layer).reshape(1, -1, 1, 1))], name + ".scaled")
-    pre = out + ".pre" if layer["relu"] else out
-    g.node("QuantizeLinear", [m, "one", "zp"], pre)
-    return g.relu(pre, out) if layer["relu"] else out
+    return g.requantized(layer, out, lambda o: g.node("QuantizeLinear", [m, "one", "zp"], o))
 
 
 def build(net, weights, isolated=False):
