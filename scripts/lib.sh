@@ -20,7 +20,30 @@ export PATH
 
 AIC_CACHE=${AIC100_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aic100-virt}
 AIC_BUILD=${AIC100_BUILD:-$AIC_TOP/build}
-QEMU_VERSION=10.0.2
+
+# ---- the host's Debian release -------------------------------------------------
+# Debian 12 (bookworm) and Debian 13 (trixie) are supported hosts. What
+# differs between them is named here, once (docs/setup.md, "Debian 12 and
+# Debian 13"): QEMU's source (bookworm-backports' 10.0.2; trixie's own
+# 10.0.13), the clang of the fuzzers, the guest 6.12 kernel's build (+deb12
+# or +deb13), and whether modules for Debian 13's 7.3 need a Debian 13 root
+# (scripts/kbuild-root) or build on the host.
+SUPPORTED_RELEASES="Debian 12 (bookworm) and Debian 13 (trixie)"
+host_codename() { (. /etc/os-release && echo "${VERSION_CODENAME:-}"); }
+HOST_RELEASE=$(host_codename 2>/dev/null || true)
+# Dies with one line naming the supported releases on any other host.
+check_host_release() {
+	case "$HOST_RELEASE" in bookworm | trixie) return 0 ;; esac
+	die "this host is $( (. /etc/os-release && echo "${PRETTY_NAME:-an unknown system}") 2>/dev/null ||
+		echo 'not Debian'): aic100-virt supports $SUPPORTED_RELEASES"
+}
+if [ "$HOST_RELEASE" = trixie ]; then
+	QEMU_VERSION=10.0.13 QEMU_SUITE=trixie
+	CLANG_VERSION=19 DEB_TAG=deb13 HOST_GCC=gcc-14
+else
+	QEMU_VERSION=10.0.2 QEMU_SUITE=bookworm-backports
+	CLANG_VERSION=14 DEB_TAG=deb12 HOST_GCC=gcc-12
+fi
 # One QEMU tree per clone that builds its own device (AIC100_QEMU_DIR): the
 # source tree links hw/misc/aic100 to one clone's qemu-device/.
 QEMU_DIR=${AIC100_QEMU_DIR:-$AIC_CACHE/qemu}
@@ -65,7 +88,7 @@ QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
 QEMU_DEVICES=$AIC_TOP/scripts/qemu-configs/aic100.mak
 KERNEL_CACHE=$AIC_CACHE/kernel
 
-# Guest kernel series: Debian 12's 6.12 (the default) and Debian 13's 7.3
+# Guest kernel series: Debian's 6.12 (the host release's build; the default) and Debian 13's 7.3
 # from trixie-backports. Setup fetches the newest release of each into
 # $KERNEL_CACHE/<release>/ and names it in $KERNEL_CACHE/current-<series>.
 # Wherever a series is asked for, a kernel built by scripts/build-kernel may
@@ -124,9 +147,12 @@ kernel_build_dirs() {
 	dirname "$(dirname "$(dirname "$(kernel_headers "$@")")")"
 }
 # Debian 13's kbuild tools need its C library, and sources newer than 6.12
-# its gcc-14: modules for those kernels are built in a Debian 13 root
-# (scripts/kbuild-root); 6.12's on the host.
-kernel_needs_build_root() { [ "$(kernel_series "${1:-$KERNEL_SERIES_DEFAULT}")" != 6.12 ]; }
+# its gcc-14: on a Debian 12 host, modules for those kernels are built in a
+# Debian 13 root (scripts/kbuild-root), 6.12's on the host; a Debian 13 host
+# builds them all itself.
+kernel_needs_build_root() {
+	[ "$HOST_RELEASE" = bookworm ] && [ "$(kernel_series "${1:-$KERNEL_SERIES_DEFAULT}")" != 6.12 ]
+}
 # Our module for a kernel: 6.12's is built in the tree, as it always was;
 # the others' in a copy of the sources under the build folder (scripts/build-qaic).
 module_path() {
@@ -169,8 +195,6 @@ check_modversions() {
 	grep -Eq ' (__versions|__version_ext_crcs) ' <<<"$sections" ||
 		die "$ko has no __versions section although $(basename "$kdir") has CONFIG_MODVERSIONS"
 }
-
-host_codename() { (. /etc/os-release && echo "${VERSION_CODENAME:-}"); }
 
 # The Debian archive URI and keyring that the system's apt sources use for
 # the suite $1 (deb822 or one-line format); prints "URI KEYRING".

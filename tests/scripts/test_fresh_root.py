@@ -24,6 +24,16 @@ def mounts_under(path):
     return [p for p in points if p == str(path) or p.startswith(f"{path}/")]
 
 
+def host_release():
+    with open("/etc/os-release") as f:
+        fields = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+    return fields["VERSION_CODENAME"].strip('"')
+
+
+def other_release():
+    return {"bookworm": "trixie", "trixie": "bookworm"}[host_release()]
+
+
 def processes_rooted_under(path):
     found = []
     for pid in os.listdir("/proc"):
@@ -43,9 +53,10 @@ def runner(tmp_path):
     work = tmp_path / "runs"
     log = tmp_path / "run.log"
 
-    def start(*args, timeout=None, popen=False):
+    def start(*args, timeout=None, popen=False, release=None):
         cmd = [str(RUNNER), "--workdir", str(work), "--log", str(log),
-               *(["--timeout", str(timeout)] if timeout else []), "--", *args]
+               *(["--timeout", str(timeout)] if timeout else []),
+               *(["--release", release] if release else []), "--", *args]
         if popen:
             return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                     start_new_session=True)
@@ -64,11 +75,22 @@ def test_command_sees_a_pristine_clone_and_success_cleans_up(runner):
     probe = (f'test "$(git rev-parse HEAD)" = {head} && test -f README.md && test "$PWD" = /root/aic100-virt'
              ' && ! command -v gcc && ! command -v qemu-system-x86_64 && test ! -e /root/.cache'
              ' && test ! -e build && grep -q " /proc proc " /proc/mounts && test -c /dev/null'
-             ' && . /etc/os-release && test "$VERSION_CODENAME" = bookworm && echo PRISTINE')
+             f' && . /etc/os-release && test "$VERSION_CODENAME" = {host_release()} && echo PRISTINE')
     res = runner("sh", "-c", probe)
     assert res.returncode == 0, res.stdout
     assert "PRISTINE" in runner.log.read_text()
     assert f"log: {runner.log}" in res.stdout
+
+
+def test_other_release_is_a_root_of_that_release_with_its_own_suites(runner):
+    other, host = other_release(), host_release()
+    probe = (f'. /etc/os-release && test "$VERSION_CODENAME" = {other}'
+             f' && grep -rqw {other} /etc/apt/sources.list.d /etc/apt/sources.list 2>/dev/null'
+             f' && ! grep -rqw {host} /etc/apt/sources.list.d /etc/apt/sources.list 2>/dev/null'
+             ' && apt-get -q update >/dev/null && apt-cache show debootstrap >/dev/null && echo OTHER-RELEASE')
+    res = runner("sh", "-c", probe, release=other)
+    assert res.returncode == 0, res.stdout
+    assert "OTHER-RELEASE" in runner.log.read_text()
 
 
 def test_failing_command_gives_its_status(runner):
@@ -108,4 +130,7 @@ def test_bad_options_are_refused(runner):
     res = subprocess.run([str(RUNNER), "--timeout", "soon", "--", "true"], capture_output=True, text=True)
     assert res.returncode != 0
     assert "--timeout" in res.stderr
+    res = subprocess.run([str(RUNNER), "--release", "sid", "--", "true"], capture_output=True, text=True)
+    assert res.returncode != 0
+    assert "--release: bookworm or trixie" in res.stderr
     runner.work.mkdir(exist_ok=True)
