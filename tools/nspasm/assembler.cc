@@ -4,6 +4,7 @@
 // encodes instructions and data.
 #include "nspasm.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>

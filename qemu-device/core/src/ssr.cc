@@ -214,10 +214,11 @@ void Ssr::memory_read(std::span<const uint8_t> msg)
 	const std::vector<uint8_t> &area = job_->area;
 	const bool ok = len >= 1 && len <= kMaxRead && addr >= kDebugBase && addr - kDebugBase <= area.size() &&
 			len <= area.size() - (addr - kDebugBase);
-	std::vector<uint8_t> body(4);
+	// Sized once and filled (see Qsm::send_reply on GCC 14).
+	std::vector<uint8_t> body(4 + (ok ? len : 0));
 	if (ok) {
 		const size_t off = addr - kDebugBase;
-		body.insert(body.end(), area.begin() + off, area.begin() + off + len);
+		std::copy(area.begin() + off, area.begin() + off + len, body.begin() + 4);
 	} else {
 		refuse("MEMORY_READ outside the dump (answered with no data)");
 	}

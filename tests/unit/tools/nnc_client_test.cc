@@ -2,6 +2,7 @@
 // qaic::Nnc without a card: the requests it sends (as the UMD sends them,
 // umd-nnc-protocol.md §1 and §3) and how it reads the answers, against a
 // fake driver.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>

@@ -119,8 +119,9 @@ void run_example(const Example &e, int iterations, bool bit_exact = false)
 		const auto want = e.reference(e.make_input(uint64_t(i) + 1));
 		std::string why;
 		ASSERT_TRUE(matches(e, out, want, why)) << l.name << " iteration " << i << ": " << why;
-		if (bit_exact)
+		if (bit_exact) {
 			ASSERT_EQ(out, want) << l.name << " iteration " << i;
+		}
 		sems.apply(l.sem_out, Semaphores::Op::Dec, 1);
 	}
 	for (int i = 0; i < 1000 && ctr.iterations.load() < uint64_t(iterations); i++)

@@ -4,6 +4,8 @@
 // the generated parameters.
 #include "reference.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace aic100::compiler {
