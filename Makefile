@@ -92,7 +92,8 @@ test: build
 	scripts/unit
 	scripts/qtest
 	$(PYTEST) -v tests/bench
-	$(PYTEST) -v tests/scripts/umd tests/scripts/test_apt_lock.py tests/scripts/test_kernel_tree.py
+	$(PYTEST) -v tests/scripts/umd tests/scripts/test_apt_lock.py tests/scripts/test_kernel_tree.py \
+		tests/scripts/test_host_release.py
 	$(PYTEST) -v tests/harness
 
 fuzz: setup

@@ -28,14 +28,16 @@ AIC_BUILD=${AIC100_BUILD:-$AIC_TOP/build}
 # 10.0.13), the clang of the fuzzers, the guest 6.12 kernel's build (+deb12
 # or +deb13), and whether modules for Debian 13's 7.3 need a Debian 13 root
 # (scripts/kbuild-root) or build on the host.
+# AIC100_OS_RELEASE: another os-release file, for the tests of this choice.
 SUPPORTED_RELEASES="Debian 12 (bookworm) and Debian 13 (trixie)"
-host_codename() { (. /etc/os-release && echo "${VERSION_CODENAME:-}"); }
+OS_RELEASE=${AIC100_OS_RELEASE:-/etc/os-release}
+host_codename() { (. "$OS_RELEASE" && echo "${VERSION_CODENAME:-}"); }
 HOST_RELEASE=$(host_codename 2>/dev/null || true)
 # Dies with one line naming the supported releases on any other host.
 check_host_release() {
 	case "$HOST_RELEASE" in bookworm | trixie) return 0 ;; esac
-	die "this host is $( (. /etc/os-release && echo "${PRETTY_NAME:-an unknown system}") 2>/dev/null ||
-		echo 'not Debian'): aic100-virt supports $SUPPORTED_RELEASES"
+	die "this host is $( (. "$OS_RELEASE" && echo "${PRETTY_NAME:-an unknown system}") 2>/dev/null ||
+		echo 'not a system with an os-release file'): aic100-virt supports $SUPPORTED_RELEASES"
 }
 if [ "$HOST_RELEASE" = trixie ]; then
 	QEMU_VERSION=10.0.13 QEMU_SUITE=trixie
