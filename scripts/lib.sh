@@ -91,8 +91,9 @@ QEMU_DEVICES=$AIC_TOP/scripts/qemu-configs/aic100.mak
 KERNEL_CACHE=$AIC_CACHE/kernel
 
 # Guest kernel series: Debian's 6.12 (the host release's build; the default)
-# and Debian 13's 7.3 from trixie-backports. Setup fetches the newest release of each into
-# $KERNEL_CACHE/<release>/ and names it in $KERNEL_CACHE/current-<series>.
+# and Debian 13's 7.3 from trixie-backports. Setup fetches the newest release
+# of each into $KERNEL_CACHE/<release>/ and names it in
+# $KERNEL_CACHE/current-<series>.
 # Wherever a series is asked for, a kernel built by scripts/build-kernel may
 # be named instead by its output folder (which holds release, series, image,
 # root/ and obj/).
