@@ -11,6 +11,10 @@
 #                its own qaic, ours and its own with patches/linux, with
 #                JUnit XML in build/results (docs/kernels-from-source.md)
 #   make kernel [KERNEL_TREE=DIR] [KERNEL_CONFIG=...]   only build that kernel
+#   make test SHARD=K/N   shard K of N of the guest configurations (the
+#                host-side tests in shard 1), into build/results/shard-K-of-N
+#   make test-report DIRS="build/results/shard-1-of-3 ..."   one report of
+#                several runs' results; non-zero when one is missing or failed
 #
 # SANITIZE=1 (e.g. make SANITIZE=1 test) builds the host C++ and QEMU with
 # ASan and UBSan, in build directories of their own (build/cmake-asan, QEMU's
@@ -53,9 +57,18 @@ export KERNEL_TREE KERNEL_CONFIG
 ifeq ($(DEBUG_GUESTS),0)
 export AIC100_DEBUG_GUESTS := 0
 endif
+# SHARD=K/N is checked here, before anything is built; that N is at most the
+# number of configurations, once the table can be read (scripts/test).
+ifneq ($(SHARD),)
+ifneq ($(shell [[ '$(SHARD)' =~ ^0*([1-9][0-9]*)/0*([1-9][0-9]*)$$ ]] && \
+	(( BASH_REMATCH[1] <= BASH_REMATCH[2] )) && echo ok),ok)
+$(error SHARD=$(SHARD): expected K/N with 1 <= K <= N, such as SHARD=2/3)
+endif
+export AIC100_SHARD := $(SHARD)
+endif
 
 .PHONY: all setup build demo test unit qtest guest-test vm clean checkpatch bench fresh-root test-fresh-root \
-	fuzz fuzz-seeds qemu-fuzz soak umd-test kernel
+	fuzz fuzz-seeds qemu-fuzz soak umd-test kernel test-report
 
 all: build
 
@@ -88,13 +101,11 @@ kernel: setup
 	scripts/build-kernel
 
 test: build
-	scripts/build-source-kernels
-	scripts/unit
-	scripts/qtest
-	$(PYTEST) -v tests/bench
-	$(PYTEST) -v tests/scripts/umd tests/scripts/test_apt_lock.py tests/scripts/test_kernel_tree.py \
-		tests/scripts/test_host_release.py
-	$(PYTEST) -v tests/harness
+	scripts/test
+
+# Needs only the results folders (and python3): a lab's merge job.
+test-report:
+	/usr/bin/python3 tests/harness/report.py --out $(or $(OUT),build/results/report) $(DIRS)
 
 fuzz: setup
 	scripts/fuzz

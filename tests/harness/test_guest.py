@@ -7,7 +7,8 @@ import re
 import pytest
 
 import kernels
-from conftest import ALARMING, RACE_SUITES, guest_known_reports, guest_run, sanitizer_report
+from configs import RACE_SUITES, guest_known_reports
+from conftest import ALARMING, guest_run, sanitizer_report
 
 
 # Kernel trouble that is a known bug of upstream's driver: the failure says

@@ -53,8 +53,8 @@ def runner(tmp_path):
     work = tmp_path / "runs"
     log = tmp_path / "run.log"
 
-    def start(*args, timeout=None, popen=False, release=None):
-        cmd = [str(RUNNER), "--workdir", str(work), "--log", str(log),
+    def start(*args, timeout=None, popen=False, release=None, options=()):
+        cmd = [str(RUNNER), "--workdir", str(work), "--log", str(log), *options,
                *(["--timeout", str(timeout)] if timeout else []),
                *(["--release", release] if release else []), "--", *args]
         if popen:
@@ -91,6 +91,23 @@ def test_other_release_is_a_root_of_that_release_with_its_own_suites(runner):
     res = runner("sh", "-c", probe, release=other)
     assert res.returncode == 0, res.stdout
     assert "OTHER-RELEASE" in runner.log.read_text()
+
+
+def test_runs_given_one_kernel_folder_share_the_kernels_built_from_source(runner, tmp_path):
+    """.ci/run's two releases build the debug kernel once: what the first
+    root's build-kernel left in the cache's ksrc/ and kbuild/ is the
+    second's, and nothing else of the cache is shared."""
+    shared = tmp_path / "kernels"
+    options = ("--share-kernels", str(shared))
+    cache = "/root/.cache/aic100-virt"
+    first = runner("sh", "-c", f"echo built >{cache}/kbuild/stamp && echo src >{cache}/ksrc/tree && "
+                   f"mkdir {cache}/ccache-kernel", options=options)
+    assert first.returncode == 0, first.stdout
+    second = runner("sh", "-c", f'test "$(cat {cache}/kbuild/stamp)" = built && test -f {cache}/ksrc/tree && '
+                    f'test ! -e {cache}/ccache-kernel && echo SHARED', options=options, release=other_release())
+    assert second.returncode == 0, second.stdout
+    assert "SHARED" in runner.log.read_text()
+    assert (shared / "kbuild" / "stamp").read_text() == "built\n"
 
 
 def test_failing_command_gives_its_status(runner):
