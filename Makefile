@@ -128,7 +128,7 @@ fresh-root:
 test-fresh-root:
 	@dpkg-query -W -f='$${Status}' python3-pytest 2>/dev/null | grep -q 'ok installed' || \
 		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends python3-pytest >/dev/null
-	$(PYTEST) -v tests/scripts
+	$(PYTEST) -v tests/scripts/test_fresh_root.py
 
 vm: build
 	scripts/vm-run --cards 1

@@ -165,7 +165,7 @@ class Config:
 # The health suite (SSR, RAS, telemetry, through the cards' BAR4 test
 # mailbox) runs with our driver on 32 MSIs behind the IOMMU, on the second
 # card, and with upstream's driver, which must tolerate what it does not bind.
-CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=True),
+DEBIAN_CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, data=True),
            Config("2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True,
                   networks=True, hostile_dma=True),
            Config("upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True, data=True,
@@ -336,12 +336,30 @@ def source_tree_configs(prefix, kernel):
 # linux-source with the detectors (scripts/build builds both;
 # AIC100_DEBUG_GUESTS=0 leaves the debug guests out).
 DEBUG_GUESTS = os.environ.get("AIC100_DEBUG_GUESTS", "1") != "0"
-if os.environ.get("KERNEL_TREE"):
-    CONFIGS = source_tree_configs("tree", kernels.built_kernel(os.environ["KERNEL_TREE"],
-                                                               os.environ.get("KERNEL_CONFIG") or "plain"))
-elif DEBUG_GUESTS:
-    CONFIGS += source_tree_configs("dbg7.3", kernels.built_kernel("7.3", "debug"))
 
+
+def selected_configs():
+    """The table as this run's environment selects it. Read again once a
+    kernel is built from source (its tree's carried patches count)."""
+    if os.environ.get("KERNEL_TREE"):
+        return source_tree_configs("tree", kernels.built_kernel(os.environ["KERNEL_TREE"],
+                                                                os.environ.get("KERNEL_CONFIG") or "plain"))
+    debug = source_tree_configs("dbg7.3", kernels.built_kernel("7.3", "debug")) if DEBUG_GUESTS else []
+    return DEBIAN_CONFIGS + debug
+
+
+CONFIGS = selected_configs()
+
+
+def same_before_its_build(collected, now):
+    """Whether `collected`, read before its kernel was built from source, is
+    `now`, read after: equal but for the paths of the modules that kernel
+    installed (lib/modules/RELEASE, unknown before the build)."""
+    release = f"/modules/{kernels.release(now.kernel)}/"
+
+    def unbuilt(config):
+        return repr(config).replace(release, "/modules/(not built)/")
+    return unbuilt(collected) == unbuilt(now)
 
 
 @dataclasses.dataclass(frozen=True)

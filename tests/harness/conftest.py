@@ -10,6 +10,7 @@ import os
 import queue
 import re
 import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -21,6 +22,7 @@ import expectations
 import kernels
 import results
 import shards
+import configs
 from configs import BUILD, CONFIGS, RACE_SUITES, SUITE_MARK, TOP, Config, suite_commands
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
@@ -152,10 +154,88 @@ def sanitizer_report(output):
 
 
 
+# The kernels built from source (scripts/build-source-kernels), built beside
+# the first guests when scripts/test asks (AIC100_KERNELS_BESIDE=1): their
+# build is CPU work and the guests leave about half the CPUs idle. At a
+# lower priority, so that the guests' pace is the one they have alone. A
+# configuration that boots one waits for the build here.
+KERNELS_LOG = BUILD / "logs" / "source-kernels.log"
+# Far beyond any build seen (1,612 s on a slow day): only a stuck build.
+KERNELS_WAIT_S = 5400
+
+
+class SourceKernels:
+    def __init__(self):
+        self.proc, self.status, self.seconds = None, None, 0
+
+    def start(self):
+        KERNELS_LOG.parent.mkdir(parents=True, exist_ok=True)
+        self.began = time.monotonic()
+        self.proc = subprocess.Popen(["nice", "-n", "10", str(TOP / "scripts" / "build-source-kernels")],
+                                     stdout=KERNELS_LOG.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+        say(f"building the kernels from source beside the guests (log: {KERNELS_LOG})")
+
+    def wait(self, name):
+        """The build's exit status, once it has ended."""
+        while self.status is None:
+            try:
+                self.status = self.proc.wait(timeout=HEARTBEAT_S)
+            except subprocess.TimeoutExpired:
+                waited = time.monotonic() - self.began
+                last = KERNELS_LOG.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output yet)"]
+                say(f"[{name}] waiting for the kernels built from source, {waited:.0f}s; last: {last[0][:120]}")
+                if waited > KERNELS_WAIT_S:
+                    self.stop()
+            else:
+                log = KERNELS_LOG.read_text(errors="replace")
+                self.seconds = round(time.monotonic() - self.began) if "[build-kernel] build " in log else 0
+                say(f"kernels built from source: exit {self.status} after {time.monotonic() - self.began:.0f}s")
+        return self.status
+
+    def stop(self):
+        """Stops the build and everything it started (its own session)."""
+        if self.proc and self.status is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.status = self.proc.wait()
+
+
+_source_kernels = SourceKernels()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def source_kernels_beside():
+    if os.environ.get("AIC100_KERNELS_BESIDE") == "1" and any(kernels.is_built(c.kernel) for c in CONFIGS):
+        _source_kernels.start()
+    yield
+    _source_kernels.stop()
+
+
+def await_source_kernel(config):
+    """The configuration to run: `config` itself, or for one that boots a
+    kernel built beside the guests, the table's entry once that kernel is
+    built, which must be the collected one but for the paths of the modules
+    it installed (under lib/modules/RELEASE, which collection could not
+    know). Fails the configuration when the build failed."""
+    if not _source_kernels.proc or not kernels.is_built(config.kernel):
+        return config
+    status = _source_kernels.wait(config.name)
+    if status != 0:
+        tail = "\n".join(KERNELS_LOG.read_text(errors="replace").splitlines()[-40:])
+        pytest.fail(f"the kernels built from source failed (exit {status}; log: {KERNELS_LOG}):\n{tail}",
+                    pytrace=False)
+    now = {c.name: c for c in configs.selected_configs()}.get(config.name)
+    if now is None or not configs.same_before_its_build(config, now):
+        pytest.fail(f"{config.name} is not the configuration it was before its kernel was built (its tree "
+                    "carries other patches than collection saw): run make test again", pytrace=False)
+    return now
+
+
 def guest_run(config: Config) -> GuestRun:
     """Runs the guest for `config` the first time it is asked for."""
     if config in _runs:
         return _runs[config]
+    collected, config = config, await_source_kernel(config)
     log = BUILD / "vm" / f"serial-{config.name}.log"
     module = []
     if not config.boot:
@@ -223,7 +303,7 @@ def guest_run(config: Config) -> GuestRun:
     print(f"\n[{config.name}] guest ran in {run.seconds:.1f}s, exit {run.returncode}")
     for bdf, secs in online.items():
         print(f"[{config.name}] {bdf}: QEMU start to ONLINE {secs:.2f}s")
-    _runs[config] = run
+    _runs[collected] = run
     return run
 
 
@@ -317,7 +397,8 @@ def pytest_sessionfinish(session):
     if not _junit:
         return
     ran = [c for c in CONFIGS if c.name in _junit]
-    built = int(os.environ.get("AIC100_KERNEL_BUILD_SECONDS") or 0)  # scripts/test
+    # scripts/test's foreground build, or the one beside the guests.
+    built = int(os.environ.get("AIC100_KERNEL_BUILD_SECONDS") or 0) or _source_kernels.seconds
     manifest = {"shard": SHARD or None, "configs": [c.name for c in ALL_CONFIGS], "ran": [c.name for c in ran],
                 # scripts/test ran the host-side tests before the guests.
                 "host_checks": os.environ.get("AIC100_HOST_CHECKS") == "1", "tree_mode": TREE_MODE,

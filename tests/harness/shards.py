@@ -3,9 +3,12 @@
 
 A shard holds whole configurations (one guest each), never part of one.
 The split is a greedy longest-first one over each configuration's measured
-time (durations.json, refreshed by complete runs and merged reports). The
-configurations that boot a kernel built from source stay together, with
-that build's time: one shard builds it. Shard 1 also runs the host-side tests (unit tests,
+time (durations.json, refreshed by complete runs and merged reports). A
+configuration that boots a kernel built from source also costs that
+build in a shard that has not built it yet: the debug guests, each long,
+spread over the shards when that ends sooner than one shard building the
+kernel and running them all (each such shard then builds it; .ci/run's
+two roots share one build). Shard 1 also runs the host-side tests (unit tests,
 qtests, the QMP guests) and starts with their time. The same list and the
 same durations file give the same shards on every machine.
 
@@ -65,27 +68,25 @@ def _median(values, default):
 
 def plan(names, durations, n, needs=None):
     """The N shards of `names` (lists of names, each in the table's order).
-    needs: name -> the builds it needs (keys of durations["builds"]). The
-    configurations that need the same builds stay together, as one item
-    that costs their times and the builds': a kernel is built once a run."""
+    needs: name -> the builds it needs (keys of durations["builds"]); a
+    configuration costs its time, plus those builds where its shard has
+    not taken them on yet."""
     needs = needs or {}
     times = durations["configs"]
     untimed = _median([times[c] for c in names if c in times], UNTIMED_S)
-    bundles = {}
-    for i, name in enumerate(names):
-        bundles.setdefault(tuple(sorted(needs.get(name, ()))) or ("", i), []).append(i)
-
-    def cost(key):
-        builds = () if key[0] == "" else key
-        return (sum(times.get(names[i], untimed) for i in bundles[key])
-                + sum(durations["builds"].get(b, 0) for b in builds))
-    order = sorted(bundles, key=lambda key: (-cost(key), bundles[key][0]))
-    loads, shards = [0.0] * n, [[] for _ in range(n)]
+    cost = {c: times.get(c, untimed) for c in names}
+    loads, built, shards = [0.0] * n, [set() for _ in range(n)], [[] for _ in range(n)]
     loads[0] = durations.get("host", 0)
-    for key in order:
-        shard = min(range(n), key=lambda s: (loads[s], s))
-        loads[shard] += cost(key)
-        shards[shard] += bundles[key]
+
+    def added(shard, name):
+        return cost[name] + sum(durations["builds"].get(b, 0) for b in needs.get(name, ()) if b not in built[shard])
+
+    for i in sorted(range(len(names)), key=lambda i: (-cost[names[i]], i)):
+        name = names[i]
+        shard = min(range(n), key=lambda s: (loads[s] + added(s, name), s))
+        loads[shard] += added(shard, name)
+        built[shard].update(needs.get(name, ()))
+        shards[shard].append(i)
     return [[names[i] for i in sorted(s)] for s in shards]
 
 

@@ -3,6 +3,7 @@
 configuration table for every N, the same inputs give the same shards, a
 bad SHARD gets one line, and the merged report of N shards is the report of
 one unsharded run on the same results."""
+import dataclasses
 import json
 import os
 import pathlib
@@ -63,16 +64,17 @@ def test_shard_1_starts_with_the_host_side_tests():
     assert shards.plan(["a", "b", "c"], {**durations, "host": 0}, 2) == [["a", "c"], ["b"]]
 
 
-def test_the_configurations_of_a_kernel_built_from_source_stay_together():
-    names = ["k1", "p1", "k2", "p2", "k3", "p3"]
-    durations = {"configs": dict.fromkeys(names, 60), "builds": {"kernel-debug": 600}, "host": 0}
+def test_a_kernel_build_is_paid_once_where_a_second_is_no_faster():
+    names = ["k1", "p1", "k2", "p2", "k3"]
+    durations = {"configs": {"p1": 700, "p2": 700, "k1": 60, "k2": 60, "k3": 60},
+                 "builds": {"kernel-debug": 600}, "host": 0}
     needs = {n: ("kernel-debug",) for n in names if n.startswith("k")}
-    assert shards.plan(names, durations, 3, needs) == [["k1", "k2", "k3"], ["p1", "p3"], ["p2"]]
-    # Without the build they spread out as the others do.
-    assert shards.plan(names, durations, 3) == [["k1", "p2"], ["p1", "k3"], ["k2", "p3"]]
-    # The build's time counts in the balance.
-    slow = {**durations, "configs": {**durations["configs"], "p1": 800}}
-    assert shards.plan(names, slow, 2, needs) == [["p1", "p3"], ["k1", "k2", "p2", "k3"]]
+    assert shards.plan(names, durations, 3, needs) == [["p1"], ["p2"], ["k1", "k2", "k3"]]
+    # Long configurations are worth a second build; short ones are not.
+    long = {**durations, "configs": {**durations["configs"], "k1": 700, "k2": 700}}
+    assert shards.plan(names, long, 3, needs) == [["k1", "k3"], ["p1", "p2"], ["k2"]]
+    even = {**durations, "configs": dict.fromkeys(names, 60)}
+    assert shards.plan(names, even, 3, needs) != shards.plan(names, even, 3)
 
 
 def test_an_untimed_configuration_counts_as_the_median():
@@ -104,6 +106,23 @@ def test_make_refuses_a_bad_shard_before_building(spec):
     assert out.returncode != 0
     assert "expected K/N with 1 <= K <= N" in out.stderr
     assert not out.stdout.strip(), "make went on to plan the build"
+
+
+def test_a_configuration_collected_before_its_kernel_was_built_is_known_after(monkeypatch):
+    """The debug guests are collected before the harness builds their
+    kernel: their upstream modules' paths hold no release yet."""
+    import configs
+    import kernels
+    now = [c for c in configs.selected_configs() if kernels.is_built(c.kernel)]
+    if not now:
+        pytest.skip("no configuration boots a kernel built from source (DEBUG_GUESTS=0)")
+    monkeypatch.setattr(kernels, "release", lambda kernel: "(not built)")
+    before = {c.name: c for c in configs.selected_configs()}
+    monkeypatch.undo()
+    assert any(repr(before[c.name]) != repr(c) for c in now), "no module path depends on the release"
+    assert all(configs.same_before_its_build(before[c.name], c) for c in now)
+    other = dataclasses.replace(before[now[0].name], health_known_bugs=("execute-unwind",))
+    assert not configs.same_before_its_build(other, now[0])
 
 
 def test_durations_change_only_past_the_tolerance():
