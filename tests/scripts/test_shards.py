@@ -113,16 +113,21 @@ def test_a_configuration_collected_before_its_kernel_was_built_is_known_after(mo
     kernel: their upstream modules' paths hold no release yet."""
     import configs
     import kernels
-    now = [c for c in configs.selected_configs() if kernels.is_built(c.kernel)]
+
+    def table(release):
+        monkeypatch.setattr(kernels, "release", lambda kernel: release)
+        return {c.name: c for c in configs.selected_configs() if kernels.is_built(c.kernel)}
+    before, now = table("(not built)"), table("7.3.4-aic100-debug")
+    monkeypatch.undo()
     if not now:
         pytest.skip("no configuration boots a kernel built from source (DEBUG_GUESTS=0)")
-    monkeypatch.setattr(kernels, "release", lambda kernel: "(not built)")
-    before = {c.name: c for c in configs.selected_configs()}
-    monkeypatch.undo()
-    assert any(repr(before[c.name]) != repr(c) for c in now), "no module path depends on the release"
-    assert all(configs.same_before_its_build(before[c.name], c) for c in now)
-    other = dataclasses.replace(before[now[0].name], health_known_bugs=("execute-unwind",))
-    assert not configs.same_before_its_build(other, now[0])
+    assert any(repr(before[n]) != repr(c) for n, c in now.items()), "no module path depends on the release"
+    monkeypatch.setattr(kernels, "release", lambda kernel: "7.3.4-aic100-debug")
+    assert all(configs.same_before_its_build(before[n], c) for n, c in now.items())
+    assert all(configs.same_before_its_build(c, c) for c in now.values())
+    name, config = next(iter(now.items()))
+    other = dataclasses.replace(before[name], health_known_bugs=("execute-unwind",))
+    assert not configs.same_before_its_build(other, config)
 
 
 def test_durations_change_only_past_the_tolerance():
