@@ -1350,6 +1350,13 @@ void hwmon_power_limit(ktap::Case &t, const Fixture &f)
 	t.note("throttled under 10 W: %s %%, %s ms in all", fmt(thr).c_str(), fmt(S.tele("throttle_time_ms")).c_str());
 }
 
+// Whether the card's inference count has grown by n since `from`.
+bool counted(const Sysfs &S, std::optional<int64_t> from, int64_t n)
+{
+	const auto now = S.tele("nsp_inferences");
+	return !from || (now && *now >= *from + n);
+}
+
 // The NSP counters follow the workloads: inferences and busy time grow,
 // active NSPs are those assigned, faults stay put without a crash.
 void telemetry_nsp_counters(ktap::Case &t, const Fixture &f)
@@ -1370,6 +1377,9 @@ void telemetry_nsp_counters(ktap::Case &t, const Fixture &f)
 		t.expect(act0 && S.tele("nsp_active") == *act0 + 1, "nsp_active %s with a 1-NSP workload, was %s",
 			 fmt(S.tele("nsp_active")).c_str(), fmt(act0).c_str());
 		expect_run(t, "vadd_f32", a.run(200), 200);
+		// An NSP counts an inference as its loop ends (MARK), just after it
+		// announced the output: the host may take the output first.
+		wait_for([&] { return counted(S, inf0, 200); }, 30);
 		const auto inf1 = S.tele("nsp_inferences"), busy1 = S.tele("nsp_busy_ns");
 		t.expect(inf0 && inf1 && *inf1 == *inf0 + 200, "nsp_inferences %s -> %s over 200 inferences",
 			 fmt(inf0).c_str(), fmt(inf1).c_str());
@@ -1381,6 +1391,7 @@ void telemetry_nsp_counters(ktap::Case &t, const Fixture &f)
 		t.expect(act0 && S.tele("nsp_active") == *act0 + 3, "nsp_active %s with 1 + 2 NSPs assigned, was %s",
 			 fmt(S.tele("nsp_active")).c_str(), fmt(act0).c_str());
 		expect_run(t, "matmul_i8", b.run(50), 50);
+		wait_for([&] { return counted(S, inf1, 50); }, 30);
 		const auto inf2 = S.tele("nsp_inferences"), busy2 = S.tele("nsp_busy_ns");
 		t.expect(inf1 && inf2 && *inf2 >= *inf1 + 50, "nsp_inferences %s -> %s over 50 inferences",
 			 fmt(inf1).c_str(), fmt(inf2).c_str());
