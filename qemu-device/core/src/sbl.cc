@@ -74,8 +74,9 @@ void Sbl::stop()
 	dump_.reset();
 	dump_offer_deadline_ = HostInterface::kNoDeadline;
 	images_done_ = timesync_done_ = ts_client_seen_ = awaiting_ts_client_ = false;
+	log_client_seen_ = awaiting_log_client_ = false;
 	ts_request_held_ = false;
-	handover_deadline_ = ts_start_deadline_ = HostInterface::kNoDeadline;
+	handover_deadline_ = client_start_deadline_ = HostInterface::kNoDeadline;
 	log_queue_.clear();
 	held_.clear();
 }
@@ -93,7 +94,8 @@ void Sbl::mhi_reset()
 	// A new host session starts the image transfer over; what was already
 	// logged but not delivered is still owed to the host.
 	images_done_ = timesync_done_ = ts_client_seen_ = awaiting_ts_client_ = false;
-	handover_deadline_ = ts_start_deadline_ = HostInterface::kNoDeadline;
+	log_client_seen_ = awaiting_log_client_ = false;
+	handover_deadline_ = client_start_deadline_ = HostInterface::kNoDeadline;
 	new_sahara_session();
 	log(dump_ ? "SBL: MHI reset by host; the RAM dump is offered again" :
 		    "SBL: MHI reset by host; image transfer restarts");
@@ -109,7 +111,12 @@ void Sbl::channel_started(unsigned ch)
 		maybe_start_sahara();
 		break;
 	case chan::kLoggingDl:
+		log_client_seen_ = true;
 		flush_log();
+		// A late client: the SBL now waits for it to read what was sent,
+		// or leaves if nothing is owed.
+		if (std::exchange(awaiting_log_client_, false))
+			maybe_hand_over();
 		break;
 	case chan::kTimesyncDl:
 		ts_client_seen_ = true;
@@ -306,7 +313,10 @@ void Sbl::sahara_finished(bool ok)
 	// A family without boot-time QAIC_TIMESYNC (AIC200) has no client
 	// to wait for.
 	awaiting_ts_client_ = family_.boot_timesync && !ts_client_seen_ && !ts_hold_armed_ && !timesync_done_;
-	ts_start_deadline_ = host_.now_ns() + kTimesyncStartGraceNs;
+	// Likewise a logging client: the SBL offloads its log to a client that
+	// opens QAIC_LOGGING while it runs, so it stays for a late one.
+	awaiting_log_client_ = !log_client_seen_;
+	client_start_deadline_ = host_.now_ns() + kClientStartGraceNs;
 	maybe_hand_over();
 }
 
@@ -328,18 +338,20 @@ void Sbl::maybe_hand_over()
 	const bool time_owed = mhi_.channel_running(chan::kTimesyncDl) && !ts_hold_armed_ &&
 			       (!timesync_done_ || mhi_.dl_backlog(chan::kTimesyncDl) ||
 				mhi_.dl_unreturned(chan::kTimesyncDl));
-	// Nor has the host started QAIC_TIMESYNC yet, for a while.
+	// Nor has the host started QAIC_TIMESYNC or QAIC_LOGGING yet, for a while.
 	const bool time_unstarted = awaiting_ts_client_;
+	const bool log_unstarted = awaiting_log_client_;
 	const bool release_held = hold_armed_ && hold_release_ == Release::AtHandover;
-	const bool owed = (log_owed && !release_held) || time_owed || time_unstarted;
+	const bool owed = (log_owed && !release_held) || time_owed || time_unstarted || log_unstarted;
 	if (owed && host_.now_ns() < handover_deadline_) {
 		if (!handover_wait_noted_) {
 			// Rare, and the first thing to look at when a host never sees AMSS.
 			char line[160];
-			std::snprintf(line, sizeof(line), "SBL: AMSS waits for the host:%s%s%s",
+			std::snprintf(line, sizeof(line), "SBL: AMSS waits for the host:%s%s%s%s",
 				      log_owed && !release_held ? " its boot-log buffers back" : "",
 				      time_owed ? " its time sync" : "",
-				      time_unstarted ? " its time-sync client to start" : "");
+				      time_unstarted ? " its time-sync client to start" : "",
+				      log_unstarted ? " its logging client to start" : "");
 			host_.trace(line);
 			handover_wait_noted_ = true;
 		}
@@ -368,10 +380,10 @@ void Sbl::maybe_hand_over()
 		host_.trace("SBL: time sync request sent as the SBL hands over to AMSS (test injection)");
 		mhi_.send(chan::kTimesyncDl, ts_header(kTsCmdToHost));
 	}
-	std::vector<LoadedImage> images = sahara_->images();
+	std::vector<LoadedImage> images = sahara_->take_images(); // the SBL keeps none
 	running_ = false;
-	handover_deadline_ = ts_start_deadline_ = HostInterface::kNoDeadline;
-	awaiting_ts_client_ = false;
+	handover_deadline_ = client_start_deadline_ = HostInterface::kNoDeadline;
+	awaiting_ts_client_ = awaiting_log_client_ = false;
 	for (unsigned ch : {chan::kSaharaUl, chan::kSaharaDl, chan::kLoggingUl, chan::kLoggingDl, chan::kTimesyncUl,
 			    chan::kTimesyncDl}) {
 		// Held log lines wait for the host's reset of the channel.
@@ -388,23 +400,33 @@ void Sbl::poll()
 		dump_offer_deadline_ = HostInterface::kNoDeadline;
 		sahara_->withdraw_dump();
 	}
-	bool wait_over = running_ && images_done_ && host_.now_ns() >= handover_deadline_;
-	if (running_ && awaiting_ts_client_ && host_.now_ns() >= ts_start_deadline_) {
-		awaiting_ts_client_ = false;
-		log("SBL: no time sync: the host did not start QAIC_TIMESYNC within " +
-		    std::to_string(kTimesyncStartGraceNs / 1'000'000'000) + " s of the images");
-		wait_over = true;
-	}
-	if (wait_over)
+	const bool wait_over = running_ && images_done_ && host_.now_ns() >= handover_deadline_;
+	if (running_ && (awaiting_ts_client_ || awaiting_log_client_) && host_.now_ns() >= client_start_deadline_)
+		client_wait_over();
+	else if (wait_over)
 		maybe_hand_over();
+}
+
+// The clients the SBL waited for did not come: it says so and moves on.
+void Sbl::client_wait_over()
+{
+	const std::string grace = std::to_string(kClientStartGraceNs / 1'000'000'000) + " s of the images";
+	if (std::exchange(awaiting_ts_client_, false))
+		log("SBL: no time sync: the host did not start QAIC_TIMESYNC within " + grace);
+	// No client takes this line; the trace and a RAM dump's sbl.log do.
+	if (std::exchange(awaiting_log_client_, false))
+		log("SBL: boot log not offloaded: the host did not start QAIC_LOGGING within " + grace);
+	maybe_hand_over();
 }
 
 uint64_t Sbl::next_deadline() const
 {
 	if (!running_)
 		return HostInterface::kNoDeadline;
-	const uint64_t ts_start = awaiting_ts_client_ ? ts_start_deadline_ : HostInterface::kNoDeadline;
-	const uint64_t handover = images_done_ ? std::min(handover_deadline_, ts_start) : HostInterface::kNoDeadline;
+	const uint64_t client_start =
+		awaiting_ts_client_ || awaiting_log_client_ ? client_start_deadline_ : HostInterface::kNoDeadline;
+	const uint64_t handover =
+		images_done_ ? std::min(handover_deadline_, client_start) : HostInterface::kNoDeadline;
 	return std::min(handover, dump_offer_deadline_);
 }
 

@@ -106,12 +106,13 @@ public:
 	// stopped reading altogether waits this long.
 	static constexpr uint64_t kHandoverGraceNs = 60'000'000'000;
 	// After the images are in, how long the SBL waits for the host to
-	// start QAIC_TIMESYNC if it has not yet: the host's clients probe one
-	// after another, and under load the images can be in before its
-	// time-sync client is up. A host with no such client boots this much
-	// later. Also an upper bound on the wait, so only a stalled host's
-	// boot lacks time sync.
-	static constexpr uint64_t kTimesyncStartGraceNs = 10'000'000'000;
+	// start QAIC_LOGGING and QAIC_TIMESYNC if it has not yet: the host's
+	// clients probe one after another (upstream qaic even registers them
+	// only after the card began to boot: docs/upstream-bugs.md), and under
+	// load the images can be in before they are up. A host without such
+	// clients boots this much later. Also an upper bound on the wait, so
+	// only a stalled host loses its boot log or time sync.
+	static constexpr uint64_t kClientStartGraceNs = 10'000'000'000;
 	// How long the SBL waits for the host to answer its memory-debug
 	// HELLO before it withdraws the dump and asks for the images: a host
 	// whose Sahara client knows only image transfer (upstream 6.12) never
@@ -132,6 +133,7 @@ private:
 	void maybe_start_sahara();
 	void send_timesync_request();
 	void maybe_hand_over();
+	void client_wait_over();
 
 	HostInterface &host_;
 	Mhi &mhi_;
@@ -146,9 +148,11 @@ private:
 	bool images_done_ = false;
 	bool timesync_done_ = false;
 	uint64_t handover_deadline_ = HostInterface::kNoDeadline;
-	uint64_t ts_start_deadline_ = HostInterface::kNoDeadline; // for the host to start QAIC_TIMESYNC
+	uint64_t client_start_deadline_ = HostInterface::kNoDeadline; // for late logging/time-sync clients
 	bool ts_client_seen_ = false;     // the host started QAIC_TIMESYNC in this boot
 	bool awaiting_ts_client_ = false; // the images are in; the SBL waits for it to
+	bool log_client_seen_ = false;    // the host started QAIC_LOGGING in this boot
+	bool awaiting_log_client_ = false; // the images are in; the SBL waits for it to
 	bool handover_wait_noted_ = false; // the trace says once why AMSS waits
 	std::deque<std::string> log_queue_; // not yet sent
 	bool hold_armed_ = false;           // survives reboots until released
