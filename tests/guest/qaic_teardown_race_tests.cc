@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The reproducers of upstream qaic's teardown races of its SBL clients
 // (docs/upstream-bugs.md), reported as KTAP: the boot-log client's
-// (--race bootlog) and the boot time-sync client's (--race timesync).
+// (--race bootlog) and the boot time-sync client's (--race timesync); and
+// of its boot-log client registered after the card began to boot
+// (--race bootlog-order).
 //
-// Usage: qaic-teardown-race-tests --race bootlog|timesync --gate GATE.ko
+// Usage: qaic-teardown-race-tests --race bootlog|timesync|bootlog-order --gate GATE.ko
 //                                 --run LABEL=MODULE.ko:EXPECT [--run ...]
 //                                 [--known-report NAME ...]
 // The guest starts with no qaic module loaded (vm-run --module none) and
@@ -22,12 +24,19 @@
 //        take it); qaic_timesync_gate holds any "qaic_ts" workqueue's work
 //        until the QAIC_TIMESYNC device's removal has returned or its owner
 //        flushes it;
+//      - bootlog-order: no injection; qaic_bootlog_order_gate holds a bind
+//        of the "qaic_bootlog" driver that comes from the driver's
+//        registration (not from the MHI core creating the device) until
+//        the card has left the SBL;
 //   2. loads MODULE;
 //   3. waits for the card to come ONLINE or for an oops, and checks what
 //      EXPECT says: "oops" (the upstream bug: the late work item queues a
 //      buffer on the torn down channel), "clean" (a driver with the
 //      client's workqueue, which the gate held, and no oops) or
 //      "clean-nogate" (a driver without such a workqueue; nothing to hold);
+//      for bootlog-order "bug" (upstream's: its log client bound late, its
+//      probe failed for the card's mission mode, no boot log) or "clean"
+//      (the log client bound as the MHI core created its device);
 //   4. after a clean run, unloads MODULE and resets the card, so that the
 //      next run starts afresh from the card's PBL.
 // An oops run must be the last one: the guest's MHI state worker never
@@ -61,7 +70,7 @@ struct Run {
 struct Race {
 	const char *name;      // --race
 	const char *what;      // in the kernel log's run markers
-	const char *hold;      // the card's injection, armed before each run
+	const char *hold;      // the card's injection, armed before each run (or none)
 	const char *normal;    // and its reset after a clean run
 	const char *gate_params;
 	const char *workqueue; // the client's workqueue, which the gate holds
@@ -81,6 +90,10 @@ const Race kRaces[] = {
 	 "/sys/module/qaic_timesync_gate/parameters/", "qaic_ts", "qaic_boot_timesync_worker",
 	 {"SBL: sbl 1.0.0.1 started", "fw1.bin: qsm", "fw2.bin: nsp", "SHA-256 ok",
 	  "time sync request held by test injection", "starting AMSS"}},
+	// Nothing held on the card: the host is what is late.
+	{"bootlog-order", "boot-log order", nullptr, nullptr, "/sys/module/qaic_bootlog_order_gate/parameters/",
+	 "qaic_bootlog", "", {"SBL: sbl 1.0.0.1 started", "fw1.bin: qsm", "fw2.bin: nsp", "SHA-256 ok",
+	  "time synchronised with the host", "starting AMSS"}},
 };
 
 struct Options {
@@ -102,6 +115,12 @@ const char *const kBootlogCounters[] = {"gated",  "held",   "opened_by_teardown"
 					"timed_out", "windows", "missed", "cut_short"};
 const char *const kTimesyncCounters[] = {"gated",     "early",    "held",    "opened_after_removal",
 					 "opened_by_flush", "timed_out", "removals", "missed"};
+const char *const kOrderCounters[] = {"late_binds", "held_to_mission", "timed_out", "worker_binds"};
+
+bool is_order_race(const Race &r)
+{
+	return std::string(r.name) == "bootlog-order";
+}
 
 GateCounts gate_counts(const Race &r)
 {
@@ -109,6 +128,9 @@ GateCounts gate_counts(const Race &r)
 	auto get = [&](const char *name) { return std::atol(qaic::read_attr(std::string(r.gate_params) + name).c_str()); };
 	if (std::string(r.name) == "bootlog") {
 		for (const char *n : kBootlogCounters)
+			c[n] = get(n);
+	} else if (is_order_race(r)) {
+		for (const char *n : kOrderCounters)
 			c[n] = get(n);
 	} else {
 		for (const char *n : kTimesyncCounters)
@@ -154,12 +176,14 @@ void reproducer_armed(ktap::Case &t, const RunFixture &f)
 	f.st->bdf = cards[0].bdf;
 	t.expect(cards[0].driver.empty(), "card %s is bound to '%s' before the run", f.st->bdf.c_str(),
 		 cards[0].driver.c_str());
-	qaic::Mailbox mb(f.st->bdf);
-	const std::string err = mb.run(race.hold);
-	t.expect(err.empty(), "%s: %s", race.hold, err.c_str());
+	if (race.hold) {
+		qaic::Mailbox mb(f.st->bdf);
+		const std::string err = mb.run(race.hold);
+		t.expect(err.empty(), "%s: %s", race.hold, err.c_str());
+	}
 	// The gate probes the MHI core, so mhi goes first.
 	t.expect(shell("modprobe -a drm mhi") == 0, "modprobe drm mhi failed");
-	if (qaic::read_attr(std::string(race.gate_params) + "gated").empty())
+	if (qaic::read_attr(std::string(race.gate_params) + (is_order_race(race) ? "late_binds" : "gated")).empty())
 		t.expect(shell("insmod " + f.o.gate) == 0, "insmod %s failed", f.o.gate.c_str());
 	f.st->before = gate_counts(race);
 	kmsg(f.r.label + ": " + race.what + " race reproducer armed; loading " + f.r.module);
@@ -241,6 +265,33 @@ void expect_boot_log_in_debugfs(ktap::Case &t, const RunFixture &f)
 		t.note("boot log:\n    # %s", as_diagnostic(log).c_str());
 }
 
+// A boot-log order run: upstream's bug ("bug": the gate held the log
+// client's late bind until the card left the SBL, its probe failed for the
+// mission mode and the boot log is empty) or its absence ("clean": the
+// client bound as the MHI core created its device, and the log is whole).
+void expect_order_outcome(ktap::Case &t, const RunFixture &f, GateCounts &d)
+{
+	expect_no_trouble(t, kernel_trouble_since(f.st->mark, f.o.known_reports));
+	t.expect(d["timed_out"] == 0, "the gate's hold timed out: the card never left the SBL");
+	if (f.r.expect == "clean") {
+		t.expect(d["late_binds"] == 0 && d["worker_binds"] > 0,
+			 "the log client did not bind as the MHI core created its device");
+		return expect_boot_log_in_debugfs(t, f);
+	}
+	const std::string log = dmesg().substr(f.st->mark);
+	auto c = card_at(f.st->bdf);
+	const std::string dir = c ? debugfs_dir(*c) : std::string();
+	const std::string bootlog = dir.empty() ? std::string() : slurp(dir + "/bootlog");
+	t.expect(d["late_binds"] > 0 && d["held_to_mission"] > 0,
+		 "the log client's bind did not come from its registration after the card left the SBL");
+	t.expect(log.find("probe with driver qaic_bootlog failed with error -107") != std::string::npos,
+		 "no failed probe of qaic_bootlog for the card's mission mode (upstream fixed?)");
+	t.expect(bootlog.find("SBL: sbl 1.0.0.1 started") == std::string::npos,
+		 "the boot log reached the host (upstream fixed?)");
+	t.note("the expected bug (upstream, docs/upstream-bugs.md): no boot log, %zu bytes in debugfs",
+	       bootlog.size());
+}
+
 void outcome(ktap::Case &t, const RunFixture &f)
 {
 	if (!f.st->loaded) {
@@ -254,6 +305,10 @@ void outcome(ktap::Case &t, const RunFixture &f)
 	for (const auto &[k, v] : d)
 		counts += " " + k + "=" + std::to_string(v);
 	t.note("%s: ONLINE %s; gate:%s", f.r.label.c_str(), online ? "yes" : "no", counts.c_str());
+	if (is_order_race(*f.o.race)) {
+		t.expect(online, "%s not ONLINE after %.0f s", f.st->bdf.c_str(), kOutcomeTimeout);
+		return expect_order_outcome(t, f, d);
+	}
 	t.expect(d["timed_out"] == 0, "a gate timed out: nobody tore the channel down or flushed the workqueue");
 	if (f.r.expect == "oops")
 		return expect_race_oops(t, *f.o.race, oops, d);
@@ -272,9 +327,11 @@ void unloaded(ktap::Case &t, const RunFixture &f)
 	// to its PBL.
 	t.expect(spit("/sys/bus/pci/devices/" + f.st->bdf + "/reset", "1"), "reset of %s failed",
 		 f.st->bdf.c_str());
-	qaic::Mailbox mb(f.st->bdf);
-	const std::string err = mb.run(f.o.race->normal);
-	t.expect(err.empty(), "%s: %s", f.o.race->normal, err.c_str());
+	if (f.o.race->normal) {
+		qaic::Mailbox mb(f.st->bdf);
+		const std::string err = mb.run(f.o.race->normal);
+		t.expect(err.empty(), "%s: %s", f.o.race->normal, err.c_str());
+	}
 	expect_no_trouble(t, kernel_trouble_since(f.st->mark, f.o.known_reports));
 }
 
@@ -317,7 +374,8 @@ bool parse(int argc, char **argv, Options &o)
 			if (eq == std::string::npos || colon == std::string::npos || colon < eq)
 				return false;
 			Run r{v.substr(0, eq), v.substr(eq + 1, colon - eq - 1), v.substr(colon + 1)};
-			if (r.expect != "oops" && r.expect != "clean" && r.expect != "clean-nogate")
+			if (r.expect != "oops" && r.expect != "clean" && r.expect != "clean-nogate" &&
+			    r.expect != "bug")
 				return false;
 			o.runs.push_back(r);
 		} else {
@@ -326,6 +384,9 @@ bool parse(int argc, char **argv, Options &o)
 	}
 	if (argc % 2 == 0 || !o.race || o.gate.empty() || o.runs.empty())
 		return false;
+	for (const Run &r : o.runs)
+		if ((r.expect == "bug") != (is_order_race(*o.race) && r.expect != "clean"))
+			return false; // "bug" and "clean" only, for the order race
 	for (size_t i = 0; i + 1 < o.runs.size(); i++)
 		if (o.runs[i].expect == "oops")
 			return false; // nothing can follow an oops
@@ -339,8 +400,8 @@ int main(int argc, char **argv)
 	const bool listing = ktap::take_list_option(argc, argv);
 	Options o;
 	if (!parse(argc, argv, o)) {
-		std::fprintf(stderr, "usage: %s --race bootlog|timesync --gate GATE.ko "
-				     "--run LABEL=MODULE.ko:oops|clean|clean-nogate [--run ...] (an oops run last)\n",
+		std::fprintf(stderr, "usage: %s --race bootlog|timesync|bootlog-order --gate GATE.ko "
+				     "--run LABEL=MODULE.ko:oops|clean|clean-nogate|bug [--run ...] (an oops run last)\n",
 			     argv[0]);
 		return 2;
 	}

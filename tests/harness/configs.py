@@ -61,7 +61,8 @@ DMA_AIM_MODULES = {"6.12": TOP / "tests" / "guest" / "kmod" / "qaic_dma_aim.ko",
 
 
 # suite -> (--race, what its run markers in the kernel log call it)
-RACE_SUITES = {"bootlog_race": ("bootlog", "boot-log"), "timesync_race": ("timesync", "boot-timesync")}
+RACE_SUITES = {"bootlog_race": ("bootlog", "boot-log"), "timesync_race": ("timesync", "boot-timesync"),
+               "bootlog_order": ("bootlog-order", "boot-log order")}
 
 # A guest runs the suites one after the other, each introduced by this line.
 SUITE_MARK = re.compile(r"^# suite: (\S+)$")
@@ -84,6 +85,9 @@ class Config:
     bootlog_race: tuple = ()
     # The same for upstream's boot-timesync teardown race.
     timesync_race: tuple = ()
+    # Upstream's boot-log client registered after the card began to boot
+    # (docs/upstream-bugs.md): expect "clean" or "bug".
+    bootlog_order: tuple = ()
     kernel: str = "6.12"    # guest kernel series (vm-run --kernel)
     # The data suite also runs the compiled 64x64 ResNet-50 (--networks;
     # 26 MB of constants, about 10 s): once per driver, on 6.12.
@@ -130,7 +134,7 @@ class Config:
 
     @property
     def driver(self):
-        runs = self.bootlog_race or self.timesync_race or self.close_after_unbind
+        runs = self.bootlog_race or self.timesync_race or self.bootlog_order or self.close_after_unbind
         if runs:
             return "/".join(label for label, _, _ in runs)
         return self.driver_label or ("upstream" if self.upstream else "ours")
@@ -140,11 +144,13 @@ class Config:
         return "crc=on" in self.card_opts.split(",")
 
     def race_runs(self, suite):
-        return self.bootlog_race if suite == "bootlog_race" else self.timesync_race
+        return {"bootlog_race": self.bootlog_race, "timesync_race": self.timesync_race,
+                "bootlog_order": self.bootlog_order}[suite]
 
     def suites(self):
         return ((["boot"] if self.boot else []) + (["bootlog_race"] if self.bootlog_race else [])
                 + (["timesync_race"] if self.timesync_race else [])
+                + (["bootlog_order"] if self.bootlog_order else [])
                 + (["close_after_unbind"] if self.close_after_unbind else [])
                 + (["nnc"] if self.nnc else []) + (["data"] if self.data else [])
                 + (["health"] if self.health else []) + (["hostile_dma"] if self.hostile_dma else [])
@@ -197,6 +203,15 @@ DEBIAN_CONFIGS = [Config("1card-1msi-crc", 1, 1, card_opts="crc=on", nnc=True, d
                   timesync_race=(("ours", OUR_MODULES["7.3"], "clean-nogate"),
                                  ("upstream_patched", UPSTREAM73_PATCHED_MODULE, "clean"),
                                  ("upstream", UPSTREAM_MODULES["7.3"], "oops"))),
+           # Upstream's boot-log client registered after the card began to
+           # boot, made certain (docs/upstream-bugs.md): its bind held until
+           # the card left the SBL. Ours and upstream's with patch 0013 bind
+           # it as the card enters the SBL and keep the boot log; upstream's
+           # as it is loses it.
+           Config("k7.3-bootlog-order", 1, 1, boot=False, kernel="7.3",
+                  bootlog_order=(("ours", OUR_MODULES["7.3"], "clean"),
+                                 ("upstream_patched", UPSTREAM73_PATCHED_MODULE, "clean"),
+                                 ("upstream", UPSTREAM_MODULES["7.3"], "bug"))),
            # The 7.3 guest: our driver (the same module source, built for 7.3)
            # with every suite, on two cards behind the IOMMU with the test
            # mailbox, and on one card asking for CRCs; upstream 7.3's qaic
@@ -315,6 +330,9 @@ def source_tree_configs(prefix, kernel):
         Config(f"{prefix}-close-after-unbind", 1, 1, boot=False, kernel=kernel, kernel_args=("init_on_free=1", *args),
                known_reports=lock_reports, close_after_unbind=runs("oops", "0005" if k73 else "0006"))]
     if k73:
+        # The boot log lost to a log client registered late (0013).
+        configs.append(Config(f"{prefix}-bootlog-order", 1, 1, boot=False, kernel=kernel, kernel_args=args,
+                              known_reports=lock_reports, bootlog_order=runs("bug", "0013")))
         configs.append(Config(f"{prefix}-close-after-rebind", 1, 1, boot=False, kernel=kernel,
                               close_after_unbind_scenario="rebind", kernel_args=args, known_reports=lock_reports,
                               close_after_unbind=runs("oops", "0007", ("upstream_but_0007",
@@ -395,7 +413,8 @@ def suite_commands(config):
         runs = config.race_runs(suite)
         if runs:
             gate = (BOOTLOG_GATE_MODULE if race == "bootlog"
-                    else kernels.test_module(config.kernel, "qaic_timesync_gate"))
+                    else kernels.test_module(config.kernel, {"timesync": "qaic_timesync_gate",
+                                                             "bootlog-order": "qaic_bootlog_order_gate"}[race]))
             commands.append(SuiteCommand(suite, TEARDOWN_RACE_TESTS,
                                          ("--race", race, "--gate", str(gate), *reports, *_module_runs(runs)),
                                          (gate, *(m for _, m, _ in runs))))

@@ -27,7 +27,7 @@ from pathlib import Path
 import expectations
 
 MANIFEST = "manifest.json"
-SUITES = ("boot", "bootlog_race", "timesync_race", "close_after_unbind", "nnc", "data", "health",
+SUITES = ("boot", "bootlog_race", "timesync_race", "bootlog_order", "close_after_unbind", "nnc", "data", "health",
           "hostile_dma", "status_padding")
 
 
