@@ -66,7 +66,9 @@ struct Aic100State {
     /*
      * With worker-thread=on the queued work runs on a thread of the card's
      * own instead of the bottom half: a doorbell then waits for that
-     * thread to get the BQL, not for QEMU's main loop to come round.
+     * thread to get the BQL, not for QEMU's main loop to come round. The
+     * thread holds a reference to the card and ends on its own once told
+     * to (worker_stop): no one waits for it.
      */
     QemuThread worker;
     QemuEvent worker_event; /* set: work is queued, or the worker must end */
@@ -81,11 +83,12 @@ struct Aic100State {
     unsigned bar2_users;
     bool bar2_closed;
     /*
-     * The card's own DMA can reach QEMU's config space (ECAM) and so
-     * unplug the card from inside its pass (a slot powered off through
-     * the root port). in_pass is set while the pass runs (under the BQL);
-     * an unrealize that finds it set leaves the core to the pass's end
-     * (free_after_pass) and cuts the core off from QEMU at once (gone).
+     * The card's own DMA or MSI can reach QEMU's config space (ECAM) and
+     * so unplug the card from inside its pass (a slot powered off through
+     * the root port); an injection counts as a pass. in_pass is set while
+     * the pass runs (under the BQL); an unrealize that finds it set leaves
+     * the core to the pass's end (free_after_pass) and cuts the core off
+     * from QEMU at once (gone).
      */
     bool in_pass;
     bool free_after_pass;
@@ -252,6 +255,21 @@ static void aic100_free_after_pass(void *opaque)
     object_unref(OBJECT(s));
 }
 
+/* The end of a pass: the rest of an unplug that came from inside it. */
+static void aic100_end_pass(Aic100State *s)
+{
+    s->in_pass = false;
+    if (s->free_after_pass) {
+        /*
+         * Not here: the core's own frames (and, on the worker, this
+         * thread's) are still below us. The main loop does it.
+         */
+        s->free_after_pass = false;
+        aio_bh_schedule_oneshot(qemu_get_aio_context(), aic100_free_after_pass,
+                                s);
+    }
+}
+
 static void aic100_work(void *opaque)
 {
     Aic100State *s = opaque;
@@ -261,16 +279,7 @@ static void aic100_work(void *opaque)
     }
     s->in_pass = true;
     aic100_core_process(s->core);
-    s->in_pass = false;
-    if (s->free_after_pass) {
-        /*
-         * Not here: on the worker, freeing the core would join this very
-         * thread. The main loop does it, with the BQL.
-         */
-        s->free_after_pass = false;
-        aio_bh_schedule_oneshot(qemu_get_aio_context(), aic100_free_after_pass,
-                                s);
-    }
+    aic100_end_pass(s);
 }
 
 /*
@@ -287,7 +296,8 @@ static void aic100_timer_expired(void *opaque)
  * The worker thread: the core's work under the BQL, as the bottom half
  * runs it, and under the device's re-entrancy guard, as a guarded bottom
  * half sets it. The BQL also orders it with the vCPUs' register accesses,
- * reset and the MSI.
+ * reset and the MSI. It ends when told to, and drops its reference to the
+ * card (under the BQL, as the card may go with it).
  */
 static void *aic100_worker(void *opaque)
 {
@@ -309,6 +319,11 @@ static void *aic100_worker(void *opaque)
         guard->engaged_in_io = engaged;
         bql_unlock();
     }
+    /* No one sets the event now: the core and its NSP threads are gone. */
+    qemu_event_destroy(&s->worker_event);
+    bql_lock();
+    object_unref(OBJECT(s));
+    bql_unlock();
     return NULL;
 }
 
@@ -316,28 +331,27 @@ static void aic100_worker_start(Aic100State *s)
 {
     qemu_event_init(&s->worker_event, false);
     s->worker_stop = false;
+    object_ref(OBJECT(s)); /* the worker's, until it ends */
     qemu_thread_create(&s->worker, "aic100-worker", aic100_worker, s,
-                       QEMU_THREAD_JOINABLE);
+                       QEMU_THREAD_DETACHED);
     s->worker_running = true;
 }
 
 /*
- * Called with the BQL held, which the worker may be waiting for: it is let
- * go while the worker ends. The core is gone by then, so the worker's last
- * turn does nothing.
+ * Tells the worker to end, and does not wait: the caller holds the BQL,
+ * which the worker may be waiting for, and an unrealize must not let it
+ * go (a vCPU, or another card's pass, would then find this card half
+ * unplugged). With the core gone, a turn the worker still takes does
+ * nothing.
  */
 static void aic100_worker_stop(Aic100State *s)
 {
     if (!s->worker_running) {
         return;
     }
+    s->worker_running = false;
     qatomic_set(&s->worker_stop, true);
     qemu_event_set(&s->worker_event);
-    bql_unlock();
-    qemu_thread_join(&s->worker);
-    bql_lock();
-    s->worker_running = false;
-    qemu_event_destroy(&s->worker_event);
 }
 
 static const Aic100HostOps aic100_host_ops = {
@@ -355,8 +369,8 @@ static const Aic100HostOps aic100_host_ops = {
 /* ---- BARs ---------------------------------------------------------- */
 
 /*
- * s->core is NULL once the card is unplugged: a vCPU that was already
- * waiting for the BQL when the worker's join let it go still comes here.
+ * s->core is NULL once the card is unplugged: a vCPU that found the BAR
+ * before it was unmapped, and then waited for the BQL, still comes here.
  */
 static uint64_t aic100_bar_read(Aic100State *s, unsigned bar, hwaddr addr,
                                 unsigned size)
@@ -497,18 +511,31 @@ static void aic100_free_core(Aic100State *s)
     }
 }
 
-/* "inject": write a fault name to trigger it (qom-set from the monitor). */
+/*
+ * "inject": write a fault name to trigger it (qom-set from the monitor).
+ * It runs as the card's pass does, under the re-entrancy guard and with
+ * in_pass set: a fault's DMA and MSI go where the guest aimed them, and
+ * an unplug or reset they cause takes effect once the injection ends.
+ */
 static void aic100_set_inject(Object *obj, const char *value, Error **errp)
 {
     Aic100State *s = AIC100(obj);
+    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
+    bool engaged = guard->engaged_in_io;
     char err[160];
+    int failed;
 
-    if (!s->core) {
+    if (!s->core || s->gone) {
         error_setg(errp, "aic100: faults can be injected once the card runs");
         return;
     }
-    trace_aic100_inject(object_get_canonical_path_component(OBJECT(obj)), value);
-    if (aic100_core_inject(s->core, value, err, sizeof(err))) {
+    trace_aic100_inject(s->name, value);
+    guard->engaged_in_io = true;
+    s->in_pass = true;
+    failed = aic100_core_inject(s->core, value, err, sizeof(err));
+    guard->engaged_in_io = engaged;
+    aic100_end_pass(s);
+    if (failed) {
         error_setg(errp, "aic100: %s", err);
     }
 }
@@ -705,7 +732,7 @@ static void aic100_exit(PCIDevice *pdev)
     s->gone = true;
     if (s->in_pass) {
         /* The pass is using the core: it goes when the pass ends. */
-        trace_aic100_core(s->name, "unplugged by its own DMA: freed after the pass");
+        trace_aic100_core(s->name, "unplugged by its own DMA or MSI: freed after the pass");
         s->free_after_pass = true;
         object_ref(OBJECT(s));
         return;

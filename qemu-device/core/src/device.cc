@@ -131,6 +131,15 @@ void Device::process()
 {
 	if (processing_)
 		return;
+	as_own_pass([this] { run_pass(); });
+}
+
+void Device::as_own_pass(const std::function<void()> &work)
+{
+	if (t_processing == this) {
+		work();
+		return;
+	}
 	{
 		struct Busy {
 			bool &b;
@@ -146,7 +155,7 @@ void Device::process()
 				t_processing = outer;
 			}
 		} busy(processing_, this);
-		run_pass();
+		work();
 	}
 	if (reset_pending_) {
 		reset_pending_ = false;

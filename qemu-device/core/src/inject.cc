@@ -72,10 +72,15 @@ bool arguments(std::istringstream &in, std::map<std::string, std::string> &out, 
 
 } // namespace
 
+// A SYS_ERR's event and MSI may reach QEMU's config space (a reset or an
+// unplug of this very card): the injection is the card's own pass.
 std::string Device::inject(const std::string &command)
 {
-	std::string result = run_injection(command);
-	halt_on_sys_err();
+	std::string result;
+	as_own_pass([&] {
+		result = run_injection(command);
+		halt_on_sys_err();
+	});
 	return result;
 }
 

@@ -16,6 +16,8 @@
  */
 
 #include "qemu/osdep.h"
+#include <sys/socket.h>
+#include <sys/un.h>
 #include "libqtest.h"
 #include "libqos/libqos-pc.h"
 #include "libqos/pci-pc.h"
@@ -104,11 +106,15 @@ static void map_card(Rig *r, int i)
     qpci_device_enable(c->dev);
 }
 
-static Rig *rig_new_of(const char *model, int ncards, const char *card_args)
+/*
+ * The root ports' slots are unplugged natively (Slot Control), or, with
+ * acpi_hotplug, by ACPI as Linux on q35 does it (QEMU's default).
+ */
+static Rig *rig_new_with(const char *model, int ncards, const char *card_args,
+                         bool acpi_hotplug)
 {
     Rig *r = g_new0(Rig, 1);
-    GString *cmd = g_string_new("-machine q35 -nodefaults -display none "
-        "-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off ");
+    GString *cmd = g_string_new("-machine q35 -nodefaults -display none ");
     QPCIDevice *mch;
 
     for (int i = 0; i < ncards; i++) {
@@ -117,6 +123,8 @@ static Rig *rig_new_of(const char *model, int ncards, const char *card_args)
             "-device %s,id=card%d,bus=rp%d,boot=amss,nsps=2,ddr-size=64M%s ",
             i, i + 1, 0x10 + i, model, i, i, card_args);
     }
+    g_string_append_printf(cmd, "-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=%s ",
+                           acpi_hotplug ? "on" : "off");
     r->mhi_bar = strcmp(model, "aic200") ? 0 : 1;
     g_string_append(cmd, qemu_extra());
     r->qs = qtest_pc_boot("%s", cmd->str);
@@ -132,6 +140,11 @@ static Rig *rig_new_of(const char *model, int ncards, const char *card_args)
         map_card(r, i);
     }
     return r;
+}
+
+static Rig *rig_new_of(const char *model, int ncards, const char *card_args)
+{
+    return rig_new_with(model, ncards, card_args, false);
 }
 
 static Rig *rig_new(int ncards, const char *card_args)
@@ -298,15 +311,79 @@ static void start_channel(Rig *r, int i, unsigned ch, uint64_t ring)
     g_assert_cmpuint(qtest_readl(r->qts, ctx) & 0xff, ==, 2); /* RUNNING */
 }
 
-/* One TRE (IEOT) on channel `ch`'s ring at `ring`, and its doorbell. */
-static void queue_tre(Rig *r, int i, unsigned ch, uint64_t ring,
-                      uint64_t buf, uint32_t len)
+/*
+ * One TRE (IEOT) on channel `ch`'s ring at `ring`, and the doorbell's high
+ * half; returns the low half, which completes the doorbell.
+ */
+static uint32_t put_tre(Rig *r, int i, unsigned ch, uint64_t ring,
+                        uint64_t buf, uint32_t len)
 {
     uint64_t wp = ring + 16;
 
     write_element(r, ring, buf, len, (0x02u << 16) | (1u << 9));
     qtest_memwrite(r->qts, hosts[i].ccabap + ch * CTX_SIZE + 36, &wp, 8);
-    mhi_write64(r, i, CHDB(ch), wp);
+    mhi_write(r, i, CHDB(ch) + 4, wp >> 32);
+    return (uint32_t)wp;
+}
+
+/* One TRE on channel `ch`'s ring at `ring`, and its doorbell. */
+static void queue_tre(Rig *r, int i, unsigned ch, uint64_t ring,
+                      uint64_t buf, uint32_t len)
+{
+    mhi_write(r, i, CHDB(ch), put_tre(r, i, ch, ring, buf, len));
+}
+
+/*
+ * The test's end of the qtest socket. libqtest keeps it to itself; it is
+ * the socket whose name is libqtest's qtest-PID.sock (QMP's is .qmp).
+ */
+static int qtest_socket(void)
+{
+    for (int fd = 3; fd < 1024; fd++) {
+        struct sockaddr_un a;
+        socklen_t len = sizeof(a);
+
+        if (!getsockname(fd, (struct sockaddr *)&a, &len) &&
+            a.sun_family == AF_UNIX && g_str_has_suffix(a.sun_path, ".sock")) {
+            return fd;
+        }
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * qtest commands in one write: QEMU's main loop reads them at once and runs
+ * them one after the other without letting the BQL go in between, which
+ * libqtest's one command, one answer cannot do. Each must answer OK.
+ */
+static void qtest_batch(const char *cmds)
+{
+    int fd = qtest_socket();
+    size_t left = strlen(cmds), lines = 0;
+    GString *answers = g_string_new(NULL);
+    g_auto(GStrv) answer = NULL;
+    char c;
+
+    for (const char *p = cmds; *p; p++) {
+        lines += *p == '\n';
+    }
+    while (left) {
+        ssize_t n = write(fd, cmds, left);
+
+        g_assert_cmpint(n, >, 0);
+        cmds += n;
+        left -= n;
+    }
+    while (lines && read(fd, &c, 1) == 1) {
+        g_string_append_c(answers, c);
+        lines -= c == '\n';
+    }
+    g_assert_cmpuint(lines, ==, 0);
+    answer = g_strsplit(answers->str, "\n", -1);
+    for (char **l = answer; *l && **l; l++) {
+        g_assert_true(g_str_has_prefix(*l, "OK"));
+    }
+    g_string_free(answers, true);
 }
 
 /* Brings card i to M0 with its event ring in guest memory; returns it. */
@@ -464,25 +541,76 @@ static void test_dma_into_own_bar_is_refused(void)
     rig_free(r);
 }
 
+/* ACPI PCI hotplug's registers on q35 (QEMU's hw/acpi/pcihp.c). */
+#define PCIHP_BASE 0x0cc0
+#define PCIHP_EJECT (PCIHP_BASE + 0x08)
+#define PCIHP_SELECT (PCIHP_BASE + 0x10)
+
+/* The ACPI hotplug number QEMU gave root port i's bus at reset. */
+static int64_t acpi_bus_select(Rig *r, int i)
+{
+    g_autofree char *bus = g_strdup_printf("/machine/peripheral/rp%d/rp%d", i, i);
+    QDict *rsp = qtest_qmp(r->qts, "{'execute': 'qom-get', 'arguments': "
+                           "{'path': %s, 'property': 'acpi-pcihp-bsel'}}", bus);
+    int64_t bsel;
+
+    g_assert(qdict_haskey(rsp, "return"));
+    bsel = qdict_get_int(rsp, "return");
+    qobject_unref(rsp);
+    return bsel;
+}
+
 /*
- * device_del while the card works: the test answers the attention button
- * as a guest would, by powering the slot off, and the card goes while its
- * thread and timers run. A BAR0 access after that reaches no core.
+ * device_del while the card works: the test ejects it as the guest's ACPI
+ * code would, and the card goes while its thread and timers run. A BAR0
+ * access after that reaches no core.
+ *
+ * Meanwhile another thread waits for the BQL to touch the card, as a vCPU
+ * does. It cannot be a thread of the test: QEMU runs every qtest command on
+ * its main loop, one after the other, and the unplug too, so a second test
+ * thread's access lands before or after the unplug, never inside it. It is
+ * card 1's worker: one batch rings card 1's doorbell (the worker wakes and
+ * waits for the BQL) and ejects card 0. Card 1's loopback then copies two
+ * zero bytes into card 0's COMMAND register through ECAM. Were the BQL let
+ * go in the middle of card 0's unrealize, that write would find card 0 on
+ * the bus with its BARs already unmapped, and QEMU's pci_update_mappings()
+ * would unmap them again (an assertion). Once the unplug is whole, it
+ * finds no device. (The eject is ACPI's, not Slot Control's: a config
+ * write would hold the host bridge's re-entrancy guard across the unplug,
+ * and QEMU would refuse card 1's write to ECAM for that alone.)
  */
 static void test_unplug_while_working(void)
 {
-    Rig *r = rig_new(1, "");
-    QPCIDevice *rp = r->card[0].rp;
-    uint8_t exp = qpci_find_capability(rp, PCI_CAP_ID_EXP, 0);
-    uint16_t sltctl;
+    Rig *r = rig_new_with("aic100", 2, "", true);
+    QGuestAllocator *a = &r->qs->alloc;
+    uint64_t ul = guest_alloc(a, 64), dl = guest_alloc(a, 64);
+    uint64_t zeros = guest_alloc(a, 16);
+    g_autofree char *batch = NULL;
+    uint32_t doorbell;
+    QDict *rsp;
 
     card_to_m0(r, 0);
+    card_to_m0(r, 1);
+    start_channel(r, 1, 0, ul);
+    start_channel(r, 1, 1, dl);
+    qtest_writew(r->qts, zeros, 0);
+    queue_tre(r, 1, 1, dl, ECAM_OF(1, 0) + PCI_COMMAND, 2);
+    doorbell = put_tre(r, 1, 0, ul, zeros, 2);
     qtest_qmp_device_del_send(r->qts, "card0");
-    sltctl = qpci_config_readw(rp, exp + PCI_EXP_SLTCTL);
-    sltctl |= PCI_EXP_SLTCTL_PWR_OFF | PCI_EXP_SLTCTL_PWR_IND_OFF;
-    qpci_config_writew(rp, exp + PCI_EXP_SLTCTL, sltctl);
+    qtest_outl(r->qts, PCIHP_SELECT, acpi_bus_select(r, 0));
+    batch = g_strdup_printf("writel 0x%" PRIx64 " 0x%x\n"
+                            "outl 0x%x 0x1\n",
+                            r->card[1].bar0_addr + CHDB(0), doorbell,
+                            PCIHP_EJECT);
+    qtest_batch(batch);
     qtest_qmp_eventwait(r->qts, "DEVICE_DELETED");
+    rsp = qtest_qmp(r->qts, "{'execute': 'query-status'}");
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
     g_assert_cmphex(qpci_config_readw(r->card[0].dev, PCI_VENDOR_ID), ==, 0xffff);
+    g_assert_cmphex(mhi_read(r, 0, MHIVER), !=, 0x01000000);
+    g_assert_cmphex(mhi_read(r, 1, MHIVER), ==, 0x01000000);
+    g_assert_cmpuint(mhi_state(r, 1), ==, MHI_STATE_M0);
     rig_free(r);
 }
 
@@ -522,6 +650,53 @@ static void test_dma_powers_off_its_own_slot(void)
     rig_free(r);
 }
 
+/* One card, in a QEMU whose glibc fills what it frees. */
+static Rig *rig_poisoning_frees(void)
+{
+    Rig *r;
+
+    /* A use of freed memory then shows without ASan. */
+    g_setenv("MALLOC_PERTURB_", "165", true);
+    r = rig_new(1, "");
+    g_unsetenv("MALLOC_PERTURB_");
+    return r;
+}
+
+/*
+ * The guest aims the card's MSI at its root port's Slot Control, with
+ * data that powers the slot off; then the host operator injects SYS_ERR
+ * (qom-set ... inject syserr). The card posts SYS_ERR and raises the MSI:
+ * QEMU unplugs the card from inside the injection. The card must go once
+ * the injection ends, not under it (the core freed while it runs).
+ */
+static void test_inject_whose_msi_powers_off_the_slot(void)
+{
+    Rig *r = rig_poisoning_frees();
+    QPCIDevice *rp = r->card[0].rp, *dev = r->card[0].dev;
+    uint8_t exp = qpci_find_capability(rp, PCI_CAP_ID_EXP, 0);
+    uint8_t msi = qpci_find_capability(dev, PCI_CAP_ID_MSI, 0);
+    uint64_t sltctl_at = ECAM_OF(0, RP_DEVFN(0)) + exp + PCI_EXP_SLTCTL;
+    uint16_t off = qpci_config_readw(rp, exp + PCI_EXP_SLTCTL) |
+                   PCI_EXP_SLTCTL_PWR_OFF | PCI_EXP_SLTCTL_PWR_IND_OFF;
+    QDict *rsp;
+
+    card_to_m0(r, 0);
+    qpci_config_writel(dev, msi + PCI_MSI_ADDRESS_LO, (uint32_t)sltctl_at);
+    qpci_config_writel(dev, msi + PCI_MSI_ADDRESS_HI, sltctl_at >> 32);
+    qpci_config_writew(dev, msi + PCI_MSI_DATA_64, off);
+    qpci_config_writew(dev, msi + PCI_MSI_FLAGS, PCI_MSI_FLAGS_ENABLE);
+    rsp = qtest_qmp(r->qts, "{'execute': 'qom-set', 'arguments': "
+                    "{'path': 'card0', 'property': 'inject', 'value': 'syserr'}}");
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    qtest_qmp_eventwait(r->qts, "DEVICE_DELETED");
+    rsp = qtest_qmp(r->qts, "{'execute': 'query-status'}");
+    g_assert(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    g_assert_cmphex(qpci_config_readw(dev, PCI_VENDOR_ID), ==, 0xffff);
+    rig_free(r);
+}
+
 /*
  * Not the card's: QEMU's intel-iommu asserted on an 8-byte write to a
  * 32-bit register, which generic-fuzz found on the card's IOMMU
@@ -558,6 +733,8 @@ int main(int argc, char **argv)
     add_case("dma-into-own-bar", test_dma_into_own_bar_is_refused);
     add_case("unplug-while-working", test_unplug_while_working);
     add_case("dma-powers-off-own-slot", test_dma_powers_off_its_own_slot);
+    add_case("inject-msi-powers-off-slot",
+             test_inject_whose_msi_powers_off_the_slot);
     add_case("iommu-wide-write", test_iommu_wide_write_to_32bit_register);
     add_case("aic200-pci-identity", test_aic200_pci_identity);
     add_case("aic200-mhi-m0-through-bar1", test_aic200_mhi_reaches_m0_through_bar1);

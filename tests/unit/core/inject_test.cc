@@ -9,6 +9,7 @@
 #include "aic100/ras.h"
 #include "aic100/ssr.h"
 #include "aic100/telemetry.h"
+#include "fake_card.h"
 #include "nnc_host.h"
 
 namespace aic100::test {
@@ -184,6 +185,59 @@ TEST(Inject, TimesyncHoldIsCheckedAndArmsTheSbl)
 	EXPECT_EQ(dev.inject("timesync normal"), "");
 	EXPECT_FALSE(sbl.timesync_held());
 	EXPECT_NE(dev.inject("explode").find("timesync hold"), std::string::npos) << "in the grammar's summary";
+}
+
+// An injection runs as the card's own pass does. A SYS_ERR injection writes
+// an event and raises an MSI, both at addresses the guest chose: aimed at
+// its root port's Bridge Control (through ECAM), QEMU resets the card from
+// inside the injection, while the event ring is in use. The reset waits for
+// the injection's end (ASan: no use of the freed ring), and the card comes
+// back from it as from any reset.
+class InjectionTest : public CardTest<> {
+protected:
+	void SetUp() override
+	{
+		DeviceConfig cfg;
+		cfg.boot_amss = true;
+		new_card(cfg);
+		ASSERT_NO_FATAL_FAILURE(online({0, 1}));
+	}
+	static bool has(const std::vector<std::string> &lines, const std::string &what)
+	{
+		for (const auto &l : lines)
+			if (l.find(what) != std::string::npos)
+				return true;
+		return false;
+	}
+};
+
+TEST_F(InjectionTest, APciResetAskedForFromInsideAnInjectionWaitsForItsEnd)
+{
+	int dmas = 0;
+	host.on_dma = [&] {
+		if (++dmas == 1)
+			dev->reset();
+	};
+	host.traces.clear();
+	EXPECT_EQ(dev->inject("syserr"), "");
+	host.on_dma = nullptr;
+	ASSERT_GE(dmas, 1) << "SYS_ERR is posted on event ring 0 by DMA";
+	EXPECT_TRUE(has(host.traces, "asked for by the card's own DMA: done at the end of its pass"));
+	// Reset after the SYS_ERR, not under it: neither M0 nor SYS_ERR is left.
+	EXPECT_EQ(dev->describe().find("state=M0"), std::string::npos) << dev->describe();
+	EXPECT_EQ(dev->describe().find("SYS_ERR"), std::string::npos) << dev->describe();
+	new_host();
+	mhi->ready_handshake();
+	EXPECT_NE(dev->describe().find("state=M0"), std::string::npos) << dev->describe();
+}
+
+TEST_F(InjectionTest, RegisterWritesByTheCardsOwnDmaDuringAnInjectionAreRefused)
+{
+	host.on_dma = [&] { dev->bar_write(0, regs::MHICTRL, regs::MHICTRL_RESET, 4); };
+	EXPECT_EQ(dev->inject("syserr"), "");
+	host.on_dma = nullptr;
+	EXPECT_TRUE(has(host.errors, "own DMA refused"));
+	EXPECT_NE(dev->describe().find("state=SYS_ERR"), std::string::npos) << dev->describe();
 }
 
 // Random messages on the three health channels, many of them with a valid

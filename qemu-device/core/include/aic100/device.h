@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "aic100/boot.h"
@@ -67,6 +68,8 @@ public:
 	// grammar of docs/health.md, e.g. "syserr", "crash dbc=3",
 	// "ras ce source=ddr addr=0x1000", "sensor soc_temp=97000".
 	// Empty when done, else why not; a refused command changes nothing.
+	// It runs as a pass of process() does: a fault's DMA and MSI go where
+	// the guest aimed them, so the same rules hold for what they reach.
 	std::string inject(const std::string &command);
 	// Questions the test mailbox answers (docs/health.md, "Questions"):
 	// "dma-stats dbc=N" gives DBC N's counters and DMA times as key=value
@@ -96,6 +99,11 @@ private:
 	void halt_on_sys_err();
 	void reset_now();
 	void run_pass();
+	// Runs `work` as the card's own pass: register writes by its own DMA
+	// are refused, and a reset asked for meanwhile is done at its end.
+	// Inside a pass already (an injection from the test mailbox), the
+	// outer pass keeps those rules and does the reset.
+	void as_own_pass(const std::function<void()> &work);
 
 	// The BAR4 test mailbox (test_mailbox).
 	struct Mailbox {
