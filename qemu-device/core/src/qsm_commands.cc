@@ -52,8 +52,10 @@ Qsm::Counts Qsm::device_free() const
 		f.mem -= c.mem;
 	};
 	take(device_used_);
+	// A group carved from another is inside its source's share already.
 	for (const auto &[id, g] : groups_)
-		take(g.cap);
+		if (g.source < 0)
+			take(g.cap);
 	return f;
 }
 

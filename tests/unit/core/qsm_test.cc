@@ -315,6 +315,39 @@ TEST_F(QsmTest, ResourceGroupsCarveOutAndAccount)
 	EXPECT_EQ(std::memcmp(&after, &before, sizeof(after)), 0);
 }
 
+// CREATE_RESOURCE_GROUP as the UMD's qaic-device-partition sends it (the
+// request with its trailing zero bytes, DDR in `l2region`: the UMD swaps it
+// with `mem`), and RESOURCE_INFO of the device and of each group.
+TEST_F(QsmTest, AGroupCarvedFromAGroupTakesNothingMoreFromTheDevice)
+{
+	auto umd_create_group = [this](int32_t source, uint32_t nsps) {
+		CreateResourceGroupReq g{};
+		g.type = kCreateResourceGroup;
+		g.source_grp = source;
+		g.nsp = nsps;
+		g.l2region = 64ull << 20;
+		return as<CreateResourceGroupResp>(cmd(raw(g)));
+	};
+	const auto g1 = umd_create_group(-1, 16);
+	ASSERT_EQ(g1.status, kOk);
+	const auto g2 = umd_create_group(g1.res_grp_id, 8);
+	ASSERT_EQ(g2.status, kOk);
+	EXPECT_EQ(resources().nsp_free, 0) << "G1 holds all 16; G2 is inside G1";
+	EXPECT_EQ(resources().nsp_total, 16);
+	EXPECT_EQ(resources(g1.res_grp_id).nsp_free, 8);
+	EXPECT_EQ(resources(g2.res_grp_id).nsp_free, 8);
+	EXPECT_EQ(umd_create_group(-1, 1).status, kErrNspAlloc) << "no NSP is left outside G1";
+	EXPECT_EQ(umd_create_group(g1.res_grp_id, 9).status, kErrNspAlloc) << "G1 has 8 left";
+	// Released in order, everything comes back once.
+	EXPECT_EQ(as<StatusOnlyResp>(cmd(raw(IdReq{kReleaseResourceGroup, static_cast<uint32_t>(g2.res_grp_id)}))).status,
+		  kOk);
+	EXPECT_EQ(resources(g1.res_grp_id).nsp_free, 16);
+	EXPECT_EQ(resources().nsp_free, 0);
+	EXPECT_EQ(as<StatusOnlyResp>(cmd(raw(IdReq{kReleaseResourceGroup, static_cast<uint32_t>(g1.res_grp_id)}))).status,
+		  kOk);
+	EXPECT_EQ(resources().nsp_free, 16);
+}
+
 TEST_F(QsmTest, DmaContinuationsAssembleOneLoad)
 {
 	const auto elf = tiny_elf(3000);
