@@ -342,6 +342,7 @@ void Mhi::drop_channels()
 	pending_m0_ = pending_m3_ = pending_wake_ = pending_crdb_ = false;
 	pending_erdb_.reset();
 	pending_chdb_.reset();
+	ul_held_.reset();
 }
 
 uint32_t Mhi::read_bhi(uint32_t offset) const
@@ -458,6 +459,7 @@ void Mhi::sys_err(const char *why)
 		c = Channel{};
 	deferred_reset_ = {};
 	pending_chdb_.reset();
+	ul_held_.reset();
 	pending_crdb_ = pending_m0_ = pending_m3_ = pending_wake_ = false;
 	state_ = MhiState::SysErr;
 	halt_requested_ = true;
@@ -1117,7 +1119,9 @@ void Mhi::service_ul(unsigned ch)
 	size_t budget = kUlBudgetBytes;
 	for (;;) {
 		Channel &c = channels_[ch];
-		if (epoch != epoch_ || !c.running || c.rp == c.wp)
+		// The function holds the channel while the work of a message it
+		// took goes on over several passes (hold_ul()).
+		if (epoch != epoch_ || !c.running || c.rp == c.wp || ul_held_.test(ch))
 			return;
 		if (budget == 0) {
 			// The rest in a later pass: a ring full of large TDs must not
@@ -1137,6 +1141,18 @@ void Mhi::service_ul(unsigned ch)
 		budget -= std::min(budget, data.size() + tres.size() * sizeof(RingElement));
 		if (ok && fn_)
 			fn_->ul_message(ch, data);
+	}
+}
+
+void Mhi::hold_ul(unsigned ch, bool hold)
+{
+	if (ch >= kNumChannels || ul_held_.test(ch) == hold)
+		return;
+	ul_held_.set(ch, hold);
+	const Channel &c = channels_[ch];
+	if (!hold && c.running && !c.inbound && c.rp != c.wp) {
+		reservice(ch);
+		host_.kick();
 	}
 }
 

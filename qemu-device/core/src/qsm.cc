@@ -188,13 +188,28 @@ void Qsm::send_error(const Header &req, uint32_t code)
 
 void Qsm::control(std::span<const uint8_t> msg)
 {
-	Header h;
-	std::vector<Trans> ts;
-	if (!accept_message(msg, h, ts))
+	auto j = std::make_unique<Job>();
+	if (!accept_message(msg, j->h, j->ts))
 		return;
-	if (continue_held(msg, h, ts))
+	if (job_) {
+		// Only a new host session gets past the channel's hold.
+		host_.guest_error("NNC: message while another was being worked on; the older one dropped");
+		drop_job();
+	}
+	j->msg.assign(msg.begin(), msg.end());
+	switch (continue_held(*j)) {
+	case Continuation::Answered:
 		return;
-	begin_message(msg, h, ts);
+	case Continuation::Stage:
+		j->continuation = true;
+		break;
+	case Continuation::No:
+		if (!begin_message(*j))
+			return;
+		break;
+	}
+	job_ = std::move(j);
+	work();
 }
 
 // Checks the header, the CRC, the framing and the transaction types: false
@@ -249,85 +264,63 @@ void Qsm::send_dma_cont(const Header &req, uint32_t chunk, uint64_t bytes)
 }
 
 // A DMA continuation of a held message: one DMA_XFER_TO_DEV naming the
-// held chunk id. False when `msg` is not one (a new message).
-bool Qsm::continue_held(std::span<const uint8_t> msg, const Header &h, const std::vector<Trans> &ts)
+// held chunk id. No when the message is not one (a new message).
+Qsm::Continuation Qsm::continue_held(Job &j)
 {
+	const auto &ts = j.ts;
 	if (ts.size() != 1 || ts[0].type != kDmaXferToDev || ts[0].len < sizeof(DmaXferToDev))
-		return false;
-	const auto x = load<DmaXferToDev>(msg, ts[0].off);
-	auto it = held_.find(h.handle);
+		return Continuation::No;
+	const auto x = load<DmaXferToDev>(j.msg, ts[0].off);
+	auto it = held_.find(j.h.handle);
 	if (x.dma_chunk_id && (it == held_.end() || it->second.chunk_id != x.dma_chunk_id)) {
-		send_error(h, kBadChunk);
-		return true;
+		send_error(j.h, kBadChunk);
+		return Continuation::Answered;
 	}
 	if (it == held_.end() || x.dma_chunk_id != it->second.chunk_id)
-		return false;
-	Held &held = it->second;
+		return Continuation::No;
 	if (x.tag == 0 && x.count == 0) { // the host gave up
 		held_.erase(it);
-		send_reply(h, Reply{});
-		return true;
+		send_reply(j.h, Reply{});
+		return Continuation::Answered;
 	}
-	if (!stage_dma(msg, ts[0], held.dma, held.bytes, kMaxHeldDma - held_by_others(h.handle))) {
+	if (!make_room(j, it->second, kMaxHeldDma - held_by_others(j.h.handle))) {
 		held_.erase(it);
-		send_error(h, kTooLarge);
-		return true;
+		send_error(j.h, kTooLarge);
+		return Continuation::Answered;
 	}
-	std::vector<Trans> hts;
-	parse(held.msg, hts);
-	if (held.bytes < dma_needed(held.msg, hts)) {
-		send_dma_cont(h, held.chunk_id, held.bytes);
-		return true;
-	}
-	// Complete: run the held message, answering this one.
-	Held done = std::move(held);
-	held_.erase(it);
-	auto hh = load<Header>(done.msg, 0);
-	hh.sequence_number = h.sequence_number;
-	run_message(hh, done.msg, hts, done.dma);
-	return true;
+	return Continuation::Stage;
 }
 
-// A new message: run now, or held while more of its DMA data follows.
-void Qsm::begin_message(std::span<const uint8_t> msg, const Header &h, const std::vector<Trans> &ts)
+// A new message: false when it was refused. Its DMA data is read next; then
+// it runs, or is held while more of its data follows.
+bool Qsm::begin_message(Job &j)
 {
-	uint32_t chunk = 0;
-	for (const Trans &t : ts)
+	for (const Trans &t : j.ts)
 		if (t.type == kDmaXferToDev && t.len >= sizeof(DmaXferToDev))
-			chunk = std::max(chunk, load<DmaXferToDev>(msg, t.off).dma_chunk_id);
+			j.chunk = std::max(j.chunk, load<DmaXferToDev>(j.msg, t.off).dma_chunk_id);
 	// Handles are the host's to choose: the messages held are counted too.
-	if (chunk && !held_.count(h.handle) && held_.size() >= kMaxHeldMessages) {
-		send_error(h, kTooLarge);
-		return;
+	if (j.chunk && !held_.count(j.h.handle) && held_.size() >= kMaxHeldMessages) {
+		send_error(j.h, kTooLarge);
+		return false;
 	}
-	std::map<uint32_t, std::vector<uint8_t>> dma;
-	uint64_t bytes = 0;
-	const uint64_t limit = kMaxHeldDma - held_by_others(h.handle);
-	for (const Trans &t : ts) {
-		if (t.type != kDmaXferToDev)
-			continue;
-		if (!stage_dma(msg, t, dma, bytes, limit)) {
-			send_error(h, kTooLarge);
-			return;
-		}
-	}
-	if (!chunk) {
-		run_message(h, msg, ts, dma);
-		return;
-	}
+	// A message that runs at once leaves the user's held one in place.
+	uint64_t limit = kMaxHeldDma - held_by_others(j.h.handle);
+	if (auto own = held_.find(j.h.handle); !j.chunk && own != held_.end())
+		limit -= std::min(limit, own->second.bytes + own->second.msg.size());
 	// More data follows in DMA-only messages; only a command that says how
 	// much it needs tells when it has all arrived.
-	if (dma_needed(msg, ts) == 0) {
-		send_error(h, kBadChunk);
-		return;
+	if (j.chunk && dma_needed(j.msg, j.ts) == 0) {
+		send_error(j.h, kBadChunk);
+		return false;
 	}
-	Held &held = held_[h.handle];
-	held = Held{};
-	held.msg.assign(msg.begin(), msg.end());
-	held.chunk_id = chunk;
-	held.bytes = bytes;
-	held.dma = std::move(dma);
-	send_dma_cont(h, chunk, bytes);
+	if (!make_room(j, j.data, limit)) {
+		send_error(j.h, kTooLarge);
+		return false;
+	}
+	// It replaces the user's held message, which need not wait for it.
+	if (j.chunk)
+		held_.erase(j.h.handle);
+	return true;
 }
 
 uint64_t Qsm::held_by_others(uint32_t handle) const
@@ -338,32 +331,167 @@ uint64_t Qsm::held_by_others(uint32_t handle) const
 	return std::min(n, kMaxHeldDma);
 }
 
-// Reads the data of one DMA_XFER_TO_DEV; false when it would take the bytes
-// held for this message past `limit`.
-bool Qsm::stage_dma(std::span<const uint8_t> msg, const Trans &t, std::map<uint32_t, std::vector<uint8_t>> &dma,
-		    uint64_t &bytes, uint64_t limit)
+// Checks the DMA_XFERs of the job's message before any is read: well formed,
+// and all they describe (read or not: a read that fails still counts) within
+// `limit` together with what `into` holds. Counts it in `into` and reserves
+// room for it; false, with nothing allocated, when it does not fit.
+bool Qsm::make_room(const Job &j, Held &into, uint64_t limit) const
 {
-	if (t.len < sizeof(DmaXferToDev))
+	uint64_t total = into.bytes;
+	if (total > limit)
 		return false;
-	const auto x = load<DmaXferToDev>(msg, t.off);
-	if ((t.len - sizeof(DmaXferToDev)) / sizeof(DmaPair) < x.count)
-		return false;
-	auto &buf = dma[x.tag];
-	for (uint32_t i = 0; i < x.count; i++) {
-		const auto p = load<DmaPair>(msg, t.off + sizeof(DmaXferToDev) + i * sizeof(DmaPair));
-		if (p.size > limit || bytes + p.size > limit)
-			return false;
-		const size_t old = buf.size();
-		buf.resize(old + p.size);
-		if (p.size && host_.dma_read(p.addr, buf.data() + old, p.size) != DmaStatus::Ok) {
-			// The data is lost; the command that needs it sees too few bytes.
-			buf.resize(old);
-			host_.guest_error("NNC: DMA_XFER address unreadable");
+	std::map<uint32_t, uint64_t> per_tag;
+	for (const Trans &t : j.ts) {
+		if (t.type != kDmaXferToDev)
 			continue;
+		if (t.len < sizeof(DmaXferToDev))
+			return false;
+		const auto x = load<DmaXferToDev>(j.msg, t.off);
+		if ((t.len - sizeof(DmaXferToDev)) / sizeof(DmaPair) < x.count)
+			return false;
+		for (uint32_t i = 0; i < x.count; i++) {
+			const auto p = load<DmaPair>(j.msg, t.off + sizeof(DmaXferToDev) + i * sizeof(DmaPair));
+			if (p.size > limit - total)
+				return false;
+			total += p.size;
+			per_tag[x.tag] += p.size;
 		}
-		bytes += p.size;
+	}
+	// Growth by doubling (within what the cap leaves) keeps a load sent
+	// in many continuations from being copied once per message.
+	for (const auto &[tag, n] : per_tag) {
+		auto &buf = into.dma[tag];
+		const size_t need = buf.size() + n, ceiling = need + (limit - total);
+		if (buf.capacity() < need)
+			buf.reserve(std::max(need, std::min(ceiling, 2 * buf.capacity())));
+	}
+	into.bytes = total;
+	return true;
+}
+
+// Reads the job's DMA data into `into` within this pass's budget; true when
+// all of it is read. A pair that cannot be read is dropped whole: the
+// command that needs it sees too few bytes.
+bool Qsm::stage_dma(Job &j, Held &into)
+{
+	for (; j.xfer < j.ts.size(); j.xfer++, j.pair = 0) {
+		const Trans &t = j.ts[j.xfer];
+		if (t.type != kDmaXferToDev)
+			continue;
+		const auto x = load<DmaXferToDev>(j.msg, t.off);
+		auto &buf = into.dma[x.tag];
+		for (; j.pair < x.count; j.pair++, j.pair_done = 0) {
+			const auto p = load<DmaPair>(j.msg, t.off + sizeof(DmaXferToDev) + j.pair * sizeof(DmaPair));
+			if (j.pair_done == 0)
+				j.pair_start = buf.size();
+			while (j.pair_done < p.size) {
+				if (budget_.spent())
+					return false;
+				const uint64_t n = std::min(p.size - j.pair_done, budget_.bytes);
+				budget_.take_bytes(n);
+				const size_t old = buf.size();
+				buf.resize(old + n); // within the room make_room() reserved
+				if (host_.dma_read(p.addr + j.pair_done, buf.data() + old, n) != DmaStatus::Ok) {
+					buf.resize(j.pair_start);
+					host_.guest_error("NNC: DMA_XFER address unreadable");
+					break;
+				}
+				j.pair_done += n;
+			}
+		}
 	}
 	return true;
+}
+
+// All of the job's DMA data is in: the message is held for more, or runs
+// (for a continuation that completes it, the held message). False when
+// nothing is left to run.
+bool Qsm::staged(Job &j)
+{
+	if (!j.continuation) {
+		if (!j.chunk) {
+			j.data.msg = std::move(j.msg);
+			start_run(j, j.h);
+			return true;
+		}
+		Held &held = held_[j.h.handle];
+		held = std::move(j.data);
+		held.msg = std::move(j.msg);
+		held.chunk_id = j.chunk;
+		send_dma_cont(j.h, j.chunk, held.bytes);
+		return false;
+	}
+	auto it = held_.find(j.h.handle);
+	std::vector<Trans> hts;
+	parse(it->second.msg, hts);
+	if (it->second.bytes < dma_needed(it->second.msg, hts)) {
+		send_dma_cont(j.h, it->second.chunk_id, it->second.bytes);
+		return false;
+	}
+	// Complete: the held message runs, answering this one.
+	j.data = std::move(it->second);
+	held_.erase(it);
+	auto hh = load<Header>(j.data.msg, 0);
+	hh.sequence_number = j.h.sequence_number;
+	start_run(j, hh);
+	return true;
+}
+
+// The message in j.data runs next, answered with header `h`.
+void Qsm::start_run(Job &j, const Header &h)
+{
+	j.run_h = h;
+	j.run_ts.clear();
+	parse(j.data.msg, j.run_ts);
+	j.running = true;
+	j.ctx = Ctx{h.handle, static_cast<int32_t>(h.partition_id), j.data.msg, &j.run_ts, &j.data.dma, {},
+		    &j.reply, &budget_, nullptr};
+}
+
+// Goes on with the job within this pass's budget. While it is unfinished
+// QAIC_CONTROL waits, and the card asks for another pass.
+void Qsm::work()
+{
+	Job &j = *job_;
+	bool done;
+	if (!j.running) {
+		Held *into = &j.data;
+		if (j.continuation)
+			into = &held_.at(j.h.handle);
+		done = stage_dma(j, *into) && (!staged(j) || run_transactions(j));
+	} else {
+		done = run_transactions(j);
+	}
+	if (done && j.running)
+		send_reply(j.run_h, j.reply);
+	if (done) {
+		job_.reset();
+		mhi_.hold_ul(chan::kControlUl, false);
+		return;
+	}
+	mhi_.hold_ul(chan::kControlUl, true);
+	host_.kick();
+}
+
+// The end of a pass of the card: the job goes on, then the next pass has
+// its whole budget.
+void Qsm::end_pass()
+{
+	if (job_)
+		work();
+	budget_ = Budget{};
+}
+
+// A new host session, or the QSM stops: the message being worked on is
+// forgotten, with the window of an activation it was filling.
+void Qsm::drop_job()
+{
+	if (!job_)
+		return;
+	if (const auto &p = job_->ctx.filling; p && p->window != Ddr::kNoAddress)
+		ddr_.release(p->window);
+	job_.reset();
+	mhi_.hold_ul(chan::kControlUl, false);
 }
 
 // Bytes of DMA data the passthrough commands of a message consume.
@@ -395,47 +523,54 @@ uint64_t Qsm::dma_needed(std::span<const uint8_t> msg, const std::vector<Trans> 
 	return need;
 }
 
-void Qsm::run_message(const Header &h, std::span<const uint8_t> msg, const std::vector<Trans> &ts,
-		      std::map<uint32_t, std::vector<uint8_t>> &dma)
+// Runs the job's transactions from where the last pass stopped; true when
+// all have run.
+bool Qsm::run_transactions(Job &j)
 {
-	Reply reply;
-	Ctx c{h.handle, static_cast<int32_t>(h.partition_id), msg, &ts, &dma, {}, &reply};
-	for (const Trans &t : ts) {
-		switch (t.type) {
-		case kStatusToDev: {
-			// The first STATUS of a host session settles CRC for it.
-			const StatusFromDev s{{kStatusFromDev, sizeof(StatusFromDev)}, kVersionMajor, kVersionMinor, 0,
-					      cfg_.crc ? kStatusFlagCrc : 0};
-			reply.add(&s, sizeof(s));
-			crc_active_ = cfg_.crc;
-			break;
-		}
-		case kPassthroughToDev:
-			command(c, msg.subspan(t.off + sizeof(TransHdr), t.len - sizeof(TransHdr)));
-			break;
-		case kTerminateToDev: {
-			const uint32_t who = t.len >= sizeof(TerminateToDev) ? load<TerminateToDev>(msg, t.off).handle
-									     : h.handle;
-			terminate(who);
-			const TerminateFromDev r{{kTerminateFromDev, sizeof(TerminateFromDev)}, 0, 0};
-			reply.add(&r, sizeof(r));
-			break;
-		}
-		case kValidatePartitionToDev: {
-			const int32_t part = t.len >= sizeof(ValidatePartitionToDev)
-						     ? static_cast<int32_t>(load<ValidatePartitionToDev>(msg, t.off).part_id)
-						     : -1;
-			const auto it = groups_.find(part);
-			const ValidatePartitionFromDev r{{kValidatePartitionFromDev, sizeof(ValidatePartitionFromDev)},
-							 it != groups_.end() && !it->second.orphaned ? 0u : 1u, 0};
-			reply.add(&r, sizeof(r));
-			break;
-		}
-		default: // DMA_XFER and ACTIVATE serve the commands
-			break;
-		}
+	for (; j.next < j.run_ts.size(); j.next++) {
+		if (budget_.spent() || !run_transaction(j, j.run_ts[j.next]))
+			return false;
 	}
-	send_reply(h, reply);
+	return true;
+}
+
+// False when the transaction goes on in a later pass.
+bool Qsm::run_transaction(Job &j, const Trans &t)
+{
+	const Header &h = j.run_h;
+	const std::span<const uint8_t> msg = j.data.msg;
+	Reply &reply = j.reply;
+	switch (t.type) {
+	case kStatusToDev: {
+		// The first STATUS of a host session settles CRC for it.
+		const StatusFromDev s{{kStatusFromDev, sizeof(StatusFromDev)}, kVersionMajor, kVersionMinor, 0,
+				      cfg_.crc ? kStatusFlagCrc : 0};
+		reply.add(&s, sizeof(s));
+		crc_active_ = cfg_.crc;
+		return true;
+	}
+	case kPassthroughToDev:
+		return command(j.ctx, msg.subspan(t.off + sizeof(TransHdr), t.len - sizeof(TransHdr)));
+	case kTerminateToDev: {
+		const uint32_t who = t.len >= sizeof(TerminateToDev) ? load<TerminateToDev>(msg, t.off).handle : h.handle;
+		terminate(who);
+		const TerminateFromDev r{{kTerminateFromDev, sizeof(TerminateFromDev)}, 0, 0};
+		reply.add(&r, sizeof(r));
+		return true;
+	}
+	case kValidatePartitionToDev: {
+		const int32_t part = t.len >= sizeof(ValidatePartitionToDev)
+					     ? static_cast<int32_t>(load<ValidatePartitionToDev>(msg, t.off).part_id)
+					     : -1;
+		const auto it = groups_.find(part);
+		const ValidatePartitionFromDev r{{kValidatePartitionFromDev, sizeof(ValidatePartitionFromDev)},
+						 it != groups_.end() && !it->second.orphaned ? 0u : 1u, 0};
+		reply.add(&r, sizeof(r));
+		return true;
+	}
+	default: // DMA_XFER and ACTIVATE serve the commands
+		return true;
+	}
 }
 
 } // namespace aic100

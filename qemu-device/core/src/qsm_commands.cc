@@ -160,13 +160,19 @@ std::optional<std::span<const uint8_t>> Qsm::take_dma(Ctx &c, uint32_t tag, uint
 		return std::nullopt;
 	std::span<const uint8_t> s(it->second.data() + used, len);
 	used += len;
+	// The command copies it into DDR (and reads an ELF through).
+	if (c.budget)
+		c.budget->take_bytes(len);
 	return s;
 }
 
-void Qsm::command(Ctx &c, std::span<const uint8_t> req)
+bool Qsm::command(Ctx &c, std::span<const uint8_t> req)
 {
 	std::vector<uint8_t> extra; // a transaction that follows the passthrough
-	std::vector<uint8_t> resp = command_resp(c, req, extra);
+	std::optional<std::vector<uint8_t>> answer = command_resp(c, req, extra);
+	if (!answer)
+		return false;
+	std::vector<uint8_t> &resp = *answer;
 	// The UMD reads the response in place of its request: pad to the
 	// request's length, and to a multiple of 8 as the host requires.
 	size_t len = std::max(resp.size(), req.size());
@@ -178,11 +184,13 @@ void Qsm::command(Ctx &c, std::span<const uint8_t> req)
 	c.reply->add(t.data(), t.size());
 	if (!extra.empty())
 		c.reply->add(extra.data(), extra.size());
+	return true;
 }
 
 // The response to one command, and in `extra` any transaction that must
 // follow the passthrough.
-std::vector<uint8_t> Qsm::command_resp(Ctx &c, std::span<const uint8_t> req, std::vector<uint8_t> &extra)
+std::optional<std::vector<uint8_t>> Qsm::command_resp(Ctx &c, std::span<const uint8_t> req,
+						       std::vector<uint8_t> &extra)
 {
 	const uint32_t type = req.size() >= 4 ? load<uint32_t>(req) : 0;
 	auto status_only = [](uint32_t rtype, int32_t st) { return bytes_of(StatusOnlyResp{rtype, st}); };
@@ -208,7 +216,10 @@ std::vector<uint8_t> Qsm::command_resp(Ctx &c, std::span<const uint8_t> req, std
 	case kActivate: {
 		ActivateResp r{};
 		r.type = kActivateResp;
-		r.status = activate(c, req, r);
+		const std::optional<int32_t> st = activate(c, req, r);
+		if (!st)
+			return std::nullopt; // its window is still being filled
+		r.status = *st;
 		if (r.status == kOk)
 			extra = bytes_of(ActivateFromDev{{kActivateFromDev, sizeof(ActivateFromDev)}, 0,
 							r.virtual_channel_id, 0});
@@ -217,6 +228,8 @@ std::vector<uint8_t> Qsm::command_resp(Ctx &c, std::span<const uint8_t> req, std
 	case kDeactivate: {
 		unsigned dbc = 0;
 		const int32_t st = deactivate(c, req, dbc);
+		if (c.budget)
+			c.budget->take_activation();
 		if (st == kOk)
 			extra = bytes_of(DeactivateFromDev{{kDeactivateFromDev, sizeof(DeactivateFromDev)}, 0, dbc});
 		return status_only(kDeactivateResp, st);
@@ -531,18 +544,6 @@ int32_t Qsm::load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id)
 	return place_image(c, img, size, data, id);
 }
 
-// An ACTIVATE as it is checked and carried out.
-struct Qsm::ActivationPlan {
-	ActivateReq req{};
-	ActivateToDev fifos{}; // the host's, from the same message
-	Image *elf = nullptr, *consts = nullptr;
-	int32_t group = -1;
-	unsigned nsps = 0;
-	const nsp::Workload *work = nullptr; // null: not one of our workloads
-	uint64_t window = 0, window_size = 0;
-	std::span<uint8_t> win; // the window in DDR
-};
-
 // The message's ACTIVATE_TO_DEV, with the host's FIFOs.
 std::optional<ActivateToDev> Qsm::activation_fifos(const Ctx &c) const
 {
@@ -612,28 +613,57 @@ int32_t Qsm::plan_activation(Ctx &c, ActivationPlan &p)
 	return room_for(p);
 }
 
-// Allocates the window: the program's initial data, then the constants
-// where it wants them.
-int32_t Qsm::fill_window(ActivationPlan &p)
+// Allocates the window and lists what goes into it: the program's
+// initial data, then the constants where it wants them. DDR is zero
+// wherever nobody wrote since it was mapped or released (Ddr::release), so
+// the zero-fill of the segments costs nothing: up to 4 GiB that was
+// otherwise written again, and backed by host memory, at every ACTIVATE.
+int32_t Qsm::open_window(ActivationPlan &p)
 {
 	p.window = ddr_.allocate(p.window_size);
 	if (p.window == Ddr::kNoAddress)
 		return kErrMemory;
 	p.win = std::span(ddr_.span(p.window, p.window_size), p.window_size);
-	if (p.work && !nsp::load_segments(*p.work, p.win)) {
-		ddr_.release(p.window);
-		return kErrMetadata;
+	auto fits = [&p](uint64_t at, uint64_t n) { return at <= p.window_size && n <= p.window_size - at; };
+	for (size_t i = 0; p.work && i < p.work->segments.size(); i++) {
+		const nsp::Segment &s = p.work->segments[i];
+		if (s.data.size() > s.memsz || !fits(s.offset, s.memsz)) {
+			ddr_.release(p.window);
+			return kErrMetadata;
+		}
+		if (!s.data.empty())
+			p.copies.push_back({s.data.data(), s.offset, s.data.size()});
 	}
 	if (p.consts) {
 		const uint64_t at = p.work ? p.work->meta.const_offset : 0;
 		const uint64_t n = p.consts->static_size + p.consts->dynamic_size;
-		if (at > p.window_size || n > p.window_size - at) {
+		if (!fits(at, n)) {
 			ddr_.release(p.window);
 			return kErrMemory;
 		}
-		std::memcpy(p.win.data() + at, ddr_.span(p.consts->addr, n), n);
+		if (n)
+			p.copies.push_back({ddr_.span(p.consts->addr, n), at, n});
 	}
 	return kOk;
+}
+
+// Copies into the window what fits in this pass's budget (all of it without
+// one); true when the window is complete.
+bool Qsm::fill_window(ActivationPlan &p, Budget *b)
+{
+	for (; p.next_copy < p.copies.size(); p.next_copy++, p.copied = 0) {
+		const ActivationPlan::Copy &k = p.copies[p.next_copy];
+		while (p.copied < k.len) {
+			if (b && b->spent())
+				return false;
+			const uint64_t n = b ? std::min(k.len - p.copied, b->bytes) : k.len - p.copied;
+			std::memcpy(p.win.data() + k.to + p.copied, k.from + p.copied, n);
+			p.copied += n;
+			if (b)
+				b->take_bytes(n);
+		}
+	}
+	return true;
 }
 
 // The first `n` free NSPs, taken.
@@ -697,17 +727,34 @@ int32_t Qsm::start_activation(Ctx &c, ActivationPlan &p, ActivateResp &resp)
 	return kOk;
 }
 
-int32_t Qsm::activate(Ctx &c, std::span<const uint8_t> req, ActivateResp &resp)
+// nullopt while the window is being filled (over several passes if it is
+// large): the same request comes back in the next pass.
+std::optional<int32_t> Qsm::activate(Ctx &c, std::span<const uint8_t> req, ActivateResp &resp)
 {
-	if (req.size() < sizeof(ActivateReq))
-		return kErrCommandLength;
-	ActivationPlan p;
-	p.req = load<ActivateReq>(req);
-	if (const int32_t st = plan_activation(c, p); st != kOk)
+	if (!c.filling) {
+		if (req.size() < sizeof(ActivateReq))
+			return kErrCommandLength;
+		auto p = std::make_shared<ActivationPlan>();
+		p->req = load<ActivateReq>(req);
+		if (const int32_t st = plan_activation(c, *p); st != kOk)
+			return st;
+		if (const int32_t st = open_window(*p); st != kOk)
+			return st;
+		c.filling = std::move(p);
+	}
+	if (!fill_window(*c.filling, c.budget))
+		return std::nullopt;
+	const std::shared_ptr<ActivationPlan> p = std::move(c.filling);
+	c.filling.reset();
+	if (c.budget)
+		c.budget->take_activation();
+	// Nothing but crashes ran meanwhile, and they only free; checked all
+	// the same, as start_activation() relies on it.
+	if (const int32_t st = room_for(*p); st != kOk) {
+		ddr_.release(p->window);
 		return st;
-	if (const int32_t st = fill_window(p); st != kOk)
-		return st;
-	return start_activation(c, p, resp);
+	}
+	return start_activation(c, *p, resp);
 }
 
 void Qsm::stop_activation(Activation &a)
@@ -874,6 +921,7 @@ void Qsm::terminate(uint32_t handle)
 
 void Qsm::release_all()
 {
+	drop_job();
 	ssr_.reset();
 	recovering_.clear();
 	for (auto &[id, a] : acts_) {

@@ -61,6 +61,7 @@ void Qsm::poll()
 	for (uint32_t id : crashed)
 		crash(id);
 	ssr_.poll();
+	end_pass();
 }
 
 uint64_t Qsm::next_deadline() const

@@ -104,6 +104,19 @@ protected:
 							  n, n, buf, 0})};
 	}
 
+	// Lets the card take the passes it asks for (as QEMU's bottom half
+	// does on a kick): a message's work may span several.
+	void run_while_kicked()
+	{
+		for (unsigned seen = host.kicks, rounds = 0; rounds < 100000; rounds++) {
+			mhi->settle();
+			if (host.kicks == seen)
+				return;
+			seen = host.kicks;
+		}
+		ADD_FAILURE() << "the card kept asking for passes";
+	}
+
 	// Sends one message; returns the reply's transactions (empty if none).
 	std::vector<NncTrans> send(const std::vector<NncTrans> &ts, uint32_t handle = 5, uint32_t partition = 0xFFFFFFFF,
 				bool crc = false, bool corrupt = false)
@@ -126,6 +139,7 @@ protected:
 			off += n;
 		}
 		mhi->send(10, pieces);
+		run_while_kicked();
 		last = mhi->pop(11);
 		std::vector<NncTrans> out;
 		if (last.size() < 32)

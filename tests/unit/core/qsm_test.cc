@@ -4,8 +4,16 @@
 // resources behind it.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include <chrono>
+
+#include <cstdio>
 #include <cstring>
 
+#include "aic100/nsp.h"
+#include "common/alloc_budget.h"
 #include "nnc_host.h"
 
 namespace aic100::test {
@@ -427,14 +435,30 @@ TEST_F(QsmTest, RepliesNeverExceedFourKilobytes)
 	EXPECT_LE(last.size(), 4096u);
 }
 
-// One DMA_XFER_TO_DEV of ELF data: `size` bytes at host address `addr`,
+// One DMA_XFER_TO_DEV: `size` bytes at host address `addr` for `tag`,
 // under DMA chunk id `chunk`.
-NncTrans host_dma(uint64_t addr, uint64_t size, uint32_t chunk)
+NncTrans tagged_dma(uint32_t tag, uint64_t addr, uint64_t size, uint32_t chunk)
 {
-	NncTrans t{kDmaXferToDev, raw(DmaXferToDev{{kDmaXferToDev, 24 + 16}, kTagElf, 1, chunk, 0})};
+	NncTrans t{kDmaXferToDev, raw(DmaXferToDev{{kDmaXferToDev, 24 + 16}, tag, 1, chunk, 0})};
 	const auto p = raw(DmaPair{addr, size});
 	t.data.insert(t.data.end(), p.begin(), p.end());
 	return t;
+}
+// The same for ELF data.
+NncTrans host_dma(uint64_t addr, uint64_t size, uint32_t chunk)
+{
+	return tagged_dma(kTagElf, addr, size, chunk);
+}
+
+// A LOAD_ELF that waits for more data than will ever come: its message
+// stays held, with what its DMA_XFERs brought.
+LoadElfReq held_load()
+{
+	LoadElfReq req{};
+	req.type = kLoadElf;
+	req.tag = kTagElf;
+	req.data_length = 2ull << 30;
+	return req;
 }
 
 TEST_F(QsmTest, DmaHeldForUnfinishedMessagesIsCappedForAllUsersTogether)
@@ -495,6 +519,280 @@ TEST_F(QsmTest, MessagesHeldAtOnceAreCapped)
 	EXPECT_TRUE(r.empty());
 	r = send({passthrough(raw(req)), zeros}, 5000);
 	EXPECT_EQ(r[0].type, kDmaXferCont);
+}
+
+// Bus addresses the host does not have: reading them fails.
+constexpr uint64_t kHole = 1ull << 40;
+
+TEST_F(QsmTest, DmaThatCannotBeReadCountsAgainstTheCapAllTheSame)
+{
+	std::vector<NncTrans> ts{passthrough(raw(held_load()))};
+	for (uint32_t tag = 1; tag <= 2; tag++)
+		ts.push_back(tagged_dma(tag, kHole, 600u << 20, 9));
+	{
+		test::AllocBudget budget(16u << 20);
+		const auto r = send(ts, 5);
+		ASSERT_EQ(r.size(), 1u);
+		EXPECT_EQ(as<StatusFromDev>(r[0].data).status, 4u) << "1.2 GiB described: over the cap";
+		EXPECT_FALSE(budget.exceeded()) << "refused before anything was allocated for it";
+	}
+	// One such tag fits, and the continuation reports every byte it
+	// described (the host checks that), read or not.
+	auto r = send({passthrough(raw(held_load())), tagged_dma(1, kHole, 600u << 20, 9)}, 5);
+	ASSERT_EQ(r.size(), 1u);
+	ASSERT_EQ(r[0].type, kDmaXferCont);
+	EXPECT_EQ(as<DmaXferCont>(r[0].data).xferred_size, 600u << 20);
+	// It holds its share of the cap.
+	constexpr uint64_t kZeros = 0x80000000;
+	host.zero_from = kZeros;
+	r = send({passthrough(raw(held_load())), host_dma(kZeros, 500u << 20, 9)}, 6);
+	ASSERT_EQ(r.size(), 1u);
+	EXPECT_EQ(as<StatusFromDev>(r[0].data).status, 4u) << "the unread 600 MiB count";
+	EXPECT_EQ(host.dma_read_bytes, 0u);
+}
+
+// The message (eight DMA_XFERs of 1 GiB each that the host cannot
+// read, under one held MANAGE message), and the largest one that fits in
+// 64 KiB: what the card's process holds at its peak.
+TEST_F(QsmTest, UnreadableDmaHoldsNoMemory)
+{
+	auto peak_mib = [] {
+		rusage u{};
+		getrusage(RUSAGE_SELF, &u);
+		return static_cast<uint64_t>(u.ru_maxrss) >> 10;
+	};
+	for (uint32_t tags : {8u, (64u * 1024 - 32 - 112) / 40}) {
+		std::vector<NncTrans> ts{passthrough(raw(held_load()))};
+		for (uint32_t tag = 1; tag <= tags; tag++)
+			ts.push_back(tagged_dma(tag, kHole, 1ull << 30, 9));
+		const uint64_t before = peak_mib();
+		const auto r = send(ts, 5);
+		const uint64_t grew = peak_mib() - before;
+		std::printf("%u unreadable 1 GiB DMA_XFERs: peak RSS %llu MiB, +%llu MiB\n", tags,
+			    static_cast<unsigned long long>(before + grew), static_cast<unsigned long long>(grew));
+		ASSERT_EQ(r.size(), 1u);
+		EXPECT_EQ(as<StatusFromDev>(r[0].data).status, 4u);
+		EXPECT_LT(grew, 64u) << "MiB";
+		if (HasFailure())
+			return; // the larger message would take the machine's memory
+	}
+}
+
+// ---- work per pass -------------------------------------------------------------
+
+// A workload ELF of ours (docs/nsp.md), written here: a program that halts
+// and one RW segment at 0 with `data`, zero-filled to `memsz`.
+std::vector<uint8_t> halting_workload(uint64_t io_size, std::vector<uint8_t> data, uint64_t memsz)
+{
+	nsp::Meta m;
+	m.version = nsp::kMetaVersion;
+	m.nsp_count = 1;
+	m.io_size = io_size;
+	m.name = "halts";
+	std::vector<uint8_t> f(64 + 56);
+	auto append = [&f](const void *p, size_t n) {
+		f.insert(f.end(), static_cast<const uint8_t *>(p), static_cast<const uint8_t *>(p) + n);
+		return f.size() - n;
+	};
+	auto put = [&f](size_t off, uint64_t v, size_t n) { std::memcpy(&f[off], &v, n); };
+	const auto meta = nsp::encode_meta(m);
+	const size_t meta_off = append(meta.data(), meta.size());
+	uint8_t halt[16];
+	nsp::encode(nsp::Instr{static_cast<uint8_t>(nsp::Op::Halt), 0, 0, 0, 0, 0}, halt);
+	const size_t text_off = append(halt, sizeof(halt));
+	const size_t data_off = append(data.data(), data.size());
+	const char names[] = "\0.aic.meta\0.aic.text\0.shstrtab";
+	const size_t str_off = append(names, sizeof(names));
+	f.resize((f.size() + 7) & ~size_t{7});
+	const size_t shoff = f.size();
+	f.resize(shoff + 4 * 64);
+	const uint64_t sections[3][4] = {{1, 1, meta_off, meta.size()}, {11, 1, text_off, 16}, {21, 3, str_off, sizeof(names)}};
+	for (size_t i = 0; i < 3; i++) {
+		const size_t h = shoff + 64 * (i + 1);
+		put(h, sections[i][0], 4);
+		put(h + 4, sections[i][1], 4);
+		put(h + 24, sections[i][2], 8);
+		put(h + 32, sections[i][3], 8);
+	}
+	// The PT_LOAD (RW) at 0.
+	put(64, 1, 4);
+	put(68, 6, 4);
+	put(72, data_off, 8);
+	put(96, data.size(), 8);
+	put(104, memsz, 8);
+	// The ELF header: ELF64 LE, EM 164, program and section headers.
+	std::memcpy(&f[0], "\x7f" "ELF\x02\x01\x01", 7);
+	put(16, 2, 2);
+	put(18, 164, 2);
+	put(20, 1, 4);
+	put(32, 64, 8);
+	put(40, shoff, 8);
+	put(52, 64 | 56u << 16 | 1ull << 32 | 64ull << 48, 8);
+	put(60, 4 | 3u << 16, 4);
+	return f;
+}
+
+class QsmPassTest : public NncHostTest {
+protected:
+	// Puts one message on QAIC_CONTROL and rings its doorbell, without
+	// letting the card run.
+	void queue(const std::vector<NncTrans> &ts, uint32_t handle = 5)
+	{
+		std::vector<uint8_t> body;
+		for (const auto &t : ts)
+			body.insert(body.end(), t.data.begin(), t.data.end());
+		const Header h{0, kMagic, seq++, static_cast<uint32_t>(32 + body.size()), static_cast<uint32_t>(ts.size()),
+			       handle, 0xFFFFFFFF, 0};
+		std::vector<uint8_t> m = raw(h);
+		m.insert(m.end(), body.begin(), body.end());
+		const uint64_t at = mhi->alloc(m.size(), 8);
+		mhi->put(at, m.data(), m.size());
+		mhi->queue_ul(10, at, static_cast<uint32_t>(m.size()), 1);
+	}
+	// One pass of the card, as QEMU runs it under the BQL; its wall time.
+	double pass_ms()
+	{
+		const auto t0 = std::chrono::steady_clock::now();
+		dev->process();
+		mhi->drain_events();
+		return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+	}
+	unsigned activations()
+	{
+		unsigned n = 0;
+		for (unsigned dbc = 0; dbc < 16; dbc++)
+			n += dev->boot().qsm().activation_on(dbc).has_value();
+		return n;
+	}
+	ActivateReq activate_req(uint32_t elf)
+	{
+		ActivateReq req{};
+		req.type = kActivate;
+		req.elf_id = elf;
+		req.resource_res_id = -1;
+		req.vc_res_id = -1;
+		req.opt_vc_setup = 1;
+		req.initial_state = 1;
+		return req;
+	}
+	uint32_t load_workload(const std::vector<uint8_t> &elf)
+	{
+		LoadElfReq req{};
+		req.type = kLoadElf;
+		req.tag = kTagElf;
+		req.data_length = elf.size();
+		const auto r = as<LoadElfResp>(cmd(raw(req), 5, {dma(kTagElf, elf)}));
+		EXPECT_EQ(r.status, kOk);
+		return r.elf_id;
+	}
+};
+
+TEST_F(QsmPassTest, OnePassReadsAtMostSixtyFourMibOfAMessagesDma)
+{
+	constexpr uint64_t kZeros = 0x80000000;
+	host.zero_from = kZeros;
+	queue({passthrough(raw(held_load())), host_dma(kZeros, 256u << 20, 9)});
+	pass_ms();
+	EXPECT_LE(host.dma_read_bytes, 64u << 20) << "a 72-byte DMA_XFER may ask for 1 GiB";
+	EXPECT_TRUE(mhi->rx[11].empty()) << "the reply waits for the rest";
+	run_while_kicked();
+	EXPECT_EQ(host.dma_read_bytes, 256u << 20);
+	const auto r = mhi->pop(11);
+	ASSERT_GE(r.size(), 32u + sizeof(DmaXferCont));
+	EXPECT_EQ(as<TransHdr>(r, 32).type, kDmaXferCont);
+	EXPECT_EQ(as<DmaXferCont>(r, 32).xferred_size, 256u << 20);
+}
+
+TEST_F(QsmPassTest, ActivationsOfOneMessageSpreadOverPassesAndAnswerInOrder)
+{
+	const uint32_t elf = load_elf();
+	std::vector<NncTrans> ts{activate_to_dev()};
+	for (int i = 0; i < 8; i++)
+		ts.push_back(passthrough(raw(activate_req(elf))));
+	queue(ts);
+	pass_ms();
+	EXPECT_LE(activations(), 4u) << "activations in one pass";
+	EXPECT_TRUE(mhi->rx[11].empty());
+	run_while_kicked();
+	EXPECT_EQ(activations(), 8u);
+	const auto r = mhi->pop(11);
+	ASSERT_GE(r.size(), 32u);
+	ASSERT_EQ(as<Header>(r).count, 16u);
+	size_t off = 32;
+	for (unsigned i = 0; i < 8; i++) {
+		ASSERT_EQ(as<TransHdr>(r, off).type, kPassthroughFromDev);
+		const auto a = as<ActivateResp>(r, off + 8);
+		EXPECT_EQ(a.status, kOk);
+		EXPECT_EQ(a.virtual_channel_id, i) << "in request order";
+		off += as<TransHdr>(r, off).len;
+		ASSERT_EQ(as<TransHdr>(r, off).type, kActivateFromDev);
+		off += as<TransHdr>(r, off).len;
+	}
+}
+
+TEST_F(QsmPassTest, MessagesQueuedBehindABusyOneWaitTheirTurn)
+{
+	constexpr uint64_t kZeros = 0x80000000;
+	host.zero_from = kZeros;
+	queue({passthrough(raw(held_load())), host_dma(kZeros, 256u << 20, 9)});
+	queue({passthrough(raw(StatusReq{kStatus, 0, {}}))}, 6);
+	run_while_kicked();
+	const auto first = mhi->pop(11), second = mhi->pop(11);
+	ASSERT_GE(first.size(), 32u);
+	ASSERT_GE(second.size(), 32u);
+	EXPECT_EQ(as<Header>(first).handle, 5u);
+	EXPECT_EQ(as<Header>(second).handle, 6u);
+	EXPECT_EQ(as<Header>(second).sequence_number, as<Header>(first).sequence_number + 1);
+}
+
+// The window of a new activation is zero already (DDR that was never
+// written, or was released): its zero-filled part costs neither time nor
+// host memory.
+TEST_F(QsmPassTest, ActivationWritesOnlyTheSegmentsData)
+{
+	const uint64_t kWindow = 64u << 20;
+	const uint32_t elf = load_workload(halting_workload(kWindow, {1, 2, 3, 4}, kWindow));
+	const auto a = as<ActivateResp>(cmd(raw(activate_req(elf)), 5, {activate_to_dev()}));
+	ASSERT_EQ(a.status, kOk);
+	uint8_t *win = dev->ddr().span(a.ddr_base, kWindow);
+	ASSERT_NE(win, nullptr);
+	std::vector<unsigned char> pages(kWindow / 4096);
+	ASSERT_EQ(mincore(win, kWindow, pages.data()), 0);
+	size_t resident = 0;
+	for (unsigned char p : pages)
+		resident += p & 1;
+	EXPECT_LE(resident, 1u) << "pages of the window in host memory";
+	EXPECT_EQ(std::memcmp(win, "\1\2\3\4\0\0", 6), 0);
+	EXPECT_EQ(win[kWindow - 1], 0);
+}
+
+// The worst message: ACTIVATE/DEACTIVATE pairs of a workload whose
+// 4 GiB window is all zero-fill, as many as 64 KiB holds.
+TEST_F(QsmPassTest, AMessageOfHundredsOfActivationsRunsInShortPasses)
+{
+	constexpr uint64_t k4G = 4ull << 30;
+	const uint32_t elf = load_workload(halting_workload(k4G, {1}, k4G));
+	// The header, ACTIVATE_TO_DEV, then 64 + 32 bytes a pair.
+	const unsigned pairs = (kMaxRequest - 32 - 40) / 96;
+	std::vector<NncTrans> ts{activate_to_dev()};
+	for (uint32_t id = 1; id <= pairs; id++) { // activation ids count from 1 on a fresh card
+		ts.push_back(passthrough(raw(activate_req(elf))));
+		ts.push_back(passthrough(raw(DeactivateReq{kDeactivate, id, 1, 0})));
+	}
+	const ResourceInfo before = resources();
+	queue(ts);
+	double longest = 0;
+	unsigned passes = 0;
+	for (; mhi->rx[11].empty() && passes < 100000; passes++)
+		longest = std::max(longest, pass_ms());
+	std::printf("%u ACTIVATE/DEACTIVATE pairs of a 4 GiB window: %u passes, longest %.1f ms\n", pairs, passes,
+		    longest);
+	ASSERT_FALSE(mhi->rx[11].empty());
+	EXPECT_EQ(as<StatusFromDev>(mhi->pop(11), 32).status, 4u) << "the reply would exceed 4 KiB";
+	EXPECT_EQ(activations(), 0u);
+	const ResourceInfo after = resources();
+	EXPECT_EQ(std::memcmp(&after, &before, sizeof(after)), 0) << "every pair gave back what it took";
+	EXPECT_LT(longest, 1000.0) << "ms (about 10 expected; a 4 GiB memset takes seconds)";
 }
 
 } // namespace

@@ -97,6 +97,11 @@ public:
 	// (an OVERFLOW completion if the host's buffer is too small). False
 	// when the channel is not running or its queue is full.
 	bool send(unsigned ch, std::vector<uint8_t> msg, bool may_split = false);
+	// The function's back-pressure on UL channel `ch`: while held, the
+	// card takes no more TDs from its ring (a firmware busy with one
+	// message leaves the next ones there). Released, it goes on in the
+	// next pass. A new host session releases every channel.
+	void hold_ul(unsigned ch, bool hold);
 	size_t dl_backlog(unsigned ch) const;
 	// Events written to no event ring yet: the host has given no credit.
 	size_t events_without_credit() const;
@@ -300,6 +305,7 @@ private:
 	bool halt_requested_ = false;
 	std::bitset<regs::kMaxEventRings> pending_erdb_;
 	std::bitset<regs::kNumChannels> pending_chdb_;
+	std::bitset<regs::kNumChannels> ul_held_; // see hold_ul()
 
 	// Rings, valid between M0 and the next reset.
 	std::vector<std::unique_ptr<mhi::EventRing>> events_;

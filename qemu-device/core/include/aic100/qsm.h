@@ -9,6 +9,7 @@
 // reports errors through RAS and answers telemetry (docs/health.md).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -92,6 +93,13 @@ public:
 	static constexpr uint64_t kMaxHeldDma = 1ull << 30;
 	// Messages held at once (one per user handle), up to 64 KiB each.
 	static constexpr size_t kMaxHeldMessages = 1024;
+	// The work of NNC messages in one pass of the card (which runs under
+	// QEMU's BQL): bytes moved (DMA data read, data copied into DDR) and
+	// activations started or stopped. A message that asks for more goes
+	// on in the next passes; QAIC_CONTROL waits meanwhile, so replies
+	// keep their order.
+	static constexpr uint64_t kPassBytes = 64ull << 20;
+	static constexpr unsigned kPassActivations = 4;
 
 private:
 	// ---- transport -----------------------------------------------------
@@ -113,23 +121,40 @@ private:
 		void add(const void *p, size_t n);
 	};
 
+	struct Job;
 	void control(std::span<const uint8_t> msg);
 	bool accept_message(std::span<const uint8_t> msg, nnc::Header &h, std::vector<Trans> &ts);
-	bool continue_held(std::span<const uint8_t> msg, const nnc::Header &h, const std::vector<Trans> &ts);
-	void begin_message(std::span<const uint8_t> msg, const nnc::Header &h, const std::vector<Trans> &ts);
+	enum class Continuation { No, Answered, Stage };
+	Continuation continue_held(Job &j);
+	bool begin_message(Job &j);
 	void send_dma_cont(const nnc::Header &req, uint32_t chunk, uint64_t bytes);
 	bool parse(std::span<const uint8_t> msg, std::vector<Trans> &out) const;
-	void run_message(const nnc::Header &h, std::span<const uint8_t> msg, const std::vector<Trans> &ts,
-			 std::map<uint32_t, std::vector<uint8_t>> &dma);
-	bool stage_dma(std::span<const uint8_t> msg, const Trans &t, std::map<uint32_t, std::vector<uint8_t>> &dma,
-		       uint64_t &bytes, uint64_t limit);
+	bool make_room(const Job &j, Held &into, uint64_t limit) const;
+	bool stage_dma(Job &j, Held &into);
+	bool staged(Job &j);
+	void start_run(Job &j, const nnc::Header &h);
+	bool run_transactions(Job &j);
+	bool run_transaction(Job &j, const Trans &t);
+	void work();
+	void end_pass();
+	void drop_job();
 	uint64_t held_by_others(uint32_t handle) const;
 	uint64_t dma_needed(std::span<const uint8_t> msg, const std::vector<Trans> &ts) const;
 	void send_reply(const nnc::Header &req, const Reply &r);
 	void send_error(const nnc::Header &req, uint32_t code);
 	void timesync(std::span<const uint8_t> msg);
 
+	// What is left of this pass's work (kPassBytes, kPassActivations).
+	struct Budget {
+		uint64_t bytes = kPassBytes;
+		unsigned activations = kPassActivations;
+		bool spent() const { return bytes == 0 || activations == 0; }
+		void take_bytes(uint64_t n) { bytes -= std::min(bytes, n); }
+		void take_activation() { activations -= activations > 0; }
+	};
+
 	// ---- commands (protocol 17.0) ------------------------------------------
+	struct ActivationPlan;
 	struct Ctx {
 		uint32_t handle;
 		int32_t partition; // -1: none
@@ -138,14 +163,19 @@ private:
 		std::map<uint32_t, std::vector<uint8_t>> *dma;
 		std::map<uint32_t, size_t> dma_used;
 		Reply *reply;
+		Budget *budget = nullptr; // null: not counted (TERMINATE's own steps)
+		// An ACTIVATE whose window is being filled over several passes.
+		std::shared_ptr<ActivationPlan> filling;
 	};
-	void command(Ctx &c, std::span<const uint8_t> req);
-	std::vector<uint8_t> command_resp(Ctx &c, std::span<const uint8_t> req, std::vector<uint8_t> &extra);
+	// False when the command goes on in a later pass.
+	bool command(Ctx &c, std::span<const uint8_t> req);
+	std::optional<std::vector<uint8_t>> command_resp(Ctx &c, std::span<const uint8_t> req,
+							 std::vector<uint8_t> &extra);
 	std::vector<uint8_t> status_resp() const;
 	std::vector<uint8_t> resource_info_resp(std::span<const uint8_t> req, uint32_t handle) const;
 	std::vector<uint8_t> perf_info_resp() const;
 	int32_t load_image(Ctx &c, std::span<const uint8_t> req, uint32_t &id);
-	int32_t activate(Ctx &c, std::span<const uint8_t> req, nnc::cmd::ActivateResp &resp);
+	std::optional<int32_t> activate(Ctx &c, std::span<const uint8_t> req, nnc::cmd::ActivateResp &resp);
 	int32_t deactivate(Ctx &c, std::span<const uint8_t> req, unsigned &dbc);
 	int32_t unload(Ctx &c, uint32_t type, uint32_t id);
 	int32_t create_group(Ctx &c, std::span<const uint8_t> req, int32_t &id);
@@ -205,13 +235,60 @@ private:
 	int32_t read_constants(Ctx &c, std::span<const uint8_t> req, ImageData &data, uint64_t &size);
 	int32_t size_constants_ex(std::span<const uint8_t> req, Image &img, uint64_t &size) const;
 	int32_t place_image(Ctx &c, Image &img, uint64_t size, const ImageData &data, uint32_t &id);
-	struct ActivationPlan;
 	std::optional<nnc::ActivateToDev> activation_fifos(const Ctx &c) const;
 	int32_t plan_activation(Ctx &c, ActivationPlan &p);
 	int32_t room_for(const ActivationPlan &p) const;
-	int32_t fill_window(ActivationPlan &p);
+	int32_t open_window(ActivationPlan &p);
+	bool fill_window(ActivationPlan &p, Budget *b);
 	uint32_t take_nsps(unsigned n);
 	int32_t start_activation(Ctx &c, ActivationPlan &p, nnc::cmd::ActivateResp &resp);
+
+	// An ACTIVATE as it is checked and carried out.
+	struct ActivationPlan {
+		nnc::cmd::ActivateReq req{};
+		nnc::ActivateToDev fifos{}; // the host's, from the same message
+		Image *elf = nullptr, *consts = nullptr;
+		int32_t group = -1;
+		unsigned nsps = 0;
+		const nsp::Workload *work = nullptr; // null: not one of our workloads
+		uint64_t window = Ddr::kNoAddress, window_size = 0;
+		std::span<uint8_t> win; // the window in DDR
+		// What goes into the window (it is zero already): the segments'
+		// data, then the constants; and how far the copying got.
+		struct Copy {
+			const uint8_t *from;
+			uint64_t to; // offset in the window
+			uint64_t len;
+		};
+		std::vector<Copy> copies;
+		size_t next_copy = 0;
+		uint64_t copied = 0;
+	};
+
+	// The message the QSM is working on, over as many passes as it takes.
+	struct Job {
+		nnc::Header h;
+		std::vector<uint8_t> msg;
+		std::vector<Trans> ts;
+		bool continuation = false; // DMA data for the message held for h.handle
+		uint32_t chunk = 0;        // a new message's DMA chunk id (0: runs at once)
+		// Reading the DMA_XFERs: the transaction, its pair, the bytes of
+		// the pair read, and the size of the tag's data where it began.
+		size_t xfer = 0;
+		uint32_t pair = 0;
+		uint64_t pair_done = 0;
+		size_t pair_start = 0;
+		Held data; // a new message's DMA data; then the message that runs
+		// Running it: the header the reply answers, the transaction next.
+		bool running = false;
+		nnc::Header run_h{};
+		std::vector<Trans> run_ts;
+		size_t next = 0;
+		Reply reply;
+		Ctx ctx{};
+	};
+	std::unique_ptr<Job> job_;
+	Budget budget_; // this pass's, renewed by poll()
 
 	// ---- crashes (qsm_crash.cc) ---------------------------------------------
 	// What a DBC under recovery still holds until SSR is over.
