@@ -71,7 +71,8 @@ void Boot::halt_after_sys_err()
 
 // The RAM dump of an AMSS failure (docs/health.md): what failed and when, the
 // boot log of the SBL that started this AMSS, the MHI and BHI registers as the
-// failure left them, and the images AMSS ran from, as they sit in DDR.
+// failure left them, and the images AMSS ran from, as they sit in DDR (the
+// payloads shared, not copied).
 std::shared_ptr<const RamDump> Boot::record_crash(const std::string &why)
 {
 	failures_++;
@@ -86,7 +87,7 @@ std::shared_ptr<const RamDump> Boot::record_crash(const std::string &why)
 		std::snprintf(line, sizeof(line), "image: %s %.*s %u.%u.%u.%u %zu bytes\n",
 			      image_file(family_.family, im.header.image_id).c_str(), static_cast<int>(strnlen(im.header.name, sizeof(im.header.name))), im.header.name,
 			      im.header.version[0], im.header.version[1], im.header.version[2], im.header.version[3],
-			      im.payload.size());
+			      im.payload->size());
 		summary += line;
 	}
 	dump->add("crash summary", "summary.txt", std::vector<uint8_t>(summary.begin(), summary.end()));
@@ -105,7 +106,7 @@ std::shared_ptr<const RamDump> Boot::record_crash(const std::string &why)
 
 	for (const LoadedImage &im : images_) {
 		const std::string file = image_file(family_.family, im.header.image_id);
-		dump->add("AMSS image " + file, file, im.payload);
+		dump->add_shared("AMSS image " + file, file, im.payload);
 	}
 	host_.trace(("firmware: AMSS failed (" + why + "); RAM dump recorded").c_str());
 	return dump;
@@ -205,6 +206,9 @@ void Boot::mhi_reset()
 		if (crash_) {
 			// After an AMSS failure: back through the SBL, which offers
 			// the RAM dump, then loads the images and starts AMSS.
+			// The old images go: the dump holds what it shows of them,
+			// and the SBL fetches them again.
+			images_.clear();
 			mhi_.become_ready(ExecEnv::Sbl);
 			sbl_.boot(sbl_.header(), sbl_.manifest(), std::move(crash_));
 			return;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "aic100/ramdump.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "aic100/sahara_wire.h"
@@ -29,11 +30,19 @@ bool inside(uint64_t address, uint64_t length, uint64_t base, uint64_t size)
 
 void RamDump::add(std::string description, std::string filename, std::vector<uint8_t> data)
 {
-	if (data.empty())
+	add_shared(std::move(description), std::move(filename),
+		   std::make_shared<const std::vector<uint8_t>>(std::move(data)));
+}
+
+void RamDump::add_shared(std::string description, std::string filename,
+			 std::shared_ptr<const std::vector<uint8_t>> data)
+{
+	if (!data || data->empty())
 		return;
 	description.resize(std::min(description.size(), kNameSize - 1));
 	filename.resize(std::min(filename.size(), kNameSize - 1));
-	Region r{std::move(description), std::move(filename), std::move(data),
+	const std::span<const uint8_t> view(*data);
+	Region r{std::move(description), std::move(filename), std::move(data), view,
 		 kTableAddress + kRegionStride * (regions_.size() + 1)};
 	const size_t e = table_.size();
 	table_.resize(e + kEntrySize, 0);
@@ -61,7 +70,7 @@ RamDump::Read RamDump::read(uint64_t address, uint64_t length) const
 		return {sahara::kSuccess, std::span(table_).subspan(address - kTableAddress, length)};
 	for (const Region &r : regions_) {
 		if (inside(address, length, r.address, r.data.size()))
-			return {sahara::kSuccess, std::span(r.data).subspan(address - r.address, length)};
+			return {sahara::kSuccess, r.data.subspan(address - r.address, length)};
 	}
 	return {sahara::kInvalidMemoryRead, {}};
 }

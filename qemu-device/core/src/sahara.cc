@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "aic100/sahara.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -199,7 +200,7 @@ void SaharaTarget::receive(std::span<const uint8_t> data)
 bool SaharaTarget::is_host_reset(std::span<const uint8_t> data) const
 {
 	const bool looks_like_reset = data.size() == 8 && word(data, 0) == kReset && word(data, 4) == 8;
-	return looks_like_reset && (!streaming_ || chunk_.empty());
+	return looks_like_reset && (!streaming_ || got_ == 0);
 }
 
 // How much of what is left of the image the next READ_DATA asks for: all
@@ -282,50 +283,69 @@ void SaharaTarget::request(uint32_t offset, uint32_t len)
 		skip_ = 8;
 	}
 	want_ = len;
-	chunk_.clear();
+	got_ = 0;
+	header_bytes_.clear();
 	state_ = State::WaitData;
 	io_.sahara_send(packet({kReadData, 0x14, ids_[index_], offset, len}, 0x14));
 }
 
 void SaharaTarget::on_data(std::span<const uint8_t> d)
 {
-	if (chunk_.size() + d.size() > want_) {
+	if (d.size() > want_ - got_) {
 		fail(kInvalidRxLength, image_name() + ": host sent more data than requested");
 		return;
 	}
-	chunk_.insert(chunk_.end(), d.begin(), d.end());
-	if (chunk_.size() == want_)
-		chunk_complete();
+	if (header_)
+		take_payload(d);
+	else
+		header_bytes_.insert(header_bytes_.end(), d.begin(), d.end());
+	got_ += static_cast<uint32_t>(d.size());
+	if (got_ == want_)
+		reply_complete();
 }
 
-void SaharaTarget::chunk_complete()
+// Payload bytes are hashed and kept as they come, without the reply's first
+// skip_ bytes, which are held already.
+void SaharaTarget::take_payload(std::span<const uint8_t> d)
 {
-	std::span<const uint8_t> got(chunk_);
-	got = got.subspan(skip_);
+	if (got_ < skip_)
+		d = d.subspan(std::min<size_t>(skip_ - got_, d.size()));
+	digest_.update(d);
+	payload_.insert(payload_.end(), d.begin(), d.end());
+}
+
+// The image's header, checked; false (the transfer failed) if it is refused.
+bool SaharaTarget::accept_header(std::span<const uint8_t> bytes)
+{
+	fw::Header h;
+	std::memcpy(&h, bytes.data(), sizeof(h));
+	const fw::Error err = fw::check_header(h, fw::kMaxRuntimeSize);
+	if (err != fw::Error::None) {
+		fail(err == fw::Error::TooLarge ? kInvalidDataSize : kInvalidImageType,
+		     image_name() + ": " + fw::error_name(err));
+		return false;
+	}
+	if (h.image_id != ids_[index_]) {
+		fail(kUnexpectedImageId, image_name() + ": " + fw::error_name(fw::Error::WrongImage) +
+						 " (header says image " + std::to_string(h.image_id) + ")");
+		return false;
+	}
+	header_ = h;
+	fw::Header zeroed = h;
+	std::memset(zeroed.sha256, 0, sizeof(zeroed.sha256));
+	digest_.update(&zeroed, sizeof(zeroed));
+	payload_.reserve(h.payload_size);
+	next_offset_ = fw::kHeaderSize;
+	return true;
+}
+
+void SaharaTarget::reply_complete()
+{
 	if (!header_) {
-		fw::Header h;
-		std::memcpy(&h, got.data(), sizeof(h));
-		const fw::Error err = fw::check_header(h, fw::kMaxRuntimeSize);
-		if (err != fw::Error::None) {
-			fail(err == fw::Error::TooLarge ? kInvalidDataSize : kInvalidImageType,
-			     image_name() + ": " + fw::error_name(err));
+		if (!accept_header(std::span<const uint8_t>(header_bytes_).subspan(skip_)))
 			return;
-		}
-		if (h.image_id != ids_[index_]) {
-			fail(kUnexpectedImageId, image_name() + ": " + fw::error_name(fw::Error::WrongImage) +
-							 " (header says image " + std::to_string(h.image_id) + ")");
-			return;
-		}
-		header_ = h;
-		fw::Header zeroed = h;
-		std::memset(zeroed.sha256, 0, sizeof(zeroed.sha256));
-		digest_.update(&zeroed, sizeof(zeroed));
-		payload_.reserve(h.payload_size);
-		next_offset_ = fw::kHeaderSize;
 	} else {
-		digest_.update(got);
-		payload_.insert(payload_.end(), got.begin(), got.end());
-		next_offset_ += got.size();
+		next_offset_ += want_ - skip_;
 	}
 	const uint64_t end = fw::kHeaderSize + header_->payload_size;
 	if (next_offset_ < end) {
@@ -344,8 +364,8 @@ void SaharaTarget::chunk_complete()
 		      header_->version[0], header_->version[1], header_->version[2], header_->version[3],
 		      static_cast<unsigned long long>(header_->payload_size));
 	io_.sahara_log(msg);
-	images_.push_back({*header_, std::move(payload_)});
-	payload_.clear();
+	images_.push_back({*header_, std::make_shared<const std::vector<uint8_t>>(std::move(payload_))});
+	payload_ = {};
 	state_ = State::WaitDone;
 	end_of_image(kSuccess);
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <string>
@@ -195,6 +196,14 @@ protected:
 			mhi->send(2, words({sahara::kReset, 8}, 8));
 			return;
 		}
+		if (data_past_the_ring) {
+			// As Mhi delivers each TD: the file's bytes, never copied.
+			const std::span<const uint8_t> file(it->second);
+			for (uint32_t o = 0; o < len; o += 0xFFFF)
+				dev->boot().ul_message(2, file.subspan(off + o, std::min<uint32_t>(0xFFFF, len - o)));
+			mhi->settle(); // the card's next request, for this serve_sahara()
+			return;
+		}
 		std::vector<std::vector<uint8_t>> tres;
 		for (uint32_t o = 0; o < len; o += 0xFFFF) {
 			const uint32_t n = std::min<uint32_t>(0xFFFF, len - o);
@@ -332,6 +341,34 @@ protected:
 	}
 	void expect_dump_of_failure(unsigned failure);
 
+	// `n` images as large as the format allows (64 MiB with the header),
+	// fetched as the SBL's manifest lists them. The fake host's memory
+	// keeps a map node per byte: their data goes to the card past the UL
+	// ring (data_past_the_ring).
+	void use_largest_images(unsigned n)
+	{
+		std::vector<uint32_t> ids;
+		files.clear();
+		for (uint32_t id = 1; id <= n; id++) {
+			ids.push_back(id);
+			files[id] = fw::build(id, "big", {1, 0, 0, static_cast<uint16_t>(id)},
+					      payload(fw::kMaxRuntimeSize - fw::kHeaderSize, static_cast<uint8_t>(id)));
+		}
+		sbl = fw::build(0, "sbl", {1, 0, 0, 1}, manifest(ids));
+		data_past_the_ring = true;
+	}
+	uint64_t payload_bytes() const
+	{
+		uint64_t n = 0;
+		for (const auto &[id, f] : files)
+			n += f.size() - fw::kHeaderSize;
+		return n;
+	}
+	// What the card may hold beyond one copy of the images: its own
+	// bookkeeping and a sanitizer's shadow (an eighth), far below a second
+	// copy.
+	static uint64_t one_copy_limit(uint64_t payload) { return payload + payload / 4; }
+
 	std::vector<uint8_t> sbl = fw::build(0, "sbl", {1, 0, 0, 1}, manifest({1, 2}));
 	std::map<uint32_t, std::vector<uint8_t>> files = {
 		{1, fw::build(1, "qsm", {1, 0, 0, 2}, payload(3000, 1))},
@@ -339,6 +376,7 @@ protected:
 		// not ask for as an 8-byte read (it would look like RESET).
 		{2, fw::build(2, "nsp", {1, 0, 0, 3}, payload(sahara::kMaxReadLength + 8, 2))},
 	};
+	bool data_past_the_ring = false; // see use_largest_images()
 	std::vector<std::pair<uint32_t, uint32_t>> read_requests;
 	std::vector<uint32_t> end_status;
 	std::vector<std::vector<uint8_t>> ts_other;
@@ -1695,6 +1733,70 @@ BOOT_TEST(CardAtPbl, TimesyncHoldSendsTheRequestAsTheSblHandsOver)
 	EXPECT_TRUE(has(all_log, "time sync request held by test injection"));
 	EXPECT_FALSE(dev->boot().sbl().timesync_held()) << "one release per arming";
 	EXPECT_FALSE(dev->mhi().channel_running(21)) << "the channel went with the SBL";
+}
+
+// ---- what the card holds of its firmware (issue 37, finding 5) ----
+
+// The largest firmware the format allows, 16 images of 64 MiB: the card
+// holds one copy of it from the Sahara transfer into AMSS. (The SBL kept
+// its images past the handover, the handover copied them and the QSM took
+// a copy of its own: 3 GiB held.)
+BOOT_TEST(CardAtPbl, TheLargestImagesTheFormatAllowsAreHeldOnce)
+{
+	if (!kResidentSizeMeansCopies)
+		GTEST_SKIP() << "ThreadSanitizer's shadow hides what the card holds";
+	use_largest_images(fw::kMaxManifestImages);
+	const uint64_t payload = payload_bytes();
+	ResidentMemory rss;
+	if (!rss.start())
+		GTEST_SKIP() << "this kernel cannot reset the peak resident size";
+	ASSERT_NO_FATAL_FAILURE(boot());
+	ASSERT_TRUE(entered_amss());
+	std::printf("[  memory  ] %llu MiB of images: card at its peak %llu MiB, in AMSS %llu MiB; process peak %llu MiB\n",
+		    static_cast<unsigned long long>(payload / kMiB),
+		    static_cast<unsigned long long>(rss.peak_growth() / kMiB),
+		    static_cast<unsigned long long>(rss.growth() / kMiB),
+		    static_cast<unsigned long long>(rss.peak() / kMiB));
+	EXPECT_GE(rss.growth(), payload - payload / 16) << "the images are in memory: the measure sees them";
+	EXPECT_LE(rss.peak_growth(), one_copy_limit(payload)) << "at the peak, through the handover";
+	EXPECT_LE(rss.growth(), one_copy_limit(payload)) << "in AMSS";
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
+}
+
+// After AMSS fails, its RAM dump shows the images AMSS ran from without a
+// copy of its own, and the SBL's next fetch does not keep the old images
+// beside the new ones. Four images of the largest size: the pages of each
+// are mapped and unmapped whole, and the boot is four times shorter.
+BOOT_TEST(CardAtPbl, ARamDumpAndTheNextFetchKeepNoSecondCopyOfTheImages)
+{
+	if (!kResidentSizeMeansCopies)
+		GTEST_SKIP() << "ThreadSanitizer's shadow hides what the card holds";
+	use_largest_images(4);
+	takes_dumps = false; // read through the fake host's memory, 1 GiB would not fit
+	const uint64_t payload = payload_bytes();
+	ResidentMemory rss;
+	if (!rss.start())
+		GTEST_SKIP() << "this kernel cannot reset the peak resident size";
+	ASSERT_NO_FATAL_FAILURE(boot());
+	ASSERT_TRUE(entered_amss());
+	ASSERT_NO_FATAL_FAILURE(sys_err());
+	ASSERT_TRUE(dev->boot().dump_pending());
+	EXPECT_LE(rss.growth(), one_copy_limit(payload)) << "the RAM dump recorded";
+
+	host_resets_mhi();
+	ASSERT_NO_FATAL_FAILURE(sbl_handshake());
+	for (int i = 0; i < 10; i++) {
+		serve_sahara();
+		mhi->settle();
+	}
+	ASSERT_EQ(dump_hellos_ignored, 1u);
+	mhi->fire_timer(); // the SBL withdraws the dump
+	run_sbl();
+	ASSERT_TRUE(entered_amss());
+	EXPECT_FALSE(dev->boot().dump_pending());
+	EXPECT_GE(rss.growth(), payload - payload / 16) << "the images are in memory: the measure sees them";
+	EXPECT_LE(rss.peak_growth(), one_copy_limit(payload)) << "at the peak, through the failure and the next fetch";
+	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
 } // namespace

@@ -5,7 +5,9 @@
 // of length 0 or longer than one host buffer) refused with its status.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "aic100/ramdump.h"
@@ -114,6 +116,26 @@ TEST(RamDumpEmptyTest, AnEmptyDumpServesNothing)
 	RamDump d;
 	EXPECT_EQ(d.table_length(), 0u);
 	EXPECT_EQ(d.read(RamDump::kTableAddress, 1).status, sahara::kInvalidMemoryRead);
+}
+
+// An image's payload goes into the dump as it is: the region serves the
+// very bytes the image holds, and keeps them alive after the image is gone.
+TEST(RamDumpSharedTest, ASharedRegionServesTheBytesItSharesWithoutACopy)
+{
+	RamDump dump;
+	auto payload = std::make_shared<const std::vector<uint8_t>>(bytes(70000, 3));
+	const uint8_t *const held = payload->data();
+	dump.add_shared("AMSS image fw1.bin", "fw1.bin", payload);
+	ASSERT_EQ(dump.regions().size(), 1u);
+	EXPECT_EQ(dump.regions()[0].data.data(), held) << "no copy";
+	EXPECT_EQ(dump.regions()[0].data.size(), 70000u);
+	payload.reset(); // the image's holder lets go
+	const RamDump::Read r = dump.read(dump.regions()[0].address + 100, 64);
+	ASSERT_EQ(r.status, sahara::kSuccess);
+	const auto expected = bytes(70000, 3);
+	EXPECT_TRUE(std::equal(r.data.begin(), r.data.end(), expected.begin() + 100));
+	dump.add_shared("none", "none.bin", nullptr);
+	EXPECT_EQ(dump.regions().size(), 1u) << "no bytes, no region";
 }
 
 } // namespace

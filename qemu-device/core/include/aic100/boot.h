@@ -76,7 +76,8 @@ private:
 	const FamilyConfig &family_;
 	Sbl sbl_;
 	Qsm qsm_;
-	// What the last SBL loaded; AMSS restarts from it after SYS_ERR.
+	// What the last SBL loaded, shared with the QSM (the payloads are held
+	// once); AMSS restarts from it after a host's MHI reset.
 	std::vector<LoadedImage> images_;
 	// The RAM dump's mhi_regs.bin: the MHI block and the BHI block.
 	static constexpr uint32_t kDumpedRegisterBytes = 0x200;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,13 +29,20 @@ public:
 	struct Region {
 		std::string description; // at most 19 characters
 		std::string filename;    // at most 19 characters
-		std::vector<uint8_t> data; // never empty
+		// Shared, not copied: an image's region is the payload the QSM
+		// ran from.
+		std::shared_ptr<const std::vector<uint8_t>> bytes;
+		std::span<const uint8_t> data; // all of *bytes, never empty
 		uint64_t address = 0;
 	};
 
 	// Regions are laid out in the order they are added. Names longer than
 	// 19 characters are cut; an empty region is not added.
 	void add(std::string description, std::string filename, std::vector<uint8_t> data);
+	// The same, sharing bytes that someone else holds too (an image's
+	// payload): the dump keeps them alive and copies nothing.
+	void add_shared(std::string description, std::string filename,
+			std::shared_ptr<const std::vector<uint8_t>> data);
 
 	const std::vector<Region> &regions() const { return regions_; }
 	// The table as the host reads it: one entry {le64 type (0), le64

@@ -10,9 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aic100/family.h"
@@ -23,9 +25,14 @@
 
 namespace aic100 {
 
+// An image's payload as the SBL loaded it, held once and never changed: the
+// QSM, the card's restart and a RAM dump of a failure share it (a manifest
+// of 16 images of 64 MiB is 1 GiB).
+using ImagePayload = std::shared_ptr<const std::vector<uint8_t>>;
+
 struct LoadedImage {
 	fw::Header header;
-	std::vector<uint8_t> payload;
+	ImagePayload payload; // never null
 };
 
 class SaharaTarget {
@@ -62,6 +69,8 @@ public:
 	enum class State { Idle, WaitHelloResp, ServingDump, WaitData, WaitDone, Done, Failed };
 	State state() const { return state_; }
 	const std::vector<LoadedImage> &images() const { return images_; }
+	// The images loaded, moved out: whoever takes them is their only holder.
+	std::vector<LoadedImage> take_images() { return std::exchange(images_, {}); }
 	// Human-readable reason of a failure.
 	const std::string &failure() const { return failure_; }
 
@@ -76,7 +85,9 @@ private:
 	bool is_host_reset(std::span<const uint8_t> data) const;
 	uint32_t read_length(uint64_t left) const;
 	void on_data(std::span<const uint8_t> d);
-	void chunk_complete();
+	void take_payload(std::span<const uint8_t> d);
+	void reply_complete();
+	bool accept_header(std::span<const uint8_t> bytes);
 	void end_of_image(uint32_t status);
 	void fail(uint32_t status, const std::string &why);
 	std::string image_name() const;
@@ -96,9 +107,12 @@ private:
 	std::vector<uint8_t> payload_;
 	Sha256 digest_;
 	uint64_t next_offset_ = 0; // file offset of the next byte wanted
-	uint32_t want_ = 0;        // bytes requested and not yet received
+	uint32_t want_ = 0;        // bytes of the reply requested
+	uint32_t got_ = 0;         // bytes of the reply received
 	uint32_t skip_ = 0;        // leading bytes of the reply already held
-	std::vector<uint8_t> chunk_;
+	// The header's reply. Payload bytes go straight into payload_: a
+	// streaming host answers with the whole payload at once.
+	std::vector<uint8_t> header_bytes_;
 
 	std::vector<LoadedImage> images_;
 	std::string failure_;
