@@ -66,6 +66,9 @@ void Qsm::start(std::vector<LoadedImage> images)
 {
 	release_all();
 	images_ = std::move(images);
+	// A firmware that starts anew counts its ids from 1, as at power-on.
+	next_object_id_ = next_act_id_ = 1;
+	next_group_id_ = 1;
 	retired_busy_ns_ = retired_iterations_ = faults_ = 0;
 	ras_.reset();
 	telemetry_.reset();

@@ -795,5 +795,26 @@ TEST_F(QsmPassTest, AMessageOfHundredsOfActivationsRunsInShortPasses)
 	EXPECT_LT(longest, 1000.0) << "ms (about 10 expected; a 4 GiB memset takes seconds)";
 }
 
+// A PCI reset restarts the firmware as power-on does: the ids it hands out
+// start again from 1, so what a host sees after a reset does not depend on
+// what ran before it (QEMU's generic-fuzz resets the machine between
+// inputs, and its seeds name the ids a fresh card gives).
+TEST_F(QsmTest, APciResetRestartsTheIdsAFreshCardHandsOut)
+{
+	const uint32_t first = load_elf();
+	ASSERT_EQ(first, 1u);
+	const CreateResourceGroupResp g =
+		as<CreateResourceGroupResp>(cmd(raw(CreateResourceGroupReq{kCreateResourceGroup, 0, -1, 1, 1, 1, 1})));
+	ASSERT_EQ(g.status, kOk);
+	dev->reset();
+	new_host();
+	ASSERT_NO_FATAL_FAILURE(online({10, 11}, 128));
+	mhi->queue_dl(11, 4096, 4);
+	EXPECT_EQ(load_elf(), first) << "the first ELF after the reset";
+	const CreateResourceGroupResp again =
+		as<CreateResourceGroupResp>(cmd(raw(CreateResourceGroupReq{kCreateResourceGroup, 0, -1, 1, 1, 1, 1})));
+	EXPECT_EQ(again.res_grp_id, g.res_grp_id) << "the first resource group after the reset";
+}
+
 } // namespace
 } // namespace aic100::test
