@@ -28,6 +28,7 @@
 #   make fuzz-seeds   regenerate the fuzzer's committed seed corpus
 #   make qemu-fuzz    QEMU's own generic-fuzz on two cards (FUZZ_SECONDS each
 #                configuration, with and without intel-iommu); fails on a finding
+#   make qemu-fuzz-seeds   regenerate generic-fuzz's committed seeds and dictionary
 #
 # Other targets: setup, build, unit, qtest (the device's qtest), guest-test, vm (interactive guest), clean,
 # checkpatch (upstream's checkpatch.pl --strict over our driver; informational),
@@ -68,7 +69,7 @@ export AIC100_SHARD := $(SHARD)
 endif
 
 .PHONY: all setup build demo test unit qtest guest-test vm clean checkpatch bench fresh-root test-fresh-root \
-	fuzz fuzz-seeds qemu-fuzz soak umd-test kernel test-report
+	fuzz fuzz-seeds qemu-fuzz qemu-fuzz-seeds soak umd-test kernel test-report
 
 all: build
 
@@ -120,6 +121,12 @@ qemu-fuzz: build
 fuzz-seeds: build
 	rm -rf tests/fuzz/core/seeds
 	$${AIC100_BUILD:-build}/cmake/tests/fuzz/aic100-fuzz-seeds --out tests/fuzz/core/seeds
+
+# The same for generic-fuzz (ctest qemu-fuzz-seeds): tests/fuzz/qemu/seeds
+# and tests/fuzz/qemu/aic100.dict.
+qemu-fuzz-seeds: build
+	rm -rf tests/fuzz/qemu/seeds
+	$${AIC100_BUILD:-build}/cmake/tests/fuzz/aic100-qemu-fuzz-seeds --out tests/fuzz/qemu
 
 fresh-root:
 	scripts/fresh-root $(if $(CMD),-- bash -c '$(CMD)')
