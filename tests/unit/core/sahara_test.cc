@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -343,6 +344,9 @@ TEST_F(SaharaTest, AStreamedImageOfTheLargestSizeIsHeldOnce)
 	const auto eoi = take();
 	ASSERT_EQ(word(eoi, 0), kEndOfImage);
 	EXPECT_EQ(word(eoi, 12), kSuccess) << "the digest checks out";
+	std::printf("[  memory  ] a streamed %llu MiB image: peak %llu MiB\n",
+		    static_cast<unsigned long long>(payload_size / kMiB),
+		    static_cast<unsigned long long>(rss.peak_growth() / kMiB));
 	EXPECT_GE(rss.growth(), payload_size - payload_size / 16) << "the payload is in memory: the measure sees it";
 	EXPECT_LE(rss.peak_growth(), payload_size + payload_size / 4) << "one copy, at the peak";
 }
