@@ -150,6 +150,31 @@ static int aic100_dma_write(void *opaque, uint64_t addr, const void *buf,
 }
 
 /*
+ * Where the card's DMA at `addr` lands, through the IOMMU if there is one:
+ * outside RAM QEMU dispatches every few bytes on its own, so the core
+ * limits how many such bytes one pass may move.
+ */
+static uint64_t aic100_dma_ram_extent(void *opaque, uint64_t addr,
+                                      uint64_t len, bool is_write, bool *ram)
+{
+    Aic100State *s = opaque;
+    AddressSpace *as;
+    MemoryRegion *mr;
+    hwaddr xlat, l = len;
+
+    if (s->gone) {
+        *ram = true; /* the DMA fails at once, dispatching nothing */
+        return len;
+    }
+    as = pci_get_address_space(PCI_DEVICE(s));
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(as, addr, &xlat, &l, is_write,
+                                 MEMTXATTRS_UNSPECIFIED);
+    *ram = memory_access_is_direct(mr, is_write, MEMTXATTRS_UNSPECIFIED);
+    return MAX(MIN(l, len), 1);
+}
+
+/*
  * MSI-X has no Multiple Message Enable: the vectors the host set up are the
  * entries it programmed, from 0. Upstream qaic falls back to a single
  * vector when it cannot have 17, and then waits on vector 0 for all.
@@ -364,6 +389,7 @@ static const Aic100HostOps aic100_host_ops = {
     .kick = aic100_kick,
     .arm_timer = aic100_arm_timer,
     .trace = aic100_trace_note,
+    .dma_ram_extent = aic100_dma_ram_extent,
 };
 
 /* ---- BARs ---------------------------------------------------------- */

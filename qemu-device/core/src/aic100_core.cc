@@ -27,7 +27,24 @@ public:
 	void raise_msi(unsigned vector) override { ops_.raise_msi(opaque_, vector); }
 	unsigned msi_vectors_enabled() const override { return ops_.msi_vectors_enabled(opaque_); }
 	uint64_t now_ns() const override { return ops_.now_ns(opaque_); }
-	void guest_error(const char *msg) override { ops_.guest_error(opaque_, msg); }
+	void guest_error(const char *msg) override
+	{
+		uint64_t dropped = 0;
+		const bool admitted = limit_.admit(now_ns(), dropped);
+		report_dropped(dropped);
+		if (admitted)
+			ops_.guest_error(opaque_, msg);
+	}
+	// Reports the guest errors dropped in a window now over (at a pass's end).
+	void flush_guest_errors() { report_dropped(limit_.take_dropped(now_ns())); }
+	DmaExtent dma_extent(uint64_t addr, uint64_t len, bool is_write) const override
+	{
+		if (!ops_.dma_ram_extent)
+			return {true, len};
+		bool ram = true;
+		const uint64_t n = ops_.dma_ram_extent(opaque_, addr, len, is_write, &ram);
+		return {ram, n};
+	}
 	void kick() override { ops_.kick(opaque_); }
 	void arm_timer(uint64_t deadline_ns) override { ops_.arm_timer(opaque_, deadline_ns); }
 	void trace(const char *msg) override
@@ -37,8 +54,19 @@ public:
 	}
 
 private:
+	void report_dropped(uint64_t dropped)
+	{
+		if (!dropped)
+			return;
+		char m[96];
+		std::snprintf(m, sizeof(m), "%llu more guest errors not logged (at most %u a second)",
+			      static_cast<unsigned long long>(dropped), aic100::GuestErrorLimit::kLines);
+		ops_.guest_error(opaque_, m);
+	}
+
 	Aic100HostOps ops_;
 	void *opaque_;
+	aic100::GuestErrorLimit limit_;
 };
 
 } // namespace
@@ -158,7 +186,10 @@ void aic100_core_bar_write(Aic100Core *core, unsigned bar, uint64_t offset, uint
 
 void aic100_core_process(Aic100Core *core)
 {
-	guarded(core, "request", [&] { core->dev.process(); });
+	guarded(core, "request", [&] {
+		core->dev.process();
+		core->host.flush_guest_errors();
+	});
 }
 
 int aic100_core_inject(Aic100Core *core, const char *fault, char *err, size_t err_len)

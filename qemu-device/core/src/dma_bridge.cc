@@ -58,7 +58,7 @@ DmaBridge::DmaBridge(HostInterface &host, Ddr &ddr) : host_(host), ddr_(ddr)
 
 void DmaBridge::reset()
 {
-	const std::lock_guard<std::recursive_mutex> hold(mu_);
+	const std::lock_guard<std::mutex> hold(mu_);
 	dbc_.fill(DbcRegs{});
 	active_.fill(false);
 	queues_.fill(Queues{});
@@ -74,7 +74,7 @@ void DmaBridge::reset()
 
 void DmaBridge::activate(unsigned i, const Queues &q)
 {
-	const std::lock_guard<std::recursive_mutex> hold(mu_);
+	const std::lock_guard<std::mutex> hold(mu_);
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = q;
 	stats_.at(i) = Stats{};
@@ -88,7 +88,7 @@ void DmaBridge::activate(unsigned i, const Queues &q)
 
 void DmaBridge::deactivate(unsigned i)
 {
-	const std::lock_guard<std::recursive_mutex> hold(mu_);
+	const std::lock_guard<std::mutex> hold(mu_);
 	dbc_.at(i) = DbcRegs{};
 	queues_.at(i) = Queues{};
 	window_.at(i) = Window{};
@@ -129,18 +129,79 @@ bool DmaBridge::in_window(unsigned i, uint64_t addr, uint64_t len) const
 	return addr >= q.lo && addr <= q.hi && len <= q.hi - addr;
 }
 
-void DmaBridge::raise(unsigned i)
+void DmaBridge::raise(unsigned i, uint64_t &budget)
 {
 	// DBC i signals vector i + 1 when the host enabled enough vectors, else
 	// everything shares vector 0 with MHI.
 	const unsigned enabled = host_.msi_vectors_enabled();
-	if (enabled)
-		host_.raise_msi(enabled > i + 1 ? i + 1 : 0);
+	if (!enabled)
+		return;
+	host_.raise_msi(enabled > i + 1 ? i + 1 : 0);
+	budget -= std::min(budget, kMsiCost);
+}
+
+uint64_t DmaBridge::affordable(uint64_t host, uint64_t len, bool is_write, uint64_t &budget)
+{
+	uint64_t paid = 0;
+	while (paid < len) {
+		const HostInterface::DmaExtent e = host_.dma_extent(host + paid, len - paid, is_write);
+		const uint64_t weight = e.ram ? 1 : kMmioWeight;
+		const uint64_t n = std::min({std::max<uint64_t>(e.len, 1), len - paid, budget / weight});
+		if (n == 0) {
+			budget = 0;
+			break;
+		}
+		budget -= n * weight;
+		paid += n;
+	}
+	return paid;
+}
+
+uint64_t DmaBridge::cost_of(uint64_t host, uint64_t len, bool is_write) const
+{
+	uint64_t cost = 0;
+	for (uint64_t done = 0; done < len;) {
+		const HostInterface::DmaExtent e = host_.dma_extent(host + done, len - done, is_write);
+		const uint64_t n = std::min(std::max<uint64_t>(e.len, 1), len - done);
+		cost += e.ram ? n : n * kMmioWeight;
+		done += n;
+	}
+	return cost;
+}
+
+bool DmaBridge::fifo_empty(unsigned i) const
+{
+	const std::lock_guard<std::mutex> hold(mu_);
+	return dbc_[i].req_head == dbc_[i].req_tail;
+}
+
+bool DmaBridge::rsp_full(unsigned i) const
+{
+	const std::lock_guard<std::mutex> hold(mu_);
+	const DbcRegs &d = dbc_[i];
+	return (d.rsp_tail + 1) % queues_[i].n == d.rsp_head;
+}
+
+// The fetch answers the doorbell that rang since the last one.
+void DmaBridge::take_doorbell(unsigned i)
+{
+	const uint64_t now = host_.now_ns();
+	const std::lock_guard<std::mutex> hold(mu_);
+	if (!doorbell_at_[i])
+		return;
+	stats_[i].doorbells++;
+	stats_[i].doorbell_ns += now - std::min(doorbell_at_[i], now);
+	doorbell_at_[i] = 0;
+}
+
+void DmaBridge::stop(unsigned i)
+{
+	const std::lock_guard<std::mutex> hold(mu_);
+	active_[i] = false;
 }
 
 void DmaBridge::process()
 {
-	const std::lock_guard<std::recursive_mutex> hold(mu_);
 	uint64_t budget = kBudget;
 	uint32_t again = 0;
 	const uint32_t work = pending_.exchange(0);
@@ -158,16 +219,15 @@ bool DmaBridge::run(unsigned i, uint64_t &budget)
 {
 	const uint64_t gen = gen_[i];
 	const Window &w = window_[i];
-	const DbcRegs &d = dbc_[i];
 	for (;;) {
 		if (gone(i, gen))
 			return false;
 		if (budget == 0)
-			return w.n || d.req_head != d.req_tail;
+			return w.n || !fifo_empty(i);
 		// What ended waits for nothing but a response slot; it goes first,
 		// since a later request may depend on its postsync.
 		bool progress = false;
-		Step c = complete_done(i, progress);
+		Step c = complete_done(i, progress, budget);
 		if (c == Step::Gone || c == Step::Blocked)
 			return false; // a full response FIFO: the host's RSPHP write re-runs the DBC
 		if (issue(i, budget, progress) == Step::Gone)
@@ -188,13 +248,14 @@ bool DmaBridge::run(unsigned i, uint64_t &budget)
 			progress = true;
 		}
 
-		c = complete_done(i, progress);
+		c = complete_done(i, progress, budget);
 		if (c == Step::Gone || c == Step::Blocked)
 			return false;
 		// Whatever is left waits for a semaphore (whose change re-runs the
-		// DBC) or for the host's next doorbell.
+		// DBC), for the host's next doorbell, or for the next pass when the
+		// budget could not pay for the next access.
 		if (!progress)
-			return false;
+			return budget == 0 && (w.n || !fifo_empty(i));
 	}
 }
 
@@ -209,36 +270,33 @@ DmaBridge::Step DmaBridge::issue(unsigned i, uint64_t &budget, bool &progress)
 		if (started >= kEngines)
 			return Step::Done;
 		if (!waiting) {
-			if (d.req_head == d.req_tail || budget == 0)
+			const uint64_t at = queues_[i].req + uint64_t{d.req_head} * sizeof(Request);
+			if (fifo_empty(i) || affordable(at, sizeof(Request), false, budget) < sizeof(Request))
 				return Step::Done;
-			const Queues &q = queues_[i];
 			uint8_t raw[sizeof(Request)];
-			const DmaStatus st = host_.dma_read(q.req + uint64_t{d.req_head} * sizeof(Request), raw,
-							    sizeof(raw));
+			const DmaStatus st = host_.dma_read(at, raw, sizeof(raw));
 			if (gone(i, gen))
 				return Step::Gone;
 			if (st != DmaStatus::Ok) {
 				char m[80];
 				std::snprintf(m, sizeof(m), "DBC%u: request FIFO unreadable; channel stopped", i);
 				host_.guest_error(m);
-				active_[i] = false;
+				stop(i);
 				return Step::Gone;
 			}
-			if (doorbell_at_[i]) {
-				stats_[i].doorbells++;
-				stats_[i].doorbell_ns += host_.now_ns() - std::min(doorbell_at_[i], host_.now_ns());
-				doorbell_at_[i] = 0;
-			}
+			take_doorbell(i);
 			InFlight &f = w.e[w.n++];
 			f = InFlight{};
 			std::memcpy(f.raw, raw, sizeof(raw));
-			budget -= std::min<uint64_t>(budget, sizeof(Request));
 		}
 		InFlight &f = w.e[w.n - 1];
 		if (!can_start(i, f))
 			return Step::Blocked;
 		start(i, f);
-		d.req_head = (d.req_head + 1) % queues_[i].n;
+		{
+			const std::lock_guard<std::mutex> hold(mu_);
+			d.req_head = (d.req_head + 1) % queues_[i].n;
+		}
 		progress = true;
 	}
 }
@@ -304,7 +362,7 @@ void DmaBridge::start(unsigned i, InFlight &f)
 	}
 }
 
-DmaBridge::Step DmaBridge::complete_done(unsigned i, bool &progress)
+DmaBridge::Step DmaBridge::complete_done(unsigned i, bool &progress, uint64_t &budget)
 {
 	const uint64_t gen = gen_[i];
 	Window &w = window_[i];
@@ -315,15 +373,14 @@ DmaBridge::Step DmaBridge::complete_done(unsigned i, bool &progress)
 			k++;
 			continue;
 		}
-		const DbcRegs &d = dbc_[i];
 		const Request r = request_of(f.raw);
 		// A full response FIFO holds everything back until the host reads.
-		if ((r.cmd & kCmdResponse) && (d.rsp_tail + 1) % queues_[i].n == d.rsp_head)
+		if ((r.cmd & kCmdResponse) && rsp_full(i))
 			return Step::Blocked;
 		InFlight done = f;
 		std::move(w.e.begin() + k + 1, w.e.begin() + w.n, w.e.begin() + k);
 		w.e[--w.n] = InFlight{};
-		complete(i, done);
+		complete(i, done, budget);
 		progress = true;
 		if (gone(i, gen))
 			return Step::Gone;
@@ -334,7 +391,7 @@ DmaBridge::Step DmaBridge::complete_done(unsigned i, bool &progress)
 // The request's transfer is over: postsync semaphores and the doorbell (even
 // after a failed transfer: the workload must not wait forever for an input
 // that never comes), then its response and the interrupt.
-void DmaBridge::complete(unsigned i, InFlight &f)
+void DmaBridge::complete(unsigned i, InFlight &f, uint64_t &budget)
 {
 	DbcRegs &d = dbc_[i];
 	const uint64_t gen = gen_[i];
@@ -377,10 +434,14 @@ void DmaBridge::complete(unsigned i, InFlight &f)
 	bool msi = r.cmd & kCmdForceMsi;
 	if (r.cmd & kCmdResponse) {
 		const Response rsp = {r.req_id, status};
-		const DmaStatus st = host_.dma_write(q.rsp + uint64_t{d.rsp_tail} * sizeof(rsp), &rsp, sizeof(rsp));
+		// Written whatever the budget has left: the request has ended.
+		const uint64_t at = q.rsp + uint64_t{d.rsp_tail} * sizeof(rsp);
+		budget -= std::min(budget, cost_of(at, sizeof(rsp), true));
+		const DmaStatus st = host_.dma_write(at, &rsp, sizeof(rsp));
 		if (gone(i, gen))
 			return;
 		if (st == DmaStatus::Ok) {
+			const std::lock_guard<std::mutex> hold(mu_);
 			// Only the empty-to-non-empty edge interrupts.
 			msi |= d.rsp_head == d.rsp_tail;
 			d.rsp_tail = (d.rsp_tail + 1) % q.n;
@@ -390,11 +451,11 @@ void DmaBridge::complete(unsigned i, InFlight &f)
 		}
 	}
 	if (msi)
-		raise(i);
+		raise(i, budget);
 }
 
-// Moves the request's data, at most `budget` bytes per call; Yield when the
-// budget ran out first.
+// Moves the request's data, as much as `budget` pays for per call; Yield
+// when the budget ran out first.
 DmaBridge::Step DmaBridge::transfer(unsigned i, InFlight &f, uint64_t &budget)
 {
 	const Request r = request_of(f.raw);
@@ -407,23 +468,30 @@ DmaBridge::Step DmaBridge::transfer(unsigned i, InFlight &f, uint64_t &budget)
 		f.status = kIllegalTransfer;
 		return Step::Done;
 	}
-	if (r.cmd & kCmdBulk) {
-		const uint64_t host = in ? r.src : r.dest, dev = in ? r.dest : r.src;
-		if (f.done == 0 && !in_window(i, dev, r.len)) {
-			f.status = kOutsideWindow;
-			return Step::Done;
-		}
-		const uint64_t n = std::min<uint64_t>(r.len - f.done, budget);
-		f.status = move(i, in, host + f.done, dev + f.done, n);
-		if (gone(i, gen))
-			return Step::Gone;
-		f.done += n;
-		budget -= n;
-		return f.status || f.done == r.len ? Step::Done : Step::Yield;
+	if (!(r.cmd & kCmdBulk))
+		return transfer_linked(i, f, budget);
+	const uint64_t host = in ? r.src : r.dest, dev = in ? r.dest : r.src;
+	if (f.done == 0 && !in_window(i, dev, r.len)) {
+		f.status = kOutsideWindow;
+		return Step::Done;
 	}
+	const uint64_t n = affordable(host + f.done, r.len - f.done, !in, budget);
+	if (n == 0 && f.done < r.len)
+		return Step::Yield;
+	f.status = move(i, in, host + f.done, dev + f.done, n);
+	if (gone(i, gen))
+		return Step::Gone;
+	f.done += n;
+	return f.status || f.done == r.len ? Step::Done : Step::Yield;
+}
 
-	// Linked list (docs/dma-bridge.md): the host address field points at the
-	// first descriptor; len bounds how many are followed.
+// Linked list (docs/dma-bridge.md): the host address field points at the
+// first descriptor; len bounds how many are followed.
+DmaBridge::Step DmaBridge::transfer_linked(unsigned i, InFlight &f, uint64_t &budget)
+{
+	const Request r = request_of(f.raw);
+	const uint64_t gen = gen_[i];
+	const bool in = (r.cmd & kCmdTransferMask) == 1;
 	if (f.descs == 0 && !f.have_desc && !f.next_desc)
 		f.next_desc = in ? r.src : r.dest;
 	for (;;) {
@@ -434,13 +502,12 @@ DmaBridge::Step DmaBridge::transfer(unsigned i, InFlight &f, uint64_t &budget)
 				f.status = kBadList;
 				return Step::Done;
 			}
-			if (budget == 0)
-				return Step::Yield;
 			LinkedDescriptor d;
+			if (affordable(f.next_desc, sizeof(d), false, budget) < sizeof(d))
+				return Step::Yield;
 			const DmaStatus st = host_.dma_read(f.next_desc, &d, sizeof(d));
 			if (gone(i, gen))
 				return Step::Gone;
-			budget -= std::min<uint64_t>(budget, sizeof(d));
 			if (st != DmaStatus::Ok) {
 				f.status = kHostDmaFault;
 				return Step::Done;
@@ -457,14 +524,13 @@ DmaBridge::Step DmaBridge::transfer(unsigned i, InFlight &f, uint64_t &budget)
 				return Step::Done;
 			}
 		}
-		if (budget == 0 && f.done < f.desc_len)
+		const uint64_t n = affordable(f.desc_host + f.done, f.desc_len - f.done, !in, budget);
+		if (n == 0 && f.done < f.desc_len)
 			return Step::Yield;
-		const uint64_t n = std::min<uint64_t>(f.desc_len - f.done, budget);
 		f.status = move(i, in, f.desc_host + f.done, f.desc_dev + f.done, n);
 		if (gone(i, gen))
 			return Step::Gone;
 		f.done += n;
-		budget -= n;
 		if (f.status)
 			return Step::Done;
 		if (f.done == f.desc_len)
@@ -492,7 +558,7 @@ uint64_t DmaBridge::read(uint32_t offset, unsigned size)
 	uint32_t reg;
 	if (size != 4 || !decode(offset, i, reg))
 		return 0; // reserved space reads as zero
-	const std::lock_guard<std::recursive_mutex> hold(mu_);
+	const std::lock_guard<std::mutex> hold(mu_);
 	const DbcRegs &d = dbc_[i];
 	switch (reg) {
 	case DBC_REQHP:
@@ -517,7 +583,7 @@ void DmaBridge::write(uint32_t offset, uint64_t value, unsigned size)
 		host_.guest_error(msg);
 		return;
 	}
-	const std::lock_guard<std::recursive_mutex> hold(mu_);
+	const std::lock_guard<std::mutex> hold(mu_);
 	DbcRegs &d = dbc_[i];
 	switch (reg) {
 	case DBC_REQTP:

@@ -3,8 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
+#include "aic100/aic100_core.h"
 #include "fake_host.h"
 
 namespace aic100 {
@@ -663,6 +668,183 @@ TEST_F(DbcEngineTest, ARequestOfAChannelHandedOverMidTransferTouchesNothingOfThe
 	uint32_t word = 0xFFFFFFFF;
 	host.dma_read(kNewRsp, &word, 4);
 	EXPECT_EQ(word, 0u) << "no response in the new owner's FIFO";
+}
+
+// ---- the engine's DMA and the vCPUs, DMA aimed at device registers --------
+
+TEST_F(DbcEngineTest, ABar2AccessFromAnotherThreadIsAnsweredWhileTheEnginesDmaWaits)
+{
+	// A DMA target may stop the VM and wait for every vCPU (pvpanic-pci with
+	// -action panic=pause): a vCPU in a BAR2 access, which takes no BQL,
+	// must not wait for the engine's DMA meanwhile. Bounded, so that the
+	// old deadlock fails the test instead of hanging it.
+	std::mutex m;
+	std::condition_variable cv;
+	bool answered = false, in_time = false;
+	std::thread vcpu;
+	host.on_dma = [&] {
+		if (vcpu.joinable())
+			return; // the first DMA only
+		vcpu = std::thread([&] {
+			(void)dbr.read(reg(kDbc, DBC_REQHP), 4);
+			dbr.write(reg(kDbc, DBC_RSPHP), 0, 4);
+			const std::lock_guard<std::mutex> hold(m);
+			answered = true;
+			cv.notify_all();
+		});
+		std::unique_lock<std::mutex> wait(m);
+		in_time = cv.wait_for(wait, std::chrono::seconds(5), [&] { return answered; });
+	};
+	submit({to_dev(1, kHostBuf, kWinLo, 8)});
+	vcpu.join();
+	EXPECT_TRUE(in_time) << "the vCPU's BAR2 access waited for the engine's DMA";
+	EXPECT_EQ(responses(), (std::vector<std::pair<uint16_t, uint16_t>>{{1, DmaBridge::kOk}}));
+}
+
+// A host whose bus addresses from kMmio up are device registers: QEMU
+// makes one register access (a dispatch) for every 4 bytes there.
+constexpr uint64_t kMmio = 0xE0000000;
+
+class MmioHost : public test::FakeHost {
+public:
+	DmaExtent dma_extent(uint64_t addr, uint64_t len, bool) const override
+	{
+		if (addr >= kMmio)
+			return {false, len};
+		return {true, std::min(len, kMmio - addr)};
+	}
+	DmaStatus dma_read(uint64_t addr, void *buf, size_t len) override
+	{
+		if (addr < kMmio)
+			return FakeHost::dma_read(addr, buf, len);
+		dispatches += (len + 3) / 4;
+		std::memset(buf, 0, len);
+		return DmaStatus::Ok;
+	}
+	DmaStatus dma_write(uint64_t addr, const void *buf, size_t len) override
+	{
+		if (addr < kMmio)
+			return FakeHost::dma_write(addr, buf, len);
+		dispatches += (len + 3) / 4;
+		return DmaStatus::Ok;
+	}
+	uint64_t dispatches = 0;
+};
+
+// At most this many dispatches in one pass: a few milliseconds of QEMU's.
+constexpr uint64_t kMaxDispatchesPerPass = 16384;
+
+TEST(DbcMmioTest, ATransferAimedAtDeviceRegistersMakesFewDispatchesAPass)
+{
+	MmioHost host;
+	Ddr ddr{128ull << 20};
+	DmaBridge dbr{host, ddr};
+	dbr.activate(0, {kReq, kRsp, 4, 0, 64ull << 20});
+	Req r;
+	r.req_id = 1;
+	r.cmd = 0x10 | 0x08 | 2; // response, bulk, from device
+	r.src = 0;
+	r.dest = kMmio;
+	r.len = 64u << 20;
+	host.poke(kReq, &r, sizeof(r));
+	dbr.write(kDbcBase + DBC_REQTP, 1, 4);
+	uint64_t passes = 0, most = 0;
+	while (dbr.dbc(0).rsp_tail == 0 && passes < 100000) {
+		const uint64_t before = host.dispatches;
+		dbr.process();
+		most = std::max(most, host.dispatches - before);
+		passes++;
+	}
+	EXPECT_LE(most, kMaxDispatchesPerPass) << "in " << passes << " passes";
+	ASSERT_EQ(dbr.dbc(0).rsp_tail, 1u) << "the transfer ends, in later passes";
+	EXPECT_EQ(dbr.stats(0).bytes_out, 64ull << 20);
+	uint16_t rsp[2];
+	host.peek(kRsp, rsp, sizeof(rsp));
+	EXPECT_EQ(rsp[1], DmaBridge::kOk);
+}
+
+TEST(DbcMmioTest, RequestsReadFromDeviceRegistersAreFewAPass)
+{
+	// A request FIFO in device registers reads as empty requests: each one
+	// ends at once, so only the budget stops the pass.
+	MmioHost host;
+	Ddr ddr{64ull << 20};
+	DmaBridge dbr{host, ddr};
+	constexpr uint32_t kN = 1u << 20;
+	dbr.activate(0, {kMmio, kRsp, kN, 0, 1 << 20});
+	dbr.write(kDbcBase + DBC_REQTP, kN - 1, 4);
+	dbr.process();
+	EXPECT_LE(host.dispatches, kMaxDispatchesPerPass);
+	EXPECT_GT(dbr.dbc(0).req_head, 0u);
+	EXPECT_GT(host.kicks.load(), 0u) << "the rest in later passes";
+}
+
+TEST(DbcMmioTest, TransfersInRamKeepTheWholeBudget)
+{
+	// What a good host sees does not change: 64 MiB of RAM a pass.
+	MmioHost host;
+	host.zero_from = kZeroes;
+	Ddr ddr{128ull << 20};
+	DmaBridge dbr{host, ddr};
+	dbr.activate(0, {kReq, kRsp, 4, 0, 128ull << 20});
+	Req r;
+	r.req_id = 1;
+	r.cmd = 0x10 | 0x08 | 1;
+	r.src = kZeroes;
+	r.len = 100u << 20;
+	host.poke(kReq, &r, sizeof(r));
+	dbr.write(kDbcBase + DBC_REQTP, 1, 4);
+	dbr.process();
+	EXPECT_GE(host.dma_read_bytes, DmaBridge::kBudget - (64u << 10));
+	EXPECT_EQ(host.dispatches, 0u);
+}
+
+// ---- guest errors through the C API (QEMU's path) -------------------------
+
+struct LogHost {
+	uint64_t now = 0;
+	std::vector<std::string> lines;
+};
+
+Aic100Core *core_logging_to(LogHost &log)
+{
+	Aic100HostOps ops{};
+	ops.dma_read = [](void *, uint64_t, void *, size_t) { return 1; };
+	ops.dma_write = [](void *, uint64_t, const void *, size_t) { return 1; };
+	ops.raise_msi = [](void *, unsigned) {};
+	ops.msi_vectors_enabled = [](void *) { return 1u; };
+	ops.now_ns = [](void *o) { return static_cast<LogHost *>(o)->now; };
+	ops.guest_error = [](void *o, const char *m) { static_cast<LogHost *>(o)->lines.emplace_back(m); };
+	ops.kick = [](void *) {};
+	ops.arm_timer = [](void *, uint64_t) {};
+	Aic100Config cfg;
+	aic100_core_default_config(&cfg);
+	cfg.ddr_size = 64ull << 20;
+	return aic100_core_new(&cfg, &ops, &log, nullptr, 0);
+}
+
+TEST(GuestErrorLogTest, AFloodOfGuestErrorsLogsAFewLinesAndCountsTheRest)
+{
+	LogHost log;
+	Aic100Core *core = core_logging_to(log);
+	ASSERT_NE(core, nullptr);
+	constexpr unsigned kFlood = 100000;
+	for (unsigned n = 0; n < kFlood; n++)
+		aic100_core_bar_write(core, 2, 0, n, 4); // reserved: a guest error each
+	EXPECT_LE(log.lines.size(), GuestErrorLimit::kLines);
+	ASSERT_FALSE(log.lines.empty());
+	EXPECT_NE(log.lines[0].find("reserved"), std::string::npos) << log.lines[0];
+	// Once the window is over, the next pass says how many were dropped.
+	const size_t logged = log.lines.size();
+	log.now += GuestErrorLimit::kWindowNs;
+	aic100_core_process(core);
+	ASSERT_EQ(log.lines.size(), logged + 1);
+	EXPECT_NE(log.lines.back().find(std::to_string(kFlood - logged) + " more guest errors"), std::string::npos)
+		<< log.lines.back();
+	// And a new window logs again.
+	aic100_core_bar_write(core, 2, 0, 0, 4);
+	EXPECT_EQ(log.lines.size(), logged + 2);
+	aic100_core_free(core);
 }
 
 } // namespace

@@ -30,6 +30,13 @@ typedef struct Aic100HostOps {
     void (*arm_timer)(void *opaque, uint64_t deadline_ns);
     /* Notable device events, for tracing; may be NULL. */
     void (*trace)(void *opaque, const char *msg);
+    /*
+     * Whether a DMA at `addr` lands in RAM (*ram true) or not (device
+     * registers or nothing, one dispatch per few bytes), and for how many
+     * bytes from `addr` that holds: 1 to `len`. May be NULL: all RAM.
+     */
+    uint64_t (*dma_ram_extent)(void *opaque, uint64_t addr, uint64_t len, bool is_write,
+                               bool *ram);
 } Aic100HostOps;
 
 /*

@@ -6,10 +6,15 @@
 // writes 4-byte response elements (docs/dma-bridge.md).
 //
 // Its registers may be accessed from several threads at once (QEMU's vCPUs
-// reach BAR2 without the BQL): read(), write() and everything else that
-// touches a DBC's registers, FIFOs or requests run under the bridge's own
-// lock. Only the semaphores' change notifications (NSP threads) come in
-// without it, as a bit in the pending set and a kick.
+// reach BAR2 without the BQL): read() and write() take the bridge's own
+// lock, which guards the registers and what they are checked against.
+// process(), activate(), deactivate() and reset() come from the host's big
+// lock (QEMU's BQL), one at a time, though any of them may be called from
+// inside the engine's DMA; the engine takes the register lock only to read
+// or move a pointer, never across an access to host memory or an MSI (a
+// DMA target may wait for every vCPU: pvpanic stopping the VM). The
+// semaphores' change notifications (NSP threads) come in as a bit in the
+// pending set and a kick.
 #pragma once
 
 #include <array>
@@ -43,7 +48,7 @@ public:
 	// A copy: the host may move its pointers meanwhile.
 	DbcRegs dbc(unsigned i) const
 	{
-		const std::lock_guard<std::recursive_mutex> hold(mu_);
+		const std::lock_guard<std::mutex> hold(mu_);
 		return dbc_.at(i);
 	}
 
@@ -94,6 +99,14 @@ public:
 	// request and linked-list descriptor read counts too, so that no guest
 	// input makes one call long.
 	static constexpr uint64_t kBudget = 64ull << 20;
+	// What a byte of host memory outside RAM (device registers, or
+	// nothing) costs of that budget: QEMU makes a register access for
+	// every 1 to 8 bytes there, each one far slower than a copy, and maybe
+	// a guest error. At most 64 KiB of them a pass, 16,384 accesses of 4
+	// bytes (host().dma_extent() tells RAM from the rest). An MSI is such
+	// a write too.
+	static constexpr uint64_t kMmioWeight = 1024;
+	static constexpr uint64_t kMsiCost = 4 * kMmioWeight;
 	// Requests one DBC works on at once (its DMA engines): they start in
 	// FIFO order and their transfers overlap, so a later request may end
 	// first, unless a DMA fence (sem_cmd bit 30: to-device, bit 29:
@@ -137,12 +150,24 @@ private:
 	bool can_start(unsigned i, const InFlight &f) const;
 	void start(unsigned i, InFlight &f);
 	// Ends the requests whose transfers are done, in FIFO order.
-	Step complete_done(unsigned i, bool &progress);
+	Step complete_done(unsigned i, bool &progress, uint64_t &budget);
 	Step transfer(unsigned i, InFlight &f, uint64_t &budget);
-	void complete(unsigned i, InFlight &f);
+	Step transfer_linked(unsigned i, InFlight &f, uint64_t &budget);
+	void complete(unsigned i, InFlight &f, uint64_t &budget);
 	bool in_window(unsigned i, uint64_t addr, uint64_t len) const;
 	uint16_t move(unsigned i, bool to_device, uint64_t host, uint64_t dev, uint64_t len);
-	void raise(unsigned i);
+	// How many of the `len` bytes at host address `host` the budget pays
+	// for (kMmioWeight a byte outside RAM), taken from it. Less than `len`
+	// leaves the budget at 0: the pass is over.
+	uint64_t affordable(uint64_t host, uint64_t len, bool is_write, uint64_t &budget);
+	// What an access made whole costs (a response element).
+	uint64_t cost_of(uint64_t host, uint64_t len, bool is_write) const;
+	void raise(unsigned i, uint64_t &budget);
+	// The register state vCPUs share, under mu_.
+	bool fifo_empty(unsigned i) const;
+	bool rsp_full(unsigned i) const;
+	void take_doorbell(unsigned i);
+	void stop(unsigned i);
 	// True when DBC i was stopped, reset or handed over since `gen`: the
 	// host's DMA can reach the card's own registers, so any access to host
 	// memory may have changed the DBC under the caller.
@@ -150,12 +175,12 @@ private:
 
 	HostInterface &host_;
 	Ddr &ddr_;
-	// Held by read(), write(), reset(), activate(), deactivate() and
-	// process(). Recursive: the engine's DMA may reach the card's own
-	// registers (a read of BAR2 answers; the device refuses the card's
-	// own writes before they get here), and a DBC may be stopped from
-	// inside a transfer.
-	mutable std::recursive_mutex mu_;
+	// Guards dbc_, active_, queues_ and doorbell_at_ against the vCPUs:
+	// they change only under it, and vCPUs read them only under it. Held
+	// briefly, and never across a call that may reach host memory: the
+	// engine's DMA may come back to BAR2 (a read answers; the device
+	// refuses the card's own writes), stop a DBC, or wait for the vCPUs.
+	mutable std::mutex mu_;
 	std::array<DbcRegs, regs::kNumDbc> dbc_{};
 	std::array<bool, regs::kNumDbc> active_{};
 	std::array<Queues, regs::kNumDbc> queues_{};

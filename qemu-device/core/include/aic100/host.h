@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 namespace aic100 {
 
@@ -18,6 +19,22 @@ public:
 	// Bus-master accesses at a PCI bus address (an IOVA when an IOMMU is on).
 	virtual DmaStatus dma_read(uint64_t bus_addr, void *buf, size_t len) = 0;
 	virtual DmaStatus dma_write(uint64_t bus_addr, const void *buf, size_t len) = 0;
+
+	// Where a DMA at `bus_addr` lands: RAM, which the host copies at memory
+	// speed, or not (device registers, or nothing), where QEMU makes one
+	// register access for every 1 to 8 bytes. `len` of the answer is how far
+	// from `bus_addr` that holds: at least 1, at most the `len` asked for.
+	// A host that cannot tell says RAM.
+	struct DmaExtent {
+		bool ram = true;
+		uint64_t len = 0;
+	};
+	virtual DmaExtent dma_extent(uint64_t bus_addr, uint64_t len, bool is_write) const
+	{
+		(void)bus_addr;
+		(void)is_write;
+		return {true, len};
+	}
 
 	// Signals MSI `vector`. The caller has already folded the vector onto what
 	// the host enabled (see msi_vectors_enabled()).
@@ -45,6 +62,55 @@ public:
 	// Reports something the guest did wrong (LOG_GUEST_ERROR in QEMU). The
 	// device carries on with the access ignored or refused.
 	virtual void guest_error(const char *msg) = 0;
+};
+
+// Keeps a guest from flooding QEMU's log: the card's own DMA aimed at its
+// registers makes a guest error per register access, millions a second.
+// At most kLines a window of kWindowNs (device time) get through; the rest
+// are counted, and the count is reported once their window is over, with the
+// next line let through or at the end of a pass (take_dropped()). Thread-safe:
+// vCPUs report BAR2's guest errors without the BQL.
+class GuestErrorLimit {
+public:
+	static constexpr unsigned kLines = 100;
+	static constexpr uint64_t kWindowNs = 1'000'000'000;
+
+	// True when a line may be logged at `now_ns`; `dropped` is then the
+	// count, not yet reported, of lines dropped in windows now over.
+	bool admit(uint64_t now_ns, uint64_t &dropped)
+	{
+		const std::lock_guard<std::mutex> hold(mu_);
+		dropped = take_locked(now_ns);
+		if (lines_ >= kLines) {
+			dropped_++;
+			return false;
+		}
+		lines_++;
+		return true;
+	}
+	// The count of dropped lines whose window is over by `now_ns` (0: none).
+	uint64_t take_dropped(uint64_t now_ns)
+	{
+		const std::lock_guard<std::mutex> hold(mu_);
+		return take_locked(now_ns);
+	}
+
+private:
+	uint64_t take_locked(uint64_t now_ns)
+	{
+		if (now_ns - window_start_ < kWindowNs)
+			return 0;
+		window_start_ = now_ns;
+		lines_ = 0;
+		const uint64_t n = dropped_;
+		dropped_ = 0;
+		return n;
+	}
+
+	std::mutex mu_;
+	uint64_t window_start_ = 0;
+	unsigned lines_ = 0;
+	uint64_t dropped_ = 0;
 };
 
 } // namespace aic100
