@@ -81,6 +81,12 @@ Core::Core(const Workload &w, std::span<uint8_t> window, Semaphores &sems, Count
 
 Core::~Core() = default;
 
+uint64_t Core::scratch_bytes() const
+{
+	const kernels::Scratch &s = *scratch_;
+	return s.a.capacity() + s.b.capacity() + s.alias_a.capacity() + s.alias_b.capacity();
+}
+
 Core::Result Core::fail(const Instr &in, const std::string &why)
 {
 	const OpInfo *info = op_info(in.op);
@@ -355,6 +361,11 @@ Core::Result Core::gemm(const Instr &in, const std::function<bool()> *stop)
 	const uint32_t m = uint32_t(s.m), n = uint32_t(s.n), k = uint32_t(s.k);
 	const bool done = i8 ? kernels::gemm_i8(c, a, b, m, n, k, *scratch_, stop)
 			     : kernels::gemm_f32(c, a, b, m, n, k, *scratch_, stop);
+	// Up to 2 x 64 MiB a core, 2 GiB for 16: held only while a GEMM runs
+	// (a stopped one copies again when it is re-executed).
+	for (std::vector<uint8_t> *copy : {&scratch_->alias_a, &scratch_->alias_b})
+		if (copy->capacity() > kScratchKept)
+			std::vector<uint8_t>().swap(*copy);
 	return done ? Result::Next : Result::Stopped;
 }
 

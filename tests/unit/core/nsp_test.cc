@@ -511,6 +511,16 @@ TEST(NspFault, GemmOperandOverlappingCIsAtMost64MiB)
 	m.halts();
 }
 
+// 16 cores each keeping its copies of operands that overlapped C (up to
+// 2 x 64 MiB) would hold 2 GiB of a card's host memory between GEMMs.
+TEST(NspFault, ACoreKeepsNoCopyOfAnOperandOverlappingCAfterItsGemm)
+{
+	Machine m((64ull << 20) + 4096 * 4);
+	Core &core = m.load({Li(5, 64ull << 20), I(Op::MmF32, 3, 4, 5, 0, pack_mnk(4096, 1, 4096)), I(Op::Halt)});
+	m.halts();
+	EXPECT_LE(core.scratch_bytes(), Core::kScratchKept + (4u << 20)) << "the packing buffers only";
+}
+
 TEST(NspFault, BadFields)
 {
 	Machine m;

@@ -111,6 +111,11 @@ public:
 			r_[i] = v;
 	}
 	uint64_t executed() const { return executed_; } // instructions completed
+	// Host memory the core keeps between instructions for its GEMMs
+	// (packing buffers, copies of operands that overlapped C). Copies
+	// larger than kScratchKept are let go when their GEMM ends.
+	uint64_t scratch_bytes() const;
+	static constexpr uint64_t kScratchKept = 1u << 20;
 	// Per-instruction times into `p` (sized to the program) from the next
 	// run() on; null: none (the default).
 	void set_profile(Profile::Core *p) { prof_ = p; }
