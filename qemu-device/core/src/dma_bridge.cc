@@ -142,31 +142,12 @@ void DmaBridge::raise(unsigned i, uint64_t &budget)
 
 uint64_t DmaBridge::affordable(uint64_t host, uint64_t len, bool is_write, uint64_t &budget)
 {
-	uint64_t paid = 0;
-	while (paid < len) {
-		const HostInterface::DmaExtent e = host_.dma_extent(host + paid, len - paid, is_write);
-		const uint64_t weight = e.ram ? 1 : kMmioWeight;
-		const uint64_t n = std::min({std::max<uint64_t>(e.len, 1), len - paid, budget / weight});
-		if (n == 0) {
-			budget = 0;
-			break;
-		}
-		budget -= n * weight;
-		paid += n;
-	}
-	return paid;
+	return host_.dma_affordable(host, len, is_write, budget);
 }
 
 uint64_t DmaBridge::cost_of(uint64_t host, uint64_t len, bool is_write) const
 {
-	uint64_t cost = 0;
-	for (uint64_t done = 0; done < len;) {
-		const HostInterface::DmaExtent e = host_.dma_extent(host + done, len - done, is_write);
-		const uint64_t n = std::min(std::max<uint64_t>(e.len, 1), len - done);
-		cost += e.ram ? n : n * kMmioWeight;
-		done += n;
-	}
-	return cost;
+	return host_.dma_cost(host, len, is_write);
 }
 
 bool DmaBridge::fifo_empty(unsigned i) const

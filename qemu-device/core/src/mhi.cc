@@ -1113,6 +1113,22 @@ void Mhi::complete_td(unsigned ch, const std::vector<RingElement> &tres)
 	}
 }
 
+// What a TD at the channel's rp costs the pass's UL budget: each TRE
+// kUlTreCost whatever its length (a read, a TD's bookkeeping, maybe an
+// event), or its read's cost outside RAM if more, and the buffers' bytes as
+// HostInterface::dma_cost weighs them.
+uint64_t Mhi::td_cost(const Channel &c, const std::vector<RingElement> &tres) const
+{
+	uint64_t cost = 0, tre = c.rp;
+	for (const auto &e : tres) {
+		cost += std::max<uint64_t>(kUlTreCost, host_.dma_cost(tre, sizeof(e), false));
+		if (mhi::element_type(e) == ElementType::Transfer)
+			cost += host_.dma_cost(e.ptr, mhi::tre_length(e), false);
+		tre = c.geo.next(tre);
+	}
+	return cost;
+}
+
 void Mhi::service_ul(unsigned ch)
 {
 	const uint64_t epoch = epoch_;
@@ -1137,8 +1153,9 @@ void Mhi::service_ul(unsigned ch)
 		std::vector<uint8_t> data;
 		const bool ok = read_td(ch, tres, data);
 		complete_td(ch, tres);
+		const uint64_t cost = td_cost(c, tres);
 		c.rp = end;
-		budget -= std::min(budget, data.size() + tres.size() * sizeof(RingElement));
+		budget -= std::min<uint64_t>(budget, cost);
 		if (ok && fn_)
 			fn_->ul_message(ch, data);
 	}

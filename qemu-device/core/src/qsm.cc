@@ -390,8 +390,11 @@ bool Qsm::stage_dma(Job &j, Held &into)
 			while (j.pair_done < p.size) {
 				if (budget_.spent())
 					return false;
-				const uint64_t n = std::min(p.size - j.pair_done, budget_.bytes);
-				budget_.take_bytes(n);
+				// Bytes outside RAM weigh more (HostInterface::dma_cost).
+				const uint64_t n = host_.dma_affordable(p.addr + j.pair_done, p.size - j.pair_done,
+									false, budget_.bytes);
+				if (n == 0)
+					return false;
 				const size_t old = buf.size();
 				buf.resize(old + n); // within the room make_room() reserved
 				if (host_.dma_read(p.addr + j.pair_done, buf.data() + old, n) != DmaStatus::Ok) {

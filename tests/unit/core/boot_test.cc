@@ -1399,6 +1399,43 @@ BOOT_TEST(AmssAtM0, OneEventLoopPassReadsABoundedAmountOfUlData)
 	EXPECT_TRUE(host.errors.empty()) << host.errors.front();
 }
 
+BOOT_TEST(AmssAtM0, ARingOfAMillionEmptyTdsIsReadAFewThousandTresAPass)
+{
+	// Each TRE costs the card a DMA read, a TD's bookkeeping and here a
+	// refusal, whatever its length: a ring of a million zero TREs (type 0,
+	// each a TD of its own) is 16 MiB, well inside the UL byte budget.
+	host.mem_limit = 1ull << 40;
+	host.zero_from = 1ull << 36;
+	mhi->chan_base_at = host.zero_from;
+	constexpr unsigned kElements = 1u << 20;
+	ASSERT_TRUE(mhi->start(4, kElements));
+	mhi->advance(4, kElements - 1);
+	const unsigned kicks = host.kicks;
+	dev->process();
+	const uint64_t tres = host.dma_read_bytes / sizeof(mhi::RingElement);
+	EXPECT_GT(tres, 0u);
+	EXPECT_LE(tres, 16384u) << "TREs read in one pass";
+	EXPECT_GT(host.kicks.load(), kicks) << "the rest asks for another pass";
+}
+
+BOOT_TEST(AmssAtM0, UlDataOutsideRamWeighsAThousandfoldInAPass)
+{
+	// TD buffers in device registers (or unassigned space): QEMU makes one
+	// access for every 1 to 8 of their bytes, as for the DMA Bridge's.
+	ASSERT_TRUE(mhi->start(4, 2048));
+	host.mem_limit = 1ull << 40;
+	host.zero_from = host.not_ram_from = 1ull << 36;
+	constexpr uint32_t kTd = 4096;
+	constexpr unsigned kTds = 1000;
+	mhi->queue_ul(4, host.zero_from, kTd, kTds);
+	dev->process();
+	EXPECT_GT(host.dma_read_bytes, 0u);
+	EXPECT_LE(host.dma_read_bytes, (64u << 10) + kTd) << "64 MiB of budget at 1024 a byte, and the TD that overdrew it";
+	for (unsigned passes = 0; host.dma_read_bytes < uint64_t{kTd} * kTds && passes < 2 * kTds; passes++)
+		dev->process();
+	EXPECT_EQ(host.dma_read_bytes, uint64_t{kTd} * kTds) << "all of it, over later passes";
+}
+
 BOOT_TEST(SblKeepingLogBuffers, SblStartsAmssOnlyOnceTheHostPostedEveryLogBufferAgain)
 {
 	// A logging client that gives a buffer back only after it has taken

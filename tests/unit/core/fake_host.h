@@ -3,6 +3,7 @@
 // and records of every MSI and guest error the device produced.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -56,6 +57,14 @@ public:
 			mem[addr + i] = in[i];
 		return DmaStatus::Ok;
 	}
+	// Bus addresses at and above not_ram_from are device registers to the
+	// card (QEMU would dispatch every 1-8 bytes there), below it RAM.
+	DmaExtent dma_extent(uint64_t addr, uint64_t len, bool) const override
+	{
+		if (addr >= not_ram_from)
+			return {false, len};
+		return {true, std::min(len, not_ram_from - addr)};
+	}
 	void raise_msi(unsigned vector) override { msis.push_back(vector); }
 	unsigned msi_vectors_enabled() const override { return vectors; }
 	uint64_t now_ns() const override { return clock_ns; }
@@ -74,6 +83,7 @@ public:
 	// for transfers far larger than the byte map could hold.
 	uint64_t zero_from = ~0ull;
 	uint64_t dma_read_bytes = 0; // read from the zero region
+	uint64_t not_ram_from = ~0ull;
 	// Runs at every DMA, before it: how a test makes the card's own DMA
 	// reach back into the card (a transfer aimed at its BARs).
 	std::function<void()> on_dma;

@@ -176,7 +176,7 @@ public:
 	{
 		Chan c;
 		c.elements = elements;
-		c.base = alloc(elements * 16, elements * 16);
+		c.base = chan_base_at ? chan_base_at : alloc(elements * 16, elements * 16);
 		c.wp = c.rp = c.base;
 		mhi::ChannelContext ctx{};
 		ctx.chcfg = 1 | (2u << 8);
@@ -270,6 +270,16 @@ public:
 		ring_channel(ch);
 	}
 
+	// Moves the channel's write pointer `n` elements on over TREs the ring
+	// already holds (as the host's memory has them) and rings the doorbell.
+	void advance(unsigned ch, unsigned n)
+	{
+		Chan &c = chans_.at(ch);
+		for (unsigned k = 0; k < n; k++)
+			c.wp = next(c.wp, c.base, c.elements);
+		ring_channel(ch);
+	}
+
 	// The channel's context wp, then its doorbell, as mhi_ring_chan_db().
 	void ring_channel(unsigned ch)
 	{
@@ -320,6 +330,7 @@ public:
 	// it is (0: allocated here).
 	unsigned cmd_elements = kCmdElements;
 	uint64_t cmd_base_at = 0;
+	uint64_t chan_base_at = 0; // where init_channel puts the next ring (0: allocated here)
 	std::set<unsigned> keep_buffers; // DL channels whose buffers are not given back
 	uint32_t intmod_ms = 0;
 	bool run_between_writes = false; // ready_handshake lets the device run before its M0

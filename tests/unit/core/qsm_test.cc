@@ -703,6 +703,20 @@ TEST_F(QsmPassTest, OnePassReadsAtMostSixtyFourMibOfAMessagesDma)
 	EXPECT_EQ(as<DmaXferCont>(r, 32).xferred_size, 256u << 20);
 }
 
+TEST_F(QsmPassTest, OnePassReadsLittleOfAMessagesDmaOutsideRam)
+{
+	// A DMA_XFER aimed at device registers (or unassigned space): QEMU
+	// makes one access for every 1 to 8 bytes, so a byte there weighs 1024.
+	constexpr uint64_t kRegs = 0x80000000;
+	host.zero_from = host.not_ram_from = kRegs;
+	queue({passthrough(raw(held_load())), host_dma(kRegs, 16u << 20, 9)});
+	pass_ms();
+	EXPECT_GT(host.dma_read_bytes, 0u);
+	EXPECT_LE(host.dma_read_bytes, 64u << 10) << "64 MiB of budget at 1024 a byte";
+	run_while_kicked();
+	EXPECT_EQ(host.dma_read_bytes, 16u << 20) << "all of it, over later passes";
+}
+
 TEST_F(QsmPassTest, ActivationsOfOneMessageSpreadOverPassesAndAnswerInOrder)
 {
 	const uint32_t elf = load_elf();

@@ -105,7 +105,7 @@ public:
 	// a guest error. At most 64 KiB of them a pass, 16,384 accesses of 4
 	// bytes (host().dma_extent() tells RAM from the rest). An MSI is such
 	// a write too.
-	static constexpr uint64_t kMmioWeight = 1024;
+	static constexpr uint64_t kMmioWeight = HostInterface::kNotRamWeight;
 	static constexpr uint64_t kMsiCost = 4 * kMmioWeight;
 	// Requests one DBC works on at once (its DMA engines): they start in
 	// FIFO order and their transfers overlap, so a later request may end

@@ -4,6 +4,7 @@
 // with fake memory and a fake clock.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -34,6 +35,40 @@ public:
 		(void)bus_addr;
 		(void)is_write;
 		return {true, len};
+	}
+
+	// What a pass of the card pays for a DMA: a byte of RAM 1, a byte
+	// anywhere else kNotRamWeight, for the register access QEMU makes for
+	// every 1 to 8 bytes there, each far slower than a copy.
+	static constexpr uint64_t kNotRamWeight = 1024;
+	uint64_t dma_cost(uint64_t bus_addr, uint64_t len, bool is_write) const
+	{
+		uint64_t cost = 0;
+		for (uint64_t done = 0; done < len;) {
+			const DmaExtent e = dma_extent(bus_addr + done, len - done, is_write);
+			const uint64_t n = std::min(std::max<uint64_t>(e.len, 1), len - done);
+			cost += e.ram ? n : n * kNotRamWeight;
+			done += n;
+		}
+		return cost;
+	}
+	// How many of the `len` bytes at `bus_addr` `budget` pays for, taken
+	// from it. Fewer than `len` leave the budget at 0: the pass is over.
+	uint64_t dma_affordable(uint64_t bus_addr, uint64_t len, bool is_write, uint64_t &budget) const
+	{
+		uint64_t paid = 0;
+		while (paid < len) {
+			const DmaExtent e = dma_extent(bus_addr + paid, len - paid, is_write);
+			const uint64_t weight = e.ram ? 1 : kNotRamWeight;
+			const uint64_t n = std::min({std::max<uint64_t>(e.len, 1), len - paid, budget / weight});
+			if (n == 0) {
+				budget = 0;
+				break;
+			}
+			budget -= n * weight;
+			paid += n;
+		}
+		return paid;
 	}
 
 	// Signals MSI `vector`. The caller has already folded the vector onto what

@@ -158,6 +158,9 @@ public:
 	static constexpr size_t kMaxDlQueue = 512;           // messages queued per DL channel
 	static constexpr size_t kMaxDlQueueBytes = 16u << 20; // their bytes
 	static constexpr size_t kUlBudgetBytes = 64u << 20;  // UL bytes one process() call reads per channel
+	// What one TRE costs of that budget, whatever its length: at most
+	// 16,384 TREs a channel a pass, however short their TDs.
+	static constexpr size_t kUlTreCost = 4096;
 	// The longest a channel reset may wait for its acknowledgement, well
 	// inside the host's command timeout (upstream qaic: 2 s).
 	static constexpr uint64_t kMaxResetAckDelayNs = 1'000'000'000;
@@ -241,6 +244,7 @@ private:
 	void service_ul(unsigned ch);
 	enum class TdScan { Complete, Partial, Failed };
 	TdScan scan_td(unsigned ch, std::vector<mhi::RingElement> &tres, uint64_t &end);
+	uint64_t td_cost(const Channel &c, const std::vector<mhi::RingElement> &tres) const;
 	bool read_td(unsigned ch, const std::vector<mhi::RingElement> &tres, std::vector<uint8_t> &data);
 	void complete_td(unsigned ch, const std::vector<mhi::RingElement> &tres);
 	void service_dl(unsigned ch);
