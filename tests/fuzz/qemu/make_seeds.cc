@@ -19,14 +19,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <map>
 #include <memory>
-#include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -43,27 +38,22 @@
 #include "aic100/telemetry_wire.h"
 #include "aic100/test_mailbox.h"
 #include "generic_fuzz_input.h"
-#include "packet_bytes.h"
-#include "workloads.h"
+#include "host_rings.h"
+#include "seed_files.h"
+#include "seed_steps.h"
 
-namespace {
-
-using namespace aic100;
-using aic100::test::word;
-using aic100::test::words;
-
-[[noreturn]] void fail(const std::string &why)
+namespace aic100::seed_steps {
+void fail(const std::string &why)
 {
 	std::fprintf(stderr, "make-qemu-seeds: %s\n", why.c_str());
 	std::exit(1);
 }
+} // namespace aic100::seed_steps
 
-template <typename T> std::vector<uint8_t> raw(const T &v)
-{
-	std::vector<uint8_t> b(sizeof(T));
-	std::memcpy(b.data(), &v, sizeof(T));
-	return b;
-}
+namespace {
+
+using namespace aic100;
+using namespace aic100::seed_steps;
 
 // ---- the machine of scripts/qemu-fuzz ----------------------------------------
 // card0 (boot=amss) and card1 (boot=full), each nsps=2, ddr-size=64M,
@@ -96,6 +86,23 @@ constexpr uint64_t kChanRings = kMemBase + 0x10000; // 0x200 a channel
 constexpr uint64_t kDlBufs = kMemBase + 0x20000, kScratch = kMemBase + 0x60000;
 constexpr uint64_t kDbcArea = kMemBase + 0x100000;
 constexpr unsigned kEventElements = 1024, kCmdElements = 64, kChanElements = 32;
+constexpr RingLayout kRings{
+	.chan_ctx = kChanCtx,
+	.event_ctx = kEventCtx,
+	.cmd_ctx = kCmdCtx,
+	.event_ring = kEventRing,
+	.cmd_ring = kCmdRing,
+	.chan_rings = kChanRings,
+	.dl_bufs = kDlBufs,
+	.dl_bufs_end = kScratch,
+	.scratch = kScratch,
+	.scratch_end = kDbcArea,
+	.event_elements = kEventElements,
+	.cmd_elements = kCmdElements,
+	.chan_elements = kChanElements,
+	.scratch_wraps = false,
+	.give_back_dl_bufs = false, // the seeds post a buffer before each answer they wait for
+};
 
 // Host memory with no MSI enabled (the fuzzer enables none); every DMA
 // read is logged with the bytes it got.
@@ -187,13 +194,14 @@ unsigned run_main_loop(Host &host, Device &dev, uint64_t kicks_before)
 
 // A host driving one card and recording what it does as generic-fuzz
 // commands.
-class Script {
+class Script final : private HostRings::Bus {
 public:
-	explicit Script(unsigned card) : card_(card), dev_(host_, card_config(card)) {}
+	static constexpr uint64_t kFifo = kDbcArea, kData = kDbcArea + 0x10000;
+
+	explicit Script(unsigned card) : card_(card), dev_(host_, card_config(card)), rings_(kRings, *this) {}
 
 	const std::vector<uint8_t> &bytes() const { return w_.bytes(); }
 	Device &dev() { return dev_; }
-	unsigned card() const { return card_; }
 
 	// One MMIO write as generic-fuzz makes it: the DMA patterns for the
 	// reads it causes, then the write.
@@ -222,14 +230,18 @@ public:
 	}
 	bool timer_armed() const { return host_.deadline != HostInterface::kNoDeadline; }
 	void w32(uint32_t off, uint32_t v) { write(0, off, v); }
-	void put(uint64_t addr, const void *p, size_t n) { host_.put(addr, p, n); }
+	void put(uint64_t addr, const void *p, size_t n) override { host_.put(addr, p, n); }
 	void put(uint64_t addr, const std::vector<uint8_t> &v) { put(addr, v.data(), v.size()); }
-	std::vector<uint8_t> get(uint64_t addr, size_t n) const { return host_.get(addr, n); }
+	std::vector<uint8_t> get(uint64_t addr, size_t n) override { return host_.get(addr, n); }
+	void dbc_write(unsigned dbc, uint32_t reg, uint32_t v) { write(2, regs::kDbcBase + dbc * regs::kDbcStride + reg, v); }
+	void dbc_read(unsigned dbc, uint32_t reg) { read(2, regs::kDbcBase + dbc * regs::kDbcStride + reg); }
+	// QEMU's main loop runs after every command.
+	void settle() {}
 
 	// ---- MHI, as Linux's MHI host stack drives it ------------------------
 	void bhi_load(const std::vector<uint8_t> &image)
 	{
-		const uint64_t at = scratch(image.size());
+		const uint64_t at = rings_.scratch(image.size());
 		put(at, image);
 		w32(regs::kBhiBase + regs::BHI_STATUS, 0);
 		w32(regs::kBhiBase + regs::BHI_IMGADDR_HIGH, static_cast<uint32_t>(at >> 32));
@@ -243,32 +255,19 @@ public:
 
 	void ready_handshake()
 	{
-		mhi::EventContext ec{};
-		ec.ertype = 1;
-		ec.rbase = kEventRing;
-		ec.rlen = kEventElements * 16;
-		ec.rp = kEventRing;
+		auto ec = rings_.event_context();
 		// Every slot but one is the card's: the seeds never hand any back.
 		ec.wp = kEventRing + (kEventElements - 1) * 16;
 		put(kEventCtx, &ec, sizeof(ec));
-		mhi::CommandContext cc{};
-		cc.rbase = kCmdRing;
-		cc.rlen = kCmdElements * 16;
-		cc.rp = cc.wp = kCmdRing;
+		const auto cc = rings_.command_context();
 		put(kCmdCtx, &cc, sizeof(cc));
-		ev_rp_ = kEventRing;
-		cmd_wp_ = kCmdRing;
-		// A new handshake (after a reset) starts with no channel.
-		chans_.clear();
-		bufs_.clear();
-		rx_.clear();
-		cmd_done_.clear();
+		rings_.reset();
 		read(0, regs::MHISTATUS);
 		set64(regs::CCABAP_LOWER, kChanCtx);
 		set64(regs::ECABAP_LOWER, kEventCtx);
 		set64(regs::CRCBAP_LOWER, kCmdCtx);
 		w32(regs::MHICFG, (1u << 16) | regs::kNumChannels);
-		ring(regs::kErdbBase, ec.wp);
+		set64(regs::kErdbBase, ec.wp);
 		w32(regs::MHICTRL, uint32_t{static_cast<uint8_t>(regs::MhiState::M0)} << regs::kStateShift);
 		events();
 		if (dev_.mhi().state() != regs::MhiState::M0)
@@ -278,76 +277,32 @@ public:
 	// START_CHAN after the channel's context and ring, as mhi_prepare_channel.
 	void start(unsigned ch)
 	{
-		Chan c;
-		c.base = c.wp = kChanRings + ch * kChanElements * 16;
-		mhi::ChannelContext ctx{};
-		ctx.chcfg = 1;
-		ctx.chtype = (ch & 1) ? 2 : 1;
-		ctx.rbase = c.base;
-		ctx.rlen = kChanElements * 16;
-		ctx.rp = ctx.wp = c.base;
-		put(kChanCtx + ch * sizeof(ctx), &ctx, sizeof(ctx));
-		chans_[ch] = c;
-		const uint64_t at = cmd_wp_;
-		const mhi::RingElement e{0, 0, (uint32_t{ch} << 24) | (uint32_t{static_cast<uint8_t>(mhi::ElementType::StartChannel)} << 16)};
-		put(at, &e, sizeof(e));
-		cmd_wp_ = next(cmd_wp_, kCmdRing, kCmdElements);
-		put(kCmdCtx + mhi::kCtxWpOffset, &cmd_wp_, 8);
-		ring(regs::CRDB_LOWER, cmd_wp_);
+		rings_.init_channel(ch);
+		const uint64_t at = rings_.put_command(ch, mhi::ElementType::StartChannel);
+		const uint64_t wp = rings_.cmd_wp();
+		put(kCmdCtx + mhi::kCtxWpOffset, &wp, 8);
+		set64(regs::CRDB_LOWER, wp);
 		events();
-		if (cmd_done_[at] != static_cast<uint8_t>(mhi::Completion::Success))
+		if (rings_.completion(at) != static_cast<uint8_t>(mhi::Completion::Success))
 			fail("channel " + std::to_string(ch) + " did not start");
 	}
-
 	// `n` receive buffers of `len` bytes on DL channel `ch`.
 	void queue_dl(unsigned ch, uint32_t len, unsigned n)
 	{
-		Chan &c = chans_.at(ch);
-		for (unsigned i = 0; i < n; i++) {
-			const uint64_t buf = dl_next_;
-			dl_next_ += (len + 63) & ~63u;
-			if (dl_next_ > kScratch)
-				fail("out of DL buffer space");
-			add_tre(c, buf, len, mhi::kTreIeot);
-		}
-		ring_channel(ch);
+		rings_.add_dl_buffers(ch, len, n);
+		rings_.ring_channel(ch);
 	}
-
 	// One TD on UL channel `ch`, in pieces of at most `piece` bytes.
 	void send(unsigned ch, const std::vector<uint8_t> &msg, size_t piece = 0xFFFF)
 	{
-		Chan &c = chans_.at(ch);
-		for (size_t off = 0; off < msg.size() || off == 0; off += piece) {
-			const size_t n = std::min(piece, msg.size() - off);
-			const uint64_t buf = scratch(n);
-			put(buf, msg.data() + off, n);
-			const bool last = off + n >= msg.size();
-			add_tre(c, buf, static_cast<uint32_t>(n), last ? mhi::kTreIeot : mhi::kTreChain);
-			if (last)
-				break;
-		}
-		ring_channel(ch);
+		rings_.add_td(ch, msg, piece);
+		rings_.ring_channel(ch);
 	}
-
 	// What the card sent on DL channel `ch`, oldest first.
 	std::vector<uint8_t> pop(unsigned ch)
 	{
 		events();
-		auto &q = rx_[ch];
-		if (q.empty())
-			return {};
-		auto v = std::move(q.front());
-		q.erase(q.begin());
-		return v;
-	}
-
-	uint64_t scratch(size_t n)
-	{
-		const uint64_t at = scratch_;
-		scratch_ += (n + 63) & ~size_t{63};
-		if (scratch_ > kDbcArea)
-			fail("out of scratch space");
-		return at;
+		return rings_.pop(ch);
 	}
 
 	// A command for the test mailbox in BAR4, a word at a time, then its
@@ -364,82 +319,21 @@ public:
 	}
 
 	// ---- NNC on QAIC_CONTROL ------------------------------------------------
-	struct Trans {
-		std::vector<uint8_t> data; // the whole transaction, header included
-	};
-	static Trans passthrough(std::vector<uint8_t> req)
-	{
-		req.resize(req.size() + 8, 0);
-		Trans t{raw(nnc::TransHdr{nnc::kPassthroughToDev, static_cast<uint32_t>(8 + req.size())})};
-		t.data.insert(t.data.end(), req.begin(), req.end());
-		return t;
-	}
-	Trans dma(uint32_t tag, const std::vector<uint8_t> &data)
-	{
-		const uint64_t at = scratch(data.size());
-		put(at, data);
-		Trans t{raw(nnc::DmaXferToDev{{nnc::kDmaXferToDev, 24 + 16}, tag, 1, 0, 0})};
-		const auto p = raw(nnc::DmaPair{at, data.size()});
-		t.data.insert(t.data.end(), p.begin(), p.end());
-		return t;
-	}
+	HostRings &rings() { return rings_; }
+	uint32_t next_nnc_seq() { return seq_++; }
 	// One message; the reply's first passthrough payload.
-	std::vector<uint8_t> nnc(const std::vector<Trans> &ts)
+	std::vector<uint8_t> nnc(const std::vector<NncTrans> &ts)
 	{
-		std::vector<uint8_t> body;
-		for (const auto &t : ts)
-			body.insert(body.end(), t.data.begin(), t.data.end());
-		const nnc::Header hd{0, nnc::kMagic, seq_++, static_cast<uint32_t>(nnc::kHeaderSize + body.size()),
-				     static_cast<uint32_t>(ts.size()), 5, 0xFFFFFFFF, 0};
-		std::vector<uint8_t> m = raw(hd);
-		m.insert(m.end(), body.begin(), body.end());
+		const auto m = test::nnc_message(ts, next_nnc_seq(), 5);
 		queue_dl(chan::kControlDl, 4096, 1);
 		send(chan::kControlUl, m, 4096);
-		const auto reply = pop(chan::kControlDl);
-		const size_t at = nnc::kHeaderSize;
-		const uint32_t len = word(reply, at + 4);
-		if (word(reply, at) != nnc::kPassthroughFromDev || len < 8 || at + len > reply.size())
-			return {};
-		return std::vector<uint8_t>(reply.begin() + static_cast<long>(at + 8), reply.begin() + static_cast<long>(at + len));
+		return test::first_passthrough_payload(pop(chan::kControlDl));
 	}
-	// QAIC_CONTROL up and the driver's STATUS exchange.
-	void control_up()
-	{
-		start(chan::kControlUl);
-		start(chan::kControlDl);
-		queue_dl(chan::kControlDl, 4096, 1);
-		const nnc::Header hd{0, nnc::kMagic, seq_++, 40, 1, 0, 0xFFFFFFFF, 0};
-		auto m = raw(hd);
-		const auto st = words({nnc::kStatusToDev, 8}, 8);
-		m.insert(m.end(), st.begin(), st.end());
-		send(chan::kControlUl, m);
-		if (pop(chan::kControlDl).size() != nnc::kHeaderSize + sizeof(nnc::StatusFromDev))
-			fail("no STATUS answer");
-	}
-
-	// Every new event: command completions and what DL channels received.
-	void events()
-	{
-		const uint64_t dev_rp = host_.get<uint64_t>(kEventCtx + mhi::kCtxRpOffset);
-		for (unsigned n = 0; ev_rp_ != dev_rp && n < kEventElements; n++) {
-			const auto e = host_.get<mhi::RingElement>(ev_rp_);
-			const uint8_t code = e.dword0 >> 24;
-			if (mhi::element_type(e) == mhi::ElementType::CommandCompletionEvent)
-				cmd_done_[e.ptr] = code;
-			if (mhi::element_type(e) == mhi::ElementType::TransferEvent) {
-				const unsigned ch = e.dword1 >> 24;
-				auto it = bufs_.find(e.ptr);
-				if ((ch & 1) && it != bufs_.end())
-					rx_[ch].push_back(get(it->second.first, std::min(mhi::tre_length(e), it->second.second)));
-			}
-			ev_rp_ = next(ev_rp_, kEventRing, kEventElements);
-		}
-	}
+	void control_up() { seed_steps::control_up(*this, 1); }
 
 private:
-	struct Chan {
-		uint64_t base = 0, wp = 0;
-	};
+	// Every new event: command completions and what DL channels received.
+	void events() { rings_.take_events(host_.get<uint64_t>(kEventCtx + mhi::kCtxRpOffset)); }
 
 	// Runs `act` on the card, then writes the patterns of the reads it
 	// caused, then the command (`emit`) that does it in QEMU.
@@ -462,113 +356,23 @@ private:
 		}
 		emit();
 	}
-	static uint64_t next(uint64_t p, uint64_t base, unsigned n) { return p + 16 == base + n * 16 ? base : p + 16; }
+	// A 64-bit register or doorbell: high half, then low, as the host stack
+	// writes it.
 	void set64(uint32_t lower, uint64_t v)
 	{
 		w32(lower + 4, static_cast<uint32_t>(v >> 32));
 		w32(lower, static_cast<uint32_t>(v));
 	}
-	// A doorbell: high half, then low, as the host stack writes it.
-	void ring(uint32_t db, uint64_t v) { set64(db, v); }
-	void ring_channel(unsigned ch)
-	{
-		const uint64_t wp = chans_.at(ch).wp;
-		put(kChanCtx + ch * sizeof(mhi::ChannelContext) + mhi::kCtxWpOffset, &wp, 8);
-		ring(regs::kChdbBase + 8 * ch, wp);
-	}
-	void add_tre(Chan &c, uint64_t buf, uint32_t len, uint32_t flags)
-	{
-		const mhi::RingElement e{buf, len, (uint32_t{static_cast<uint8_t>(mhi::ElementType::Transfer)} << 16) | flags};
-		put(c.wp, &e, sizeof(e));
-		bufs_[c.wp] = {buf, len};
-		c.wp = next(c.wp, c.base, kChanElements);
-	}
+	void channel_doorbell(unsigned ch, uint64_t wp) override { set64(regs::kChdbBase + 8 * ch, wp); }
 
 	unsigned card_;
 	Host host_;
 	Device dev_;
+	HostRings rings_;
 	gfuzz::Writer w_;
 	bool patterns_ = false;
-	uint64_t ev_rp_ = 0, cmd_wp_ = 0;
-	uint64_t dl_next_ = kDlBufs, scratch_ = kScratch;
 	uint32_t seq_ = 1;
-	std::map<unsigned, Chan> chans_;
-	std::map<uint64_t, std::pair<uint64_t, uint32_t>> bufs_; // TRE -> buffer, length
-	std::map<uint64_t, uint8_t> cmd_done_;
-	std::map<unsigned, std::vector<std::vector<uint8_t>>> rx_;
 };
-
-// ---- DMA Bridge (docs/dma-bridge.md) ------------------------------------------
-struct __attribute__((packed)) Request {
-	uint16_t req_id;
-	uint8_t seq_id, cmd;
-	uint32_t r0;
-	uint64_t src, dest;
-	uint32_t len, r1;
-	uint64_t db_addr;
-	uint8_t db_len, r2[3];
-	uint32_t db_data;
-	uint32_t sem[4];
-};
-static_assert(sizeof(Request) == 64);
-uint32_t sem(unsigned op, unsigned idx, unsigned val, bool presync)
-{
-	return (1u << 31) | (op << 24) | (presync ? 1u << 22 : 0) | (idx << 16) | val;
-}
-constexpr unsigned kSemInc = 2, kSemDec = 3, kSemWaitEq = 4, kSemWaitGt0 = 6;
-constexpr uint32_t kFifoN = 16;
-constexpr uint64_t kFifo = kDbcArea, kFifoBuf = (68 * kFifoN + 4095) & ~4095u;
-constexpr uint64_t kData = kDbcArea + 0x10000;
-
-// An ELF64 header with no sections: activated without a program (docs/qsm.md).
-std::vector<uint8_t> tiny_elf(size_t n)
-{
-	std::vector<uint8_t> e(n, 0xAB);
-	std::fill(e.begin() + 16, e.begin() + 64, 0);
-	const uint8_t ident[] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
-	std::memcpy(e.data(), ident, sizeof(ident));
-	e[18] = 164;
-	return e;
-}
-
-struct Activated {
-	unsigned dbc;
-	uint64_t ddr_base;
-};
-
-// LOAD_ELF and ACTIVATE with FIFOs of kFifoN elements at kFifo.
-Activated load_and_activate(Script &s, const std::vector<uint8_t> &elf)
-{
-	using namespace nnc::cmd;
-	LoadElfReq lr{};
-	lr.type = kLoadElf;
-	lr.tag = kTagElf;
-	lr.data_length = elf.size();
-	const auto r = s.nnc({Script::passthrough(raw(lr)), s.dma(kTagElf, elf)});
-	LoadElfResp lresp{};
-	std::memcpy(&lresp, r.data(), std::min(r.size(), sizeof(lresp)));
-	if (r.size() < sizeof(lresp) || lresp.status != kOk)
-		fail("LOAD_ELF refused");
-	ActivateReq a{};
-	a.type = kActivate;
-	a.elf_id = lresp.elf_id;
-	a.resource_res_id = -1;
-	a.vc_res_id = -1;
-	a.initial_state = 1;
-	const Script::Trans to{raw(nnc::ActivateToDev{{nnc::kActivateToDev, 40}, kFifo, kFifo + kFifoBuf - 4 * kFifoN,
-						       kFifoN, kFifoN, kFifoBuf, 0})};
-	const auto ar = s.nnc({Script::passthrough(raw(a)), to});
-	ActivateResp aresp{};
-	std::memcpy(&aresp, ar.data(), std::min(ar.size(), sizeof(aresp)));
-	if (ar.size() < sizeof(aresp) || aresp.status != kOk)
-		fail("ACTIVATE refused");
-	return {aresp.virtual_channel_id, aresp.ddr_base};
-}
-
-void dbc_write(Script &s, const Activated &a, uint32_t reg, uint32_t v)
-{
-	s.write(2, regs::kDbcBase + a.dbc * regs::kDbcStride + reg, v);
-}
 
 // ---- the seeds -------------------------------------------------------------------
 struct Seed {
@@ -591,30 +395,16 @@ void amss_m0(Script &s)
 	s.read(0, regs::kBhiBase + regs::BHI_EXECENV);
 }
 
-void amss_loopback(Script &s)
-{
-	s.ready_handshake();
-	s.start(chan::kLoopbackUl);
-	s.start(chan::kLoopbackDl);
-	s.queue_dl(chan::kLoopbackDl, 64, 2);
-	const std::string text = "hello, card: echo this";
-	s.send(chan::kLoopbackUl, std::vector<uint8_t>(text.begin(), text.end()), 8);
-	const auto back = s.pop(chan::kLoopbackDl);
-	if (std::string(back.begin(), back.end()) != text)
-		fail("loopback did not echo");
-}
-
 // The driver's and the UMD's first NNC requests.
 void amss_nnc(Script &s)
 {
 	s.ready_handshake();
 	s.control_up();
 	using namespace nnc::cmd;
-	if (word(s.nnc({Script::passthrough(raw(StatusReq{kStatus, 0, {}}))}), 0) != kStatusResp)
+	if (word(s.nnc({passthrough(raw(StatusReq{kStatus, 0, {}}))}), 0) != kStatusResp)
 		fail("STATUS");
-	if (word(s.nnc({Script::passthrough(raw(ResourceInfoReq{kResourceInfo, 0, -1, 0}))}), 0) != kResourceInfoResp)
-		fail("RESOURCE_INFO");
-	(void)s.nnc({Script::passthrough(raw(PerformanceInfoReq{kPerformanceInfo, 0}))});
+	resource_info(s);
+	(void)s.nnc({passthrough(raw(PerformanceInfoReq{kPerformanceInfo, 0}))});
 	CreateResourceGroupReq g{};
 	g.type = kCreateResourceGroup;
 	g.source_grp = -1;
@@ -623,84 +413,44 @@ void amss_nnc(Script &s)
 	g.sem = 1;
 	g.vc = 1;
 	g.mem = 1 << 20;
-	const auto gr = s.nnc({Script::passthrough(raw(g))});
-	CreateResourceGroupResp gresp{};
-	std::memcpy(&gresp, gr.data(), std::min(gr.size(), sizeof(gresp)));
-	(void)s.nnc({Script::passthrough(raw(IdReq{kReleaseResourceGroup, static_cast<uint32_t>(gresp.res_grp_id)}))});
-	(void)s.nnc({Script::Trans{raw(nnc::TerminateToDev{{nnc::kTerminateToDev, 16}, 5, 0})}});
-}
-
-void amss_dbc_bulk(Script &s)
-{
-	s.ready_handshake();
-	s.control_up();
-	const Activated a = load_and_activate(s, tiny_elf(256));
-	std::vector<uint8_t> data(512);
-	for (size_t i = 0; i < data.size(); i++)
-		data[i] = static_cast<uint8_t>(i * 7);
-	s.put(kData, data);
-	Request in{};
-	in.req_id = 1;
-	in.cmd = 0x10 | 0x08 | 1; // response, bulk, to the device
-	in.src = kData;
-	in.dest = a.ddr_base;
-	in.len = 512;
-	in.sem[0] = sem(kSemInc, 0, 1, false);
-	Request out{};
-	out.req_id = 2;
-	out.cmd = 0x80 | 0x10 | 0x08 | 2; // force MSI, response, bulk, to the host
-	out.src = a.ddr_base;
-	out.dest = kData + 0x1000;
-	out.len = 512;
-	out.sem[0] = sem(kSemWaitGt0, 0, 0, true);
-	out.sem[1] = sem(kSemDec, 0, 1, false);
-	out.db_addr = a.ddr_base + 0x800;
-	out.db_len = 0x80; // a doorbell of 4 bytes
-	out.db_data = 0xD00DFEED;
-	s.put(kFifo, &in, sizeof(in));
-	s.put(kFifo + 64, &out, sizeof(out));
-	dbc_write(s, a, regs::DBC_REQTP, 2);
-	if (s.get(kData + 0x1000, 512) != data)
-		fail("bulk requests did not move the data");
-	dbc_write(s, a, regs::DBC_RSPHP, 2); // responses read
-	s.read(2, regs::kDbcBase + a.dbc * regs::kDbcStride + regs::DBC_RSPTP);
-}
-
-void amss_dbc_linked(Script &s)
-{
-	s.ready_handshake();
-	s.control_up();
-	const Activated a = load_and_activate(s, tiny_elf(128));
-	struct __attribute__((packed)) Desc {
-		uint64_t host, dev;
-		uint32_t len, reserved;
-		uint64_t next;
-	};
-	const Desc d[2] = {{kData + 0x2000, a.ddr_base, 256, 0, kData + 32}, {kData + 0x3000, a.ddr_base + 4096, 128, 0, 0}};
-	s.put(kData, d, sizeof(d));
-	Request r{};
-	r.req_id = 9;
-	r.cmd = 0x10 | 1; // response, linked list, to the device
-	r.src = kData;
-	r.len = 2; // descriptors at most
-	s.put(kFifo, &r, sizeof(r));
-	dbc_write(s, a, regs::DBC_REQTP, 1);
+	const auto group = as<CreateResourceGroupResp>(s.nnc({passthrough(raw(g))}));
+	(void)s.nnc({passthrough(raw(IdReq{kReleaseResourceGroup, static_cast<uint32_t>(group.res_grp_id)}))});
+	(void)s.nnc({NncTrans{nnc::kTerminateToDev, raw(nnc::TerminateToDev{{nnc::kTerminateToDev, 16}, 5, 0})}});
 }
 
 void amss_health_mailbox(Script &s)
 {
 	s.ready_handshake();
 	s.control_up();
-	for (unsigned ch : {ssr::kUl, ssr::kDl, ras::kUl, ras::kDl, telemetry::kUl, telemetry::kDl})
-		s.start(ch);
-	s.queue_dl(ssr::kDl, 4096, 4);
-	s.queue_dl(ras::kDl, 512, 4);
-	s.queue_dl(telemetry::kDl, 512, 4);
+	health_channels_up(s, 4, 4, 4);
 	load_and_activate(s, tiny_elf(256));
 	for (const char *cmd : {"crash dbc=0 reason=seed", "ras ce source=ddr addr=0x1000", "sensor soc_temp=97000",
 				"ras ue_nf source=tsens temp=99000 threshold=upper", "syserr"})
 		s.mailbox(cmd);
 	s.w32(regs::MHICTRL, regs::MHICTRL_RESET);
+}
+
+// Constants both ways: LOAD_CONSTANTS with its data, then
+// LOAD_CONSTANTS_EX and its payload; the two ids.
+std::pair<uint32_t, uint32_t> load_constants(Script &s)
+{
+	using namespace nnc::cmd;
+	const std::vector<uint8_t> constants(256, 0x5C);
+	LoadConstantsReq lc{};
+	lc.type = kLoadConstants;
+	lc.tag = kTagConstants;
+	lc.data_length = constants.size();
+	const auto lcresp = as<LoadConstantsResp>(s.nnc({passthrough(raw(lc)), dma(s, kTagConstants, constants)}));
+	LoadConstantsExReq lx{};
+	lx.type = kLoadConstantsEx;
+	lx.descriptor_len = sizeof(ConstantsDescriptor);
+	auto lxreq = raw(lx);
+	const auto desc = raw(ConstantsDescriptor{512, 256, 0, 0, {}});
+	lxreq.insert(lxreq.end(), desc.begin(), desc.end());
+	const auto lxresp = as<LoadConstantsResp>(s.nnc({passthrough(lxreq)}));
+	const LoadConstantsPayloadReq pl{kLoadConstantsPayload, 0, kTagConstants, lxresp.constants_id, 512, 0};
+	(void)s.nnc({passthrough(raw(pl)), dma(s, kTagConstants, std::vector<uint8_t>(512, 0xC5))});
+	return {lcresp.constants_id, lxresp.constants_id};
 }
 
 // What the UMD does with a network's life: constants (both ways), an
@@ -711,97 +461,31 @@ void amss_nnc_lifecycle(Script &s)
 	s.ready_handshake();
 	s.control_up();
 	using namespace nnc::cmd;
-	const std::vector<uint8_t> constants(256, 0x5C);
-	LoadConstantsReq lc{};
-	lc.type = kLoadConstants;
-	lc.tag = kTagConstants;
-	lc.data_length = constants.size();
-	const auto lcr = s.nnc({Script::passthrough(raw(lc)), s.dma(kTagConstants, constants)});
-	LoadConstantsResp lcresp{};
-	std::memcpy(&lcresp, lcr.data(), std::min(lcr.size(), sizeof(lcresp)));
-	LoadConstantsExReq lx{};
-	lx.type = kLoadConstantsEx;
-	lx.descriptor_len = sizeof(ConstantsDescriptor);
-	auto lxreq = raw(lx);
-	const auto desc = raw(ConstantsDescriptor{512, 256, 0, 0, {}});
-	lxreq.insert(lxreq.end(), desc.begin(), desc.end());
-	const auto lxr = s.nnc({Script::passthrough(lxreq)});
-	LoadConstantsResp lxresp{};
-	std::memcpy(&lxresp, lxr.data(), std::min(lxr.size(), sizeof(lxresp)));
-	const LoadConstantsPayloadReq pl{kLoadConstantsPayload, 0, kTagConstants, lxresp.constants_id, 512, 0};
-	(void)s.nnc({Script::passthrough(raw(pl)), s.dma(kTagConstants, std::vector<uint8_t>(512, 0xC5))});
-	LoadElfReq lr{};
-	lr.type = kLoadElf;
-	lr.tag = kTagElf;
-	lr.data_length = 256;
-	const auto r = s.nnc({Script::passthrough(raw(lr)), s.dma(kTagElf, tiny_elf(256))});
-	LoadElfResp lresp{};
-	std::memcpy(&lresp, r.data(), std::min(r.size(), sizeof(lresp)));
-	ActivateReq a{};
-	a.type = kActivate;
-	a.constants_id = lcresp.constants_id;
-	a.elf_id = lresp.elf_id;
-	a.resource_res_id = -1;
-	a.vc_res_id = -1;
-	a.initial_state = 0; // standby
-	const Script::Trans to{raw(nnc::ActivateToDev{{nnc::kActivateToDev, 40}, kFifo, kFifo + kFifoBuf - 4 * kFifoN,
-						       kFifoN, kFifoN, kFifoBuf, 0})};
-	const auto ar = s.nnc({Script::passthrough(raw(a)), to});
-	ActivateResp aresp{};
-	std::memcpy(&aresp, ar.data(), std::min(ar.size(), sizeof(aresp)));
-	if (ar.size() < sizeof(aresp) || aresp.status != kOk)
-		fail("ACTIVATE in standby refused");
+	const auto [constants, constants_ex] = load_constants(s);
+	const auto elf = as<LoadElfResp>(load_elf(s, tiny_elf(256)));
+	const auto act = accepted<ActivateResp>(activate(s, elf.elf_id, constants, 0), "ACTIVATE in standby");
 	for (uint32_t state : {1u, 0u, 1u}) {
 		ActivateStateCmdReq sc{};
 		sc.type = kActivateStateCmd;
 		sc.num_cmds = 1;
-		sc.cmds[0] = {aresp.activation_id, state};
-		(void)s.nnc({Script::passthrough(raw(sc))});
+		sc.cmds[0] = {act.activation_id, state};
+		(void)s.nnc({passthrough(raw(sc))});
 	}
-	(void)s.nnc({Script::passthrough(raw(DeactivateReq{kDeactivate, aresp.activation_id, 1, 0}))});
-	(void)s.nnc({Script::passthrough(raw(IdReq{kUnloadElf, lresp.elf_id}))});
-	(void)s.nnc({Script::passthrough(raw(IdReq{kUnloadConstants, lcresp.constants_id}))});
-	(void)s.nnc({Script::passthrough(raw(IdReq{kUnloadConstants, lxresp.constants_id}))});
-	(void)s.nnc({Script::passthrough(raw(IdReq{kReleaseVc, 0}))});
-	(void)s.nnc({Script::passthrough(raw(IdReq{kDeviceConfig, 0}))});
-	(void)s.nnc({Script::Trans{raw(nnc::ValidatePartitionToDev{{nnc::kValidatePartitionToDev, 16}, 0, 0})}});
-	(void)s.nnc({Script::Trans{raw(nnc::DmaXferCont{{nnc::kDmaXferCont, 24}, 0, 0, 0})}});
-	(void)s.nnc({Script::Trans{words({nnc::kStatusToDev, 8}, 8)}});
+	(void)s.nnc({passthrough(raw(DeactivateReq{kDeactivate, act.activation_id, 1, 0}))});
+	for (const IdReq r : {IdReq{kUnloadElf, elf.elf_id}, IdReq{kUnloadConstants, constants},
+			      IdReq{kUnloadConstants, constants_ex}, IdReq{kReleaseVc, 0}, IdReq{kDeviceConfig, 0}})
+		(void)s.nnc({passthrough(raw(r))});
+	using nnc::kValidatePartitionToDev, nnc::kDmaXferCont;
+	(void)s.nnc({{kValidatePartitionToDev,
+		      raw(nnc::ValidatePartitionToDev{{kValidatePartitionToDev, 16}, 0, 0})}});
+	(void)s.nnc({{kDmaXferCont, raw(nnc::DmaXferCont{{kDmaXferCont, 24}, 0, 0, 0})}});
+	(void)s.nnc({test::status_to_dev()});
 }
 
-// The copy example workload (tools/workloads) activated and fed one input:
-// the NSPs run its program.
+// The copy example workload fed one input, then the DMA Bridge's counts.
 void amss_workload_copy(Script &s)
 {
-	s.ready_handshake();
-	s.control_up();
-	const auto *e = workloads::find("copy");
-	std::string err;
-	const auto elf = e ? workloads::build(*e, err) : std::nullopt;
-	if (!elf)
-		fail("copy workload: " + err);
-	const Activated a = load_and_activate(s, *elf);
-	const auto &L = e->layout;
-	s.put(kData, e->make_input(1));
-	Request in{};
-	in.req_id = 1;
-	in.cmd = 0x08 | 1; // bulk, to the device
-	in.src = kData;
-	in.dest = a.ddr_base + L.input.offset;
-	in.len = static_cast<uint32_t>(L.input.size);
-	in.sem[0] = sem(kSemWaitEq, L.sem_in, 0, true);
-	in.sem[1] = sem(kSemInc, L.sem_in, 1, false);
-	Request out{};
-	out.req_id = 1;
-	out.cmd = 0x10 | 0x08 | 2; // response, bulk, to the host
-	out.src = a.ddr_base + L.output.offset;
-	out.dest = kData + 0x2000;
-	out.len = static_cast<uint32_t>(L.output.size);
-	out.sem[0] = sem(kSemWaitGt0, L.sem_out, 0, true);
-	out.sem[1] = sem(kSemDec, L.sem_out, 1, false);
-	s.put(kFifo, &in, sizeof(in));
-	s.put(kFifo + 64, &out, sizeof(out));
-	dbc_write(s, a, regs::DBC_REQTP, 2);
+	const Activated a = feed_copy_workload(s);
 	s.mailbox("dma-stats dbc=" + std::to_string(a.dbc));
 }
 
@@ -810,11 +494,7 @@ void amss_workload_copy(Script &s)
 void amss_mailbox_commands(Script &s)
 {
 	s.ready_handshake();
-	for (unsigned ch : {ssr::kUl, ssr::kDl, ras::kUl, ras::kDl, telemetry::kUl, telemetry::kDl})
-		s.start(ch);
-	s.queue_dl(ssr::kDl, 4096, 2);
-	s.queue_dl(ras::kDl, 512, 8);
-	s.queue_dl(telemetry::kDl, 512, 2);
+	health_channels_up(s, 2, 8, 2);
 	for (const char *cmd : {"", "nonsense", "crash", "crash dbc=1", "crash nsp=0 hold=1 reason=seed", "crash dbc=x",
 				"crash dbc=0 nsp=0", "ssr release", "ssr hold",
 				"ras ue source=soc_mem addr=0x2000 nsp=1", "ras ce source=pcie", "ras ue_nf source=nsp_mem nsp=0",
@@ -903,19 +583,6 @@ void amss_ssr_dump(Script &s)
 		fail("the SSR did not end");
 }
 
-// The images the SBL fetches over Sahara: fw1 (qsm) and fw2 (nsp).
-std::map<uint32_t, std::vector<uint8_t>> sbl_images()
-{
-	std::map<uint32_t, std::vector<uint8_t>> files;
-	for (uint32_t id : {1u, 2u}) {
-		std::vector<uint8_t> p(200 + 40 * id);
-		for (size_t i = 0; i < p.size(); i++)
-			p[i] = static_cast<uint8_t>(i * 13 + id);
-		files[id] = fw::build(id, id == 1 ? "qsm" : "nsp", {1, 0, 0, 2}, p);
-	}
-	return files;
-}
-
 // The host's side of a RAM dump (Sahara memory debug): the table, the
 // first bytes of each region it lists, then RESET.
 struct DumpReader {
@@ -957,41 +624,25 @@ struct DumpReader {
 	}
 };
 
-// The host's side of Sahara and time sync during the SBL; false once
-// there was nothing to answer.
+// The host's side of Sahara and time sync during the SBL, each buffer
+// the card filled posted again; false once there was nothing to answer.
 bool serve_sbl(Script &s, const std::map<uint32_t, std::vector<uint8_t>> &files, DumpReader *dump = nullptr)
 {
 	bool any = false;
 	for (auto p = s.pop(chan::kTimesyncDl); !p.empty(); p = s.pop(chan::kTimesyncDl), any = true) {
 		s.queue_dl(chan::kTimesyncDl, 8, 1);
-		if (p.size() != 8 || p[5] != 0)
-			continue;
-		std::vector<uint8_t> m(24, 0);
-		std::memcpy(m.data(), p.data(), 8);
-		m[5] = 1;
-		const uint64_t sec = 1'700'000'000;
-		std::memcpy(m.data() + 8, &sec, 8);
-		s.send(chan::kTimesyncUl, m);
+		if (const auto m = timesync_answer(p); !m.empty())
+			s.send(chan::kTimesyncUl, m);
 	}
 	while (!s.pop(chan::kLoggingDl).empty())
 		s.queue_dl(chan::kLoggingDl, 512, 1);
 	for (auto p = s.pop(chan::kSaharaDl); !p.empty(); p = s.pop(chan::kSaharaDl), any = true) {
 		s.queue_dl(chan::kSaharaDl, 0x400, 1);
-		const uint32_t cmd = word(p, 0);
 		std::vector<uint8_t> reply;
-		if (dump && dump->take(p, reply)) {
+		if (!dump || !dump->take(p, reply))
+			reply = sahara_answer(p, files);
+		if (!reply.empty())
 			s.send(chan::kSaharaUl, reply);
-		} else if (cmd == sahara::kHello) {
-			s.send(chan::kSaharaUl, words({sahara::kHelloResp, 0x30, 2, 2, 0, word(p, 20)}, 0x30));
-		} else if (cmd == sahara::kReadData) {
-			const auto &f = files.at(word(p, 8));
-			const uint32_t off = word(p, 12), len = word(p, 16);
-			if (off + len > f.size())
-				fail("Sahara read beyond an image");
-			s.send(chan::kSaharaUl, std::vector<uint8_t>(f.begin() + off, f.begin() + off + len));
-		} else if (cmd == sahara::kEndOfImage && word(p, 12) == 0) {
-			s.send(chan::kSaharaUl, words({sahara::kDone, 8}, 8));
-		}
 	}
 	return any;
 }
@@ -1001,8 +652,7 @@ void run_sbl(Script &s, DumpReader *dump = nullptr)
 {
 	const auto files = sbl_images();
 	s.ready_handshake();
-	for (unsigned ch : {chan::kLoggingUl, chan::kLoggingDl, chan::kTimesyncUl, chan::kTimesyncDl, chan::kSaharaUl,
-			    chan::kSaharaDl})
+	for (unsigned ch : kSblChannels)
 		s.start(ch);
 	s.queue_dl(chan::kLoggingDl, 512, 4);
 	s.queue_dl(chan::kTimesyncDl, 8, 1);
@@ -1018,8 +668,7 @@ void run_sbl(Script &s, DumpReader *dump = nullptr)
 
 void pbl_full_boot(Script &s)
 {
-	const std::vector<uint8_t> manifest = words({2, 1, 2}, 12);
-	s.bhi_load(fw::build(fw::kSblImageId, "sbl", {1, 0, 0, 1}, manifest));
+	s.bhi_load(sbl_image());
 	run_sbl(s);
 }
 
@@ -1043,13 +692,13 @@ std::vector<Seed> seeds()
 {
 	return {
 		{"amss-m0", "MHI READY handshake to M0", 0, amss_m0, in_m0},
-		{"amss-loopback", "QAIC_LOOPBACK echoes a message in three TREs", 0, amss_loopback,
+		{"amss-loopback", "QAIC_LOOPBACK echoes a message in three TREs", 0, amss_loopback<Script>,
 		 [](Device &d) { return in_m0(d) && d.mhi().channel_running(chan::kLoopbackDl); }},
 		{"amss-nnc", "QAIC_CONTROL up; NNC STATUS, RESOURCE_INFO, PERFORMANCE_INFO, a resource group, TERMINATE",
 		 0, amss_nnc, [](Device &d) { return in_m0(d) && d.mhi().channel_running(chan::kControlDl); }},
-		{"amss-dbc-bulk", "an ELF loaded and activated, then DMA Bridge bulk requests both ways", 0, amss_dbc_bulk,
+		{"amss-dbc-bulk", "an ELF loaded and activated, then DMA Bridge bulk requests both ways", 0, amss_dbc_bulk<Script>,
 		 [](Device &d) { return d.dma_bridge().stats(0).bytes_out == 512; }},
-		{"amss-dbc-linked", "a linked-list DMA Bridge request of two descriptors", 0, amss_dbc_linked,
+		{"amss-dbc-linked", "a linked-list DMA Bridge request of two descriptors", 0, amss_dbc_linked<Script>,
 		 [](Device &d) { return d.dma_bridge().stats(0).bytes_in == 384; }},
 		{"amss-health-mailbox", "SSR, RAS and telemetry up; crash, RAS, sensor and SYS_ERR through the mailbox",
 		 0, amss_health_mailbox, [](Device &d) { return d.mhi().state() == regs::MhiState::Ready; }},
@@ -1174,7 +823,7 @@ std::string dictionary()
 	u64("chan_ctx", kChanCtx);
 	u64("event_ring", kEventRing);
 	u64("cmd_ring", kCmdRing);
-	u64("dbc_fifo", kFifo);
+	u64("dbc_fifo", Script::kFifo);
 	u32("tre", (uint32_t{static_cast<uint8_t>(mhi::ElementType::Transfer)} << 16) | mhi::kTreIeot);
 	u32("start_chan", uint32_t{static_cast<uint8_t>(mhi::ElementType::StartChannel)} << 16);
 	u32("reset_chan", uint32_t{static_cast<uint8_t>(mhi::ElementType::ResetChannel)} << 16);
@@ -1194,41 +843,15 @@ std::string dictionary()
 	return out;
 }
 
-std::vector<uint8_t> read_file(const std::filesystem::path &p)
-{
-	std::ifstream in(p, std::ios::binary);
-	return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// Writes `bytes` to `file`, or (check) counts a difference.
-int put_file(bool check, const std::filesystem::path &file, const std::vector<uint8_t> &bytes)
-{
-	if (check) {
-		if (read_file(file) == bytes)
-			return 0;
-		std::fprintf(stderr, "make-qemu-seeds: %s differs from what the generator makes now: "
-				     "run 'make qemu-fuzz-seeds' and commit the result\n", file.c_str());
-		return 1;
-	}
-	std::filesystem::create_directories(file.parent_path());
-	std::ofstream out(file, std::ios::binary | std::ios::trunc);
-	out.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-	return 0;
-}
-
 } // namespace
 
 int main(int argc, char **argv)
 {
-	namespace fs = std::filesystem;
-	if (argc != 3 || (std::strcmp(argv[1], "--out") != 0 && std::strcmp(argv[1], "--check") != 0)) {
-		std::fprintf(stderr, "usage: %s --out DIR | --check DIR\n", argv[0]);
+	SeedFiles files{"make-qemu-seeds", "qemu-fuzz-seeds"};
+	if (!files.parse(argc, argv))
 		return 2;
-	}
-	const bool check = std::strcmp(argv[1], "--check") == 0;
-	const fs::path dir(argv[2]);
 	int bad = 0;
-	std::set<std::string> names;
+	std::vector<std::string> names;
 	// As generic-fuzz runs a corpus: one machine for all inputs, reset
 	// (not rebuilt) before each, its RAM kept.
 	struct Machine {
@@ -1239,7 +862,7 @@ int main(int argc, char **argv)
 	for (unsigned card = 0; card < kCards; card++)
 		machine[card].dev = std::make_unique<Device>(machine[card].host, card_config(card));
 	for (const Seed &seed : seeds()) {
-		names.insert(seed.name);
+		names.push_back(seed.name);
 		Script s(seed.card);
 		seed.script(s);
 		const std::vector<uint8_t> input = s.bytes();
@@ -1251,19 +874,12 @@ int main(int argc, char **argv)
 					     "it does not reach: %s\n", seed.name.c_str(), seed.what.c_str());
 			bad++;
 		}
-		bad += put_file(check, dir / "seeds" / seed.name, input);
-		if (!check)
+		bad += files.put(files.dir / "seeds" / seed.name, input);
+		if (!files.check)
 			std::printf("%s: %zu bytes: %s\n", seed.name.c_str(), input.size(), seed.what.c_str());
 	}
 	const std::string dict = dictionary();
-	bad += put_file(check, dir / "aic100.dict", std::vector<uint8_t>(dict.begin(), dict.end()));
-	if (check && fs::is_directory(dir / "seeds")) {
-		for (const auto &e : fs::directory_iterator(dir / "seeds")) {
-			if (!names.count(e.path().filename().string())) {
-				std::fprintf(stderr, "make-qemu-seeds: %s is no seed the generator makes\n", e.path().c_str());
-				bad++;
-			}
-		}
-	}
+	bad += files.put(files.dir / "aic100.dict", std::vector<uint8_t>(dict.begin(), dict.end()));
+	bad += files.strangers(files.dir / "seeds", names);
 	return bad ? 1 : 0;
 }

@@ -13,24 +13,12 @@
 #include "aic100/device.h"
 #include "aic100/nnc.h"
 #include "fake_card.h"
+#include "nnc_wire.h"
 
 namespace aic100::test {
 
 using namespace nnc;
 using namespace nnc::cmd;
-
-template <typename T> inline std::vector<uint8_t> raw(const T &v)
-{
-	std::vector<uint8_t> b(sizeof(T));
-	std::memcpy(b.data(), &v, sizeof(T));
-	return b;
-}
-template <typename T> inline T as(const std::vector<uint8_t> &b, size_t off = 0)
-{
-	T v{};
-	std::memcpy(&v, b.data() + off, std::min(sizeof(T), b.size() - std::min(off, b.size())));
-	return v;
-}
 
 // zlib's CRC-32, written independently of the card's.
 inline uint32_t ref_crc32(const std::vector<uint8_t> &m)
@@ -43,23 +31,6 @@ inline uint32_t ref_crc32(const std::vector<uint8_t> &m)
 	}
 	return ~c;
 }
-
-// An ELF64 header with no sections: an image the card does not run itself.
-inline std::vector<uint8_t> tiny_elf(size_t n, uint16_t machine = 164)
-{
-	std::vector<uint8_t> e(n, 0xAB);
-	std::fill(e.begin() + 16, e.begin() + 64, 0);
-	const uint8_t ident[] = {0x7F, 'E', 'L', 'F', 2, 1, 1};
-	std::memcpy(e.data(), ident, sizeof(ident));
-	e[18] = machine & 0xFF;
-	e[19] = machine >> 8;
-	return e;
-}
-
-struct NncTrans {
-	uint32_t type;
-	std::vector<uint8_t> data; // whole transaction, header included
-};
 
 class NncHostTest : public CardTest<> {
 protected:
@@ -75,33 +46,18 @@ protected:
 		mhi->queue_dl(11, 4096, 4);
 	}
 
-	// Wire transactions the driver would build.
-	static NncTrans passthrough(std::vector<uint8_t> req)
-	{
-		req.resize(req.size() + 8, 0); // the UMD's trailing 8 zero bytes
-		NncTrans t{kPassthroughToDev, raw(TransHdr{kPassthroughToDev, static_cast<uint32_t>(8 + req.size())})};
-		t.data.insert(t.data.end(), req.begin(), req.end());
-		return t;
-	}
+	// Wire transactions the driver would build (nnc_wire.h).
+	static NncTrans passthrough(std::vector<uint8_t> req) { return test::passthrough(std::move(req)); }
 	NncTrans dma(uint32_t tag, const std::vector<uint8_t> &data, uint32_t chunk = 0)
 	{
 		const uint64_t addr = data.empty() ? 0 : mhi->alloc(data.size(), 64);
 		if (!data.empty())
 			mhi->put(addr, data.data(), data.size());
-		const uint32_t pairs = data.empty() ? 0 : 1;
-		NncTrans t{kDmaXferToDev,
-			raw(DmaXferToDev{{kDmaXferToDev, static_cast<uint32_t>(24 + 16 * pairs)}, tag, pairs, chunk, 0})};
-		if (pairs) {
-			auto p = raw(DmaPair{addr, data.size()});
-			t.data.insert(t.data.end(), p.begin(), p.end());
-		}
-		return t;
+		return dma_xfer(tag, addr, data.size(), chunk);
 	}
 	static NncTrans activate_to_dev(uint32_t n = 512)
 	{
-		const uint32_t buf = (68 * n + 256 + 4095) & ~4095u;
-		return {kActivateToDev, raw(ActivateToDev{{kActivateToDev, 40}, 0x80000000ull, 0x80000000ull + buf - 4 * n,
-							  n, n, buf, 0})};
+		return test::activate_to_dev(0x80000000ull, n, (68 * n + 256 + 4095) & ~4095u);
 	}
 
 	// Lets the card take the passes it asks for (as QEMU's bottom half
@@ -121,16 +77,11 @@ protected:
 	std::vector<NncTrans> send(const std::vector<NncTrans> &ts, uint32_t handle = 5, uint32_t partition = 0xFFFFFFFF,
 				bool crc = false, bool corrupt = false)
 	{
-		std::vector<uint8_t> body;
-		for (const auto &t : ts)
-			body.insert(body.end(), t.data.begin(), t.data.end());
-		Header h{0, kMagic, seq++, static_cast<uint32_t>(32 + body.size()), static_cast<uint32_t>(ts.size()),
-			 handle, partition, 0};
-		std::vector<uint8_t> m = raw(h);
-		m.insert(m.end(), body.begin(), body.end());
+		const uint32_t sequence = seq++;
+		std::vector<uint8_t> m = nnc_message(ts, sequence, handle, partition);
 		if (crc) {
-			h.crc32 = ref_crc32(m) ^ (corrupt ? 1 : 0);
-			std::memcpy(m.data(), &h.crc32, 4);
+			const uint32_t crc32 = ref_crc32(m) ^ (corrupt ? 1 : 0);
+			std::memcpy(m.data(), &crc32, 4);
 		}
 		std::vector<std::vector<uint8_t>> pieces{std::vector<uint8_t>(m.begin(), m.begin() + 32)};
 		for (size_t off = 32; off < m.size();) {
@@ -146,7 +97,7 @@ protected:
 			return out;
 		const auto rh = as<Header>(last);
 		EXPECT_EQ(rh.magic, kMagic);
-		EXPECT_EQ(rh.sequence_number, h.sequence_number);
+		EXPECT_EQ(rh.sequence_number, sequence);
 		EXPECT_EQ(rh.len, last.size());
 		EXPECT_EQ(rh.handle, handle);
 		size_t off = 32;
