@@ -43,14 +43,9 @@ public:
 	static constexpr uint64_t kNotRamWeight = 1024;
 	uint64_t dma_cost(uint64_t bus_addr, uint64_t len, bool is_write) const
 	{
-		uint64_t cost = 0;
-		for (uint64_t done = 0; done < len;) {
-			const DmaExtent e = dma_extent(bus_addr + done, len - done, is_write);
-			const uint64_t n = std::min(std::max<uint64_t>(e.len, 1), len - done);
-			cost += e.ram ? n : n * kNotRamWeight;
-			done += n;
-		}
-		return cost;
+		uint64_t budget = UINT64_MAX;
+		dma_affordable(bus_addr, len, is_write, budget);
+		return UINT64_MAX - budget;
 	}
 	// How many of the `len` bytes at `bus_addr` `budget` pays for, taken
 	// from it. Fewer than `len` leave the budget at 0: the pass is over.
