@@ -108,6 +108,27 @@ def test_make_refuses_a_bad_shard_before_building(spec):
     assert not out.stdout.strip(), "make went on to plan the build"
 
 
+def test_a_shard_without_the_host_tests_builds_what_its_guests_run():
+    """Shards 2..N build the guest-suites target alone (scripts/build):
+    every program of the host C++ build that the configurations name must
+    be one of its inputs, or such a shard boots guests without it."""
+    import configs
+    cmake = configs.BUILD / "cmake"
+    if not (cmake / "build.ninja").exists():
+        pytest.skip("the host C++ is not configured yet (make build)")
+    # Its own inputs (-t query) and, through them, everything below (-t inputs).
+    built = set()
+    for tool in ("query", "inputs"):
+        out = subprocess.run(["ninja", "-C", str(cmake), "-t", tool, "guest-suites"],
+                             capture_output=True, text=True, check=True)
+        built |= {(cmake / line).resolve() for line in out.stdout.split() if not line.endswith(":")}
+    named = {v.resolve() for v in vars(configs).values()
+             if isinstance(v, pathlib.Path) and cmake in v.parents}
+    assert named, "the table names no program of the host C++ build"
+    for path in sorted(named):
+        assert path in built or any(path in b.parents for b in built), f"guest-suites does not build {path}"
+
+
 def test_a_configuration_collected_before_its_kernel_was_built_is_known_after(monkeypatch):
     """The debug guests are collected before the harness builds their
     kernel: their upstream modules' paths hold no release yet."""
