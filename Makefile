@@ -15,6 +15,9 @@
 #                host-side tests in shard 1), into build/results/shard-K-of-N
 #   make test-report DIRS="build/results/shard-1-of-3 ..."   one report of
 #                several runs' results; non-zero when one is missing or failed
+#   make kcidb [DIRS="..."] [ORIGIN=lab_name] [OUT=FILE]   those results (or
+#                build/results) as KCIDB JSON for a lab to submit
+#                (docs/testing.md, "KCIDB"); nothing is sent
 #
 # SANITIZE=1 (e.g. make SANITIZE=1 test) builds the host C++ and QEMU with
 # ASan and UBSan, in build directories of their own (build/cmake-asan, QEMU's
@@ -69,7 +72,7 @@ export AIC100_SHARD := $(SHARD)
 endif
 
 .PHONY: all setup build demo test unit qtest guest-test vm clean checkpatch bench fresh-root test-fresh-root \
-	fuzz fuzz-seeds qemu-fuzz qemu-fuzz-seeds soak umd-test kernel test-report
+	fuzz fuzz-seeds qemu-fuzz qemu-fuzz-seeds soak umd-test kernel test-report kcidb
 
 all: build
 
@@ -107,6 +110,13 @@ test: build
 # Needs only the results folders (and python3): a lab's merge job.
 test-report:
 	/usr/bin/python3 tests/harness/report.py --out $(or $(OUT),build/results/report) $(DIRS)
+
+# The same: python3 and the results folders alone. ORIGIN and RUN_ID are
+# read from the environment make gives the recipe (any characters in them
+# reach kcidb.py as they are, to be judged there).
+kcidb:
+	/usr/bin/python3 tests/harness/kcidb.py --out $(or $(OUT),build/results/report/kcidb.json) \
+		--origin "$${ORIGIN-aic100_virt}" --run-id "$${RUN_ID-}" $(or $(DIRS),build/results)
 
 fuzz: setup
 	scripts/fuzz
