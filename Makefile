@@ -15,6 +15,8 @@
 #                host-side tests in shard 1), into build/results/shard-K-of-N
 #   make test-report DIRS="build/results/shard-1-of-3 ..."   one report of
 #                several runs' results; non-zero when one is missing or failed
+#   make lava-jobs [CONFIGS="..."] [LAVA_ARTIFACTS=URL]   the configurations
+#                as LAVA jobs with their artifacts, in build/lava (docs/lab.md)
 #   make kcidb [DIRS="..."] [ORIGIN=lab_name] [OUT=FILE]   those results (or
 #                build/results) as KCIDB JSON for a lab to submit
 #                (docs/testing.md, "KCIDB"); nothing is sent
@@ -72,7 +74,7 @@ export AIC100_SHARD := $(SHARD)
 endif
 
 .PHONY: all setup build demo test unit qtest guest-test vm clean checkpatch bench fresh-root test-fresh-root \
-	fuzz fuzz-seeds qemu-fuzz qemu-fuzz-seeds soak umd-test kernel test-report kcidb
+	fuzz fuzz-seeds qemu-fuzz qemu-fuzz-seeds soak umd-test kernel test-report lava-jobs kcidb
 
 all: build
 
@@ -106,6 +108,11 @@ kernel: setup
 
 test: build
 	scripts/test
+
+# A LAVA job per guest configuration (CONFIGS="a b": those alone), with the
+# kernels and initramfs they fetch from $(LAVA_ARTIFACTS) (docs/lab.md).
+lava-jobs: build
+	/usr/bin/python3 tests/harness/lava.py jobs $(if $(LAVA_ARTIFACTS),--artifacts $(LAVA_ARTIFACTS)) $(CONFIGS)
 
 # Needs only the results folders (and python3): a lab's merge job.
 test-report:

@@ -118,6 +118,35 @@ kernel_tag() {
 	if kernel_is_built "$k"; then basename "$k"; else echo "$k"; fi
 }
 
+# ---- what every guest gets (scripts/vm-run, and LAVA's jobs: tests/harness/lava.py) ----
+# A TCG guest on a shared host is starved at times; the kernel's wall-clock
+# watchdogs then report the host's load, not the guest's health:
+# no_timer_check (its timer-IRQ check panics with interrupt remapping),
+# nowatchdog (soft/hard lockup detector), and RCU stall warnings off. The
+# guest's init also turns the hung-task detector off. A WARN or an Oops
+# still shows. panic=-1: a panic ends the run at once (with -no-reboot).
+GUEST_KERNEL_ARGS="panic=-1 rdinit=/init no_timer_check nowatchdog rcupdate.rcu_cpu_stall_suppress=1"
+# Our QEMU installs no firmware blobs: Debian's seabios, qemu and ipxe.
+GUEST_QEMU_FIRMWARE_ARGS="-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu"
+# guest_iommu_args MSI: with 32 MSI, the IOMMU with interrupt remapping,
+# which gives the guest multi-MSI and translates the cards' DMA (the guest
+# needs intel_iommu=on); one argument per line, first among the devices.
+guest_iommu_args() {
+	[ "$1" != 32 ] || printf '%s\n' -device intel-iommu,intremap=on
+}
+# guest_card_args CARDS TYPES OPTS: a root port per card and the card, its
+# model taken in turn from the comma-separated TYPES, OPTS its extra
+# properties; one argument per line, after the machine's other devices
+# (the guest's bus numbers follow the order).
+guest_card_args() {
+	local cards=$1 opts=$3 i types
+	IFS=, read -ra types <<<"$2"
+	for ((i = 0; i < cards; i++)); do
+		printf '%s\n' -device "pcie-root-port,id=aicrp$i,bus=pcie.0,chassis=$((i + 1)),slot=$((i + 1))" \
+			-device "${types[i % ${#types[@]}]},id=aic$i,bus=aicrp$i${opts:+,$opts}"
+	done
+}
+
 # The release of a kernel (default 6.12), e.g. 6.12.117+deb12-amd64,
 # 7.3.4+deb13-amd64 or 7.3.4-aic100-debug.
 kernel_release() {

@@ -12,7 +12,6 @@ user's tree alone."""
 import dataclasses
 import functools
 import os
-import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -64,8 +63,8 @@ DMA_AIM_MODULES = {"6.12": TOP / "tests" / "guest" / "kmod" / "qaic_dma_aim.ko",
 RACE_SUITES = {"bootlog_race": ("bootlog", "boot-log"), "timesync_race": ("timesync", "boot-timesync"),
                "bootlog_order": ("bootlog-order", "boot-log order")}
 
-# A guest runs the suites one after the other, each introduced by this line.
-SUITE_MARK = re.compile(r"^# suite: (\S+)$")
+# A guest runs the suites one after the other, each introduced by a line
+# "# suite: NAME" (ktap.py).
 
 
 @dataclasses.dataclass(frozen=True)
@@ -445,6 +444,27 @@ def suite_commands(config):
         commands.append(SuiteCommand("status_padding", STATUS_PADDING_TESTS, ("--card", "0", *_module_runs(runs)),
                                      tuple(m for _, m, _ in runs)))
     return commands
+
+
+def suite_script(config, place=str):
+    """The shell text the guest runs: each suite's program in turn after its
+    "# suite:" line, failing if any failed. `place` names a host file where
+    the guest finds it (LAVA's initramfs holds them elsewhere: lava.py)."""
+    script = "rc=0; "
+    for command in suite_commands(config):
+        words = [place(command.program), *(place_in_arg(a, place) for a in command.args)]
+        script += f"echo '# suite: {command.suite}'; " + shlex.join(words) + " || rc=1; "
+    return script + "exit $rc"
+
+
+def place_in_arg(arg, place):
+    """An argument with the host path in it (a whole path, or after the
+    last "=" as in --run LABEL=PATH:EXPECT) put where `place` says."""
+    if place is str:
+        return arg
+    head, sep, path = arg.rpartition("=")
+    path, colon, tail = path.partition(":")
+    return head + sep + place(path) + colon + tail if path.startswith("/") else arg
 
 
 def health_command(config, upstream):

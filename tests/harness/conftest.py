@@ -9,7 +9,6 @@ import dataclasses
 import os
 import queue
 import re
-import shlex
 import signal
 import subprocess
 import threading
@@ -23,10 +22,10 @@ import kernels
 import results
 import shards
 import configs
-from configs import BUILD, CONFIGS, RACE_SUITES, SUITE_MARK, TOP, Config, suite_commands
+from configs import BUILD, CONFIGS, RACE_SUITES, TOP, Config, suite_commands
+from ktap import RESULT as KTAP_RESULT, SUITE_MARK
 
 ONLINE_NOTE = re.compile(r"# online (\S+) uptime=([\d.]+) now=([\d.]+)")
-KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(?: # (SKIP|TODO)\b ?(.*))?$")
 # Kernel trouble, and the guest's own set-up going wrong (mounts, modules).
 # With the debug kernel's detectors: KASAN, KCSAN, lockdep's,
 # DEBUG_ATOMIC_SLEEP's and DMA-API debugging's reports start "BUG:" or
@@ -257,13 +256,10 @@ def guest_run(config: Config) -> GuestRun:
         module += ["--module-args", config.module_args]
     for arg in config.kernel_args:
         module += ["--kernel-arg", arg]
-    script = "rc=0; "
     for command in suite_commands(config):
         for path in (command.program, *command.needs):
             assert Path(path).exists(), f"{path} missing: run 'make' first"
-        script += (f"echo '# suite: {command.suite}'; " + shlex.join([str(command.program), *command.args])
-                   + " || rc=1; ")
-    script += "exit $rc"
+    script = configs.suite_script(config)
     cmd = [str(TOP / "scripts" / "vm-run"), "--kernel", config.kernel, "--cards", str(config.cards),
            "--card", config.card_types, "--msi", str(config.msi),
            *module, "--log", str(log), "--timeout", "900", "--", "bash", "-c", script]
