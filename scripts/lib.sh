@@ -249,12 +249,12 @@ debian_archive() {
 
 # make_debian_base CODENAME INCLUDE MIRROR KEYRING TARBALL [HOOK]: a
 # debootstrap --variant=minbase root of CODENAME with the packages INCLUDE
-# (comma-separated), packed into TARBALL. HOOK, a function, is called with
-# the root's path before packing (apt configuration and the like).
-# scripts/fresh-root makes its pristine base with it, debian13_root the
-# Debian 13 roots.
+# (comma-separated), packed into TARBALL. HOOK, functions (space-separated),
+# each called with the root's path and CODENAME before packing (apt
+# configuration and the like). scripts/fresh-root makes its pristine base
+# with it, debian_root the roots of kbuild-root, ort-root and lava-root.
 make_debian_base() {
-	local codename=$1 include=$2 mirror=$3 keyring=$4 out=$5 hook=${6:-} tmp
+	local codename=$1 include=$2 mirror=$3 keyring=$4 out=$5 hook=${6:-} tmp h
 	command -v debootstrap >/dev/null || {
 		log "installing debootstrap on the host"
 		DEBIAN_FRONTEND=noninteractive apt_get install -y -qq --no-install-recommends debootstrap >/dev/null ||
@@ -266,7 +266,7 @@ make_debian_base() {
 	log "debootstrap $codename (minbase + $include) from $mirror"
 	step "debootstrap $codename" debootstrap --variant=minbase --include="$include" --keyring="$keyring" \
 		"$codename" "$tmp" "$mirror"
-	[ -z "$hook" ] || "$hook" "$tmp"
+	for h in $hook; do "$h" "$tmp" "$codename"; done
 	rm -rf "$tmp"/var/cache/apt/archives/*.deb "$tmp"/var/lib/apt/lists/*_Packages
 	log "packing the base into $out"
 	tar -C "$tmp" --numeric-owner -czf "$out.tmp" .
@@ -274,39 +274,45 @@ make_debian_base() {
 	rm -rf --one-file-system "$tmp"
 }
 
-# debian13_root NAME INCLUDE: prints the path of a Debian 13 (trixie) root
-# with the packages INCLUDE (comma-separated), made with make_debian_base
-# the first time and cached as a tarball in $AIC_CACHE/NAME. A root of an
-# earlier package list or mirror is removed when a new one is made.
-# scripts/kbuild-root (7.3 modules) and scripts/ort-root (ONNX Runtime)
-# keep one each: nothing of Debian 13 is installed on the host.
-debian13_root() {
-	local name=$1 include=$2 mirror keyring key dir tarball root old
+# debian_root CODENAME NAME INCLUDE [HOOK]: prints the path of a root of
+# the Debian release CODENAME, from the host's archive, with the packages
+# INCLUDE (comma-separated), made with make_debian_base the first time and
+# cached as a tarball in $AIC_CACHE/NAME. HOOK, a function, is called with
+# the new root's path after its apt sources are written (packages that
+# debootstrap cannot resolve, say); its text is part of the cache key. A
+# root of an earlier package list, hook or mirror is removed when a new one
+# is made. scripts/kbuild-root (7.3 modules) and scripts/ort-root (ONNX
+# Runtime) keep a Debian 13 one each, scripts/lava-root a Debian 12 one:
+# nothing of them is installed on the host.
+debian_root() {
+	local codename=$1 name=$2 include=$3 hook=${4:-} mirror keyring key dir tarball root old
 	read -r mirror keyring < <(debian_archive "$(host_codename)")
-	key=$(echo "trixie minbase $include $mirror $keyring" | sha256sum | cut -c1-12)
+	key=$(echo "$codename minbase $include $mirror $keyring${hook:+ $(declare -f "$hook")}" | sha256sum | cut -c1-12)
 	dir=$AIC_CACHE/$name
-	tarball=$dir/trixie-${name%-root}-$key.tar.gz
+	tarball=$dir/$codename-${name%-root}-$key.tar.gz
 	root=${tarball%.tar.gz}
 	if [ ! -f "$root/.complete" ]; then
 		mkdir -p "$dir"
-		[ -f "$tarball" ] || make_debian_base trixie "$include" "$mirror" "$keyring" "$tarball" \
-			_debian13_sources >&2
-		log "unpacking the Debian 13 root into $root" >&2
+		[ -f "$tarball" ] || make_debian_base "$codename" "$include" "$mirror" "$keyring" "$tarball" \
+			"_debian_sources $hook" >&2
+		log "unpacking the $codename root into $root" >&2
 		rm -rf --one-file-system "$root"
 		mkdir -p "$root"
 		tar -C "$root" --numeric-owner -xzf "$tarball"
 		touch "$root/.complete"
-		for old in "$dir"/trixie-*; do
+		for old in "$dir"/"$codename"-*; do
 			case "$old" in "$root" | "$tarball") ;; *) rm -rf --one-file-system "$old" ;; esac
 		done
 	fi
 	echo "$root"
 }
-_debian13_sources() {
+debian13_root() { debian_root trixie "$@"; }
+# The root's apt sources: its own release from the host's archive.
+_debian_sources() {
 	local mirror keyring
 	read -r mirror keyring < <(debian_archive "$(host_codename)")
-	printf 'Types: deb\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: %s\n' \
-		"$mirror" "$keyring" >"$1/etc/apt/sources.list.d/debian.sources"
+	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+		"$mirror" "$2" "$keyring" >"$1/etc/apt/sources.list.d/debian.sources"
 	rm -f "$1/etc/apt/sources.list"
 }
 
@@ -339,14 +345,14 @@ debian13_run() {
 	' debian13-root "$root" "$@"
 }
 
-# debian13_root_main NAME INCLUDE [--bind DIR ...] [-- CMD...]: the
-# command line of scripts/kbuild-root and scripts/ort-root: makes the root
-# if needed and, given a command, runs it there. Prints the calling
-# script's header comment with -h.
-debian13_root_main() {
-	local name=$1 include=$2 run=0 root
+# debian_root_main CODENAME NAME INCLUDE HOOK [--bind DIR ...] [-- CMD...]:
+# the command line of scripts/kbuild-root, ort-root and lava-root: makes
+# the root if needed and, given a command, runs it there. Prints the
+# calling script's header comment with -h.
+debian_root_main() {
+	local codename=$1 name=$2 include=$3 hook=$4 run=0 root
 	local binds=()
-	shift 2
+	shift 4
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--bind) binds+=("$(realpath "$2")"); shift 2 ;;
@@ -357,10 +363,11 @@ debian13_root_main() {
 	done
 	[ $run = 0 ] || [ $# -gt 0 ] || die "-- needs a command"
 	[ "$(id -u)" = 0 ] || die "needs root (debootstrap, chroot, mounts)"
-	root=$(debian13_root "$name" "$include")
+	root=$(debian_root "$codename" "$name" "$include" "$hook")
 	[ $run = 1 ] || return 0
 	debian13_run "$root" "${binds[@]}" -- "$@"
 }
+debian13_root_main() { debian_root_main trixie "$1" "$2" "" "${@:3}"; }
 
 # The log of the step LABEL.
 step_log() { echo "$AIC_BUILD/logs/$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_').log"; }
