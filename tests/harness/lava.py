@@ -277,7 +277,7 @@ def write_artifacts(out, chosen):
               f"({len(group)} configurations)")
 
 
-def chosen_configs(names):
+def chosen_configs(names, built_only=False):
     table = {c.name: c for c in configs.CONFIGS}
     unknown = [n for n in names if n not in table]
     if unknown:
@@ -285,6 +285,9 @@ def chosen_configs(names):
                          f"{' '.join(table)})")
     chosen = [table[n] for n in names] if names else list(table.values())
     unbuilt = [c.name for c in chosen if kernels.is_built(c.kernel) and not Path(c.kernel, "image").exists()]
+    if unbuilt and built_only:
+        print(f"make lava-jobs: left out, their kernel not built here: {' '.join(unbuilt)}")
+        return [c for c in chosen if c.name not in unbuilt]
     if unbuilt:
         raise SystemExit(f"make lava-jobs: the kernel of {', '.join(unbuilt)} is not built yet "
                          "(scripts/build-source-kernels, or DEBUG_GUESTS=0)")
@@ -298,10 +301,12 @@ def main(argv=None):
     ap.add_argument("--out", type=Path, default=BUILD / "lava")
     ap.add_argument("--artifacts", help="the URL the jobs fetch the artifacts from "
                     "(default: $LAVA_ARTIFACTS, else file://OUT/artifacts)")
+    ap.add_argument("--built-only", action="store_true",
+                    help="leave out the configurations whose kernel is not built, and name them")
     args = ap.parse_args(argv)
     out = args.out.resolve()
     url = (args.artifacts or os.environ.get("LAVA_ARTIFACTS") or f"file://{out}/artifacts").rstrip("/")
-    chosen = chosen_configs(args.configs)
+    chosen = chosen_configs(args.configs, args.built_only)
     write_artifacts(out, chosen)
     write_jobs(out, url, chosen)
     print(f"make lava-jobs: {len(chosen)} jobs in {out}/jobs, fetching from {url}")
