@@ -23,8 +23,9 @@ template <class T> T load(std::span<const uint8_t> p, size_t off = 0)
 template <class T> void append(std::vector<uint8_t> &out, const T &v)
 {
 	static_assert(std::is_trivially_copyable_v<T>);
-	const auto *b = reinterpret_cast<const uint8_t *>(&v);
-	out.insert(out.end(), b, b + sizeof(T));
+	const size_t at = out.size();
+	out.resize(at + sizeof(T));
+	std::memcpy(out.data() + at, &v, sizeof(T));
 }
 
 }  // namespace aic100::vfio_user
