@@ -35,25 +35,25 @@ void finish(Reply &r, const Header &req, int error)
 	Header h{req.id, req.command, static_cast<uint32_t>(r.bytes.size()), kTypeReply | (error ? kError : 0u),
 		 static_cast<uint32_t>(error)};
 	std::memcpy(r.bytes.data(), &h, sizeof(h));
-	if (error)
-		r.fds.clear();
 	r.send = !(req.flags & kNoReply);
+	if (error || !r.send)
+		r.fds.clear();
 }
 
 }  // namespace
 
 Dispatcher::Dispatcher(DeviceBackend &dev, const Caps &ours)
-	: dev_(dev), ours_(ours), validator_(limits_for(ours, ours)), dma_(ours.max_dma_maps), irqs_(irq_counts(dev))
+	: dev_(dev), ours_(ours), validator_(limits_for(ours, ours, false)), dma_(ours.max_dma_maps), irqs_(irq_counts(dev))
 {
 }
 
-Limits Dispatcher::limits_for(const Caps &offer, const Caps &sent) const
+Limits Dispatcher::limits_for(const Caps &offer, const Caps &sent, bool negotiated) const
 {
 	Limits l;
 	l.max_fds = ours_.max_msg_fds;
 	l.max_data_xfer = offer.max_data_xfer;
 	l.page_size = offer.pgsizes ? uint64_t{1} << std::countr_zero(offer.pgsizes) : 4096;
-	l.write_multiple = offer.write_multiple && sent.write_multiple && negotiated_;
+	l.write_multiple = offer.write_multiple && sent.write_multiple && negotiated;
 	l.max_message = max_message(offer.max_data_xfer);
 	return l;
 }
@@ -141,7 +141,7 @@ int Dispatcher::on_version(Payload p, Reply &r)
 		r.bytes.push_back(0);
 	client_ = *client;
 	negotiated_ = true;
-	validator_.set_limits(limits_for(offer, sent_));
+	validator_.set_limits(limits_for(offer, sent_, true));
 	dma_.set_max_regions(offer.max_dma_maps);
 	return 0;
 }
@@ -212,7 +212,7 @@ void Dispatcher::disconnect()
 	}
 	negotiated_ = false;
 	client_ = sent_ = Caps{};
-	validator_.set_limits(limits_for(ours_, ours_));
+	validator_.set_limits(limits_for(ours_, ours_, false));
 	dma_.set_max_regions(ours_.max_dma_maps);
 }
 

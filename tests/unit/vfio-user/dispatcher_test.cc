@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The dispatcher: VERSION, framing and header errors, and device info.
+#include <cstring>
+#include <new>
 #include <string>
 
 #include "dispatcher_fixture.h"
@@ -238,6 +240,28 @@ TEST_F(VfioUserDispatcher, DisconnectDropsRegionsAndEventfdsAndWantsVersionAgain
 	EXPECT_FALSE(d.negotiated());
 	EXPECT_TRUE(send(message(Command::DeviceReset, {})).close);
 	negotiate();
+}
+
+}  // namespace
+}  // namespace aic100::vfio_user::test
+
+namespace aic100::vfio_user::test {
+namespace {
+
+// Found by the fuzzer (regressions/limits-before-init): the constructor
+// worked out the first limits from negotiated_ before that member was
+// initialised (undefined behaviour). In memory that held ones, a server
+// offering write_multiple had its limits allow WRITE_MULTI before any
+// VERSION agreed on it.
+TEST(VfioUserDispatcherInit, LimitsBeforeVersionAllowNoWriteMulti)
+{
+	FakeBackend dev;
+	const Caps ours{16, 1u << 20, 4096, 64, true};
+	alignas(Dispatcher) unsigned char storage[sizeof(Dispatcher)];
+	std::memset(storage, 1, sizeof(storage));
+	auto *d = new (storage) Dispatcher(dev, ours);
+	EXPECT_FALSE(d->limits().write_multiple);
+	d->~Dispatcher();
 }
 
 }  // namespace

@@ -61,7 +61,8 @@ private:
 	int on_write_multi(Payload p, Reply &r);
 	int check_region(uint32_t index, uint64_t offset, uint64_t count, uint32_t need) const;
 	int write_region(uint32_t index, uint64_t offset, Payload data);
-	Limits limits_for(const Caps &offer, const Caps &sent) const;
+	// The limits for `offer`; write_multiple only once VERSION agreed on it.
+	Limits limits_for(const Caps &offer, const Caps &sent, bool negotiated) const;
 
 	DeviceBackend &dev_;
 	Caps ours_;
