@@ -266,3 +266,58 @@ TEST(VfioUserDispatcherInit, LimitsBeforeVersionAllowNoWriteMulti)
 
 }  // namespace
 }  // namespace aic100::vfio_user::test
+
+namespace aic100::vfio_user::test {
+namespace {
+
+TEST_F(VfioUserDispatcher, VersionTakesTheSmallerOfEachLimit)
+{
+	// Padded so that the reply has room for every key.
+	negotiate(R"({"capabilities":{"max_data_xfer_size":65536,"pgsizes":2101248,"max_dma_maps":8}})" +
+		  std::string(32, ' '));
+	EXPECT_EQ(d.limits().max_data_xfer, 65536u);
+	EXPECT_EQ(d.limits().page_size, 4096u);  // 4 KiB | 2 MiB offered, 4 KiB taken
+	EXPECT_EQ(d.sent_caps().max_dma_maps, 8u);
+	EXPECT_EQ(error(send(region_read_message(0, 0, 65537))), E2BIG);
+	for (uint64_t i = 0; i < 8; i++)
+		ASSERT_EQ(error(send(dma_map_message(i * 0x1000, 0x1000))), 0);
+	EXPECT_EQ(error(send(dma_map_message(8 * 0x1000, 0x1000))), ENOSPC);
+}
+
+// QEMU reads each reply into a buffer sized from its request (proxy.c):
+// the request's size, argsz + 16 for region info, 32 + count for a read.
+TEST_F(VfioUserDispatcher, RepliesToQemusBringUpFitQemusBuffers)
+{
+	auto fds = eventfds(1);
+	dev.bar2_fd = fds[0].get();
+	std::vector<std::vector<uint8_t>> requests = {
+		version_message(kQemuCaps),
+		dma_map_message(0x0, 0x80000000),
+		message(Command::DeviceGetInfo, bytes_of(DeviceInfo{16, 0, 0, 0})),
+		message(Command::GetIrqInfo, bytes_of(IrqInfo{16, 0, kMsiIrq, 0})),
+		region_read_message(kConfigRegion, 0, 256),
+		region_write_message(kConfigRegion, 4, {0x06, 0x04}),
+		set_irqs_message(kIrqDataNone | kIrqActionTrigger, kMsiIrq, 0, 0),
+		message(Command::DeviceReset, {}),
+		dma_unmap_message(0x0, 0x80000000),
+	};
+	for (uint32_t i = 0; i < kPciRegions; i++) {
+		requests.push_back(message(Command::GetRegionInfo, bytes_of(RegionInfo{32, 0, i, 0, 0, 0})));
+		requests.push_back(message(Command::GetRegionInfo, bytes_of(RegionInfo{80, 0, i, 0, 0, 0})));
+	}
+	for (const auto &req : requests) {
+		const Header h = load<Header>(req);
+		SCOPED_TRACE(h.command);
+		const Reply r = send(req);
+		ASSERT_EQ(error(r), 0);
+		size_t room = req.size();
+		if (h.command == static_cast<uint16_t>(Command::GetRegionInfo))
+			room = sizeof(Header) + load<uint32_t>(req, sizeof(Header));
+		if (h.command == static_cast<uint16_t>(Command::RegionRead))
+			room = sizeof(Header) + sizeof(RegionAccess) + load<RegionAccess>(req, sizeof(Header)).count;
+		EXPECT_LE(r.bytes.size(), room);
+	}
+}
+
+}  // namespace
+}  // namespace aic100::vfio_user::test
