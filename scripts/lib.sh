@@ -311,6 +311,9 @@ debian13_root() { debian_root trixie "$@"; }
 _debian_sources() {
 	local mirror keyring
 	read -r mirror keyring < <(debian_archive "$(host_codename)")
+	# Debian 12's keyring package has no .pgp file, which Debian 13's
+	# sources may name: a root without the host's file uses its own.
+	[ -e "$1$keyring" ] || keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
 		"$mirror" "$2" "$keyring" >"$1/etc/apt/sources.list.d/debian.sources"
 	rm -f "$1/etc/apt/sources.list"
