@@ -303,7 +303,7 @@ def main(argv=None):
                     "(default: $LAVA_ARTIFACTS, else file://OUT/artifacts)")
     ap.add_argument("--built-only", action="store_true",
                     help="leave out the configurations whose kernel is not built, and name them")
-    args = ap.parse_args(argv)
+    args = ap.parse_intermixed_args(argv)
     out = args.out.resolve()
     url = (args.artifacts or os.environ.get("LAVA_ARTIFACTS") or f"file://{out}/artifacts").rstrip("/")
     chosen = chosen_configs(args.configs, args.built_only)
