@@ -46,6 +46,14 @@ def processes_rooted_under(path):
     return found
 
 
+def as_from_a_terminal():
+    """SIGINT as a shell at a terminal leaves it to a command: a suite run
+    in the background of a non-interactive shell (nohup ... &) inherits it
+    ignored, and a shell cannot trap a signal ignored on entry, so the
+    runner would sleep through the interrupt test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def runner(tmp_path):
     """Runs fresh-root with its copies in a folder of this test; checks,
@@ -59,8 +67,9 @@ def runner(tmp_path):
                *(["--release", release] if release else []), "--", *args]
         if popen:
             return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    start_new_session=True)
-        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+                                    start_new_session=True, preexec_fn=as_from_a_terminal)
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600,
+                              preexec_fn=as_from_a_terminal)
 
     start.work, start.log = work, log
     yield start
