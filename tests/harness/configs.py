@@ -446,6 +446,17 @@ def suite_commands(config):
     return commands
 
 
+def boot_module(config):
+    """The qaic the guest loads before its suites, or None: upstream's (or
+    the configuration's own module) whenever it tests upstream, even where
+    the boot suite does not run; ours with the boot suite; none otherwise."""
+    if config.upstream:
+        return Path(config.module or kernels.upstream_module(config.kernel))
+    if not config.boot:
+        return None
+    return Path(kernels.our_module(config.kernel))
+
+
 def suite_script(config, place=str):
     """The shell text the guest runs: each suite's program in turn after its
     "# suite:" line, failing if any failed. `place` names a host file where

@@ -243,13 +243,9 @@ def guest_run(config: Config) -> GuestRun:
         return _runs[config]
     collected, config = config, await_source_kernel(config)
     log = BUILD / "vm" / f"serial-{config.name}.log"
-    module = []
-    if not config.boot:
-        module = ["--module", "none"]
-    if config.upstream:
-        upstream_module = config.module or kernels.upstream_module(config.kernel)
-        assert upstream_module.exists(), f"{upstream_module} missing: run 'make'"
-        module = ["--module", str(upstream_module)]
+    boot_module = configs.boot_module(config)
+    assert boot_module is None or boot_module.exists(), f"{boot_module} missing: run 'make'"
+    module = ["--module", str(boot_module) if boot_module else "none"]
     if config.card_opts:
         module += ["--card-opts", config.card_opts]
     if config.module_args:

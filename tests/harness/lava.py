@@ -69,23 +69,14 @@ def lib_sh(*lines):
     return out.stdout.splitlines()
 
 
-def boot_module(config):
-    """The qaic the guest loads at boot, or None."""
-    if not config.boot:
-        return None
-    if config.upstream:
-        return config.module or kernels.upstream_module(config.kernel)
-    return kernels.our_module(config.kernel)
-
-
 def host_files(config):
     """The host files the configuration's guest reads: its programs, the
     modules they load, the networks."""
     files = set()
     for command in configs.suite_commands(config):
         files.update(Path(p) for p in (command.program, *command.needs))
-    if boot_module(config):
-        files.add(Path(boot_module(config)))
+    if module := configs.boot_module(config):
+        files.add(module)
     if config.networks:
         files.add(configs.NETWORKS)
     return files
@@ -94,7 +85,7 @@ def host_files(config):
 def config_script(config):
     """/aic100/configs/NAME.sh, sourced by scripts/guest/lava-init: the
     driver to load at boot, its parameters, the suites' shell text."""
-    module = boot_module(config)
+    module = configs.boot_module(config)
     text = configs.suite_script(config, guest_path)
     for path in (str(TOP), str(BUILD)):
         left = re.search(f"(?<!{re.escape(HOST_PREFIX)}){re.escape(path)}", text)

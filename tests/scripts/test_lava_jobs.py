@@ -120,6 +120,21 @@ def test_a_guest_script_names_no_host_path():
             assert str(path) in text or path == configs.NETWORKS or path.suffix == ".ko"
 
 
+def test_a_guest_loads_the_driver_the_harness_loads():
+    """Upstream's qaic is loaded before the suites even where the boot
+    suite does not run (the health suite alone, the hostile DMA), as
+    scripts/vm-run loads it under the harness."""
+    for config in configs.CONFIGS:
+        module = re.search(r"^aic_module=(.*)$", lava.config_script(config), re.M).group(1).strip("'")
+        if config.upstream:
+            wanted = config.module or configs.kernels.upstream_module(config.kernel)
+            assert module == lava.guest_path(wanted), config.name
+        elif not config.boot:
+            assert module == "none", config.name
+        else:
+            assert module == lava.guest_path(configs.kernels.our_module(config.kernel)), config.name
+
+
 def test_an_unknown_configuration_is_refused():
     out = subprocess.run([sys.executable, str(TOP / "tests" / "harness" / "lava.py"), "jobs", "no-such-config"],
                          capture_output=True, text=True)
