@@ -253,31 +253,43 @@ debian_archive() {
 # each called with the root's path and CODENAME before packing (apt
 # configuration and the like). scripts/fresh-root makes its pristine base
 # with it, debian_root the roots of kbuild-root, ort-root and lava-root.
-make_debian_base() {
-	local codename=$1 include=$2 mirror=$3 keyring=$4 out=$5 hook=${6:-} tmp h
+# debootstrap_into CODENAME INCLUDE MIRROR KEYRING DIR [HOOKS]: a minbase
+# root of CODENAME with the packages INCLUDE in DIR (made anew), each HOOK
+# called with DIR and CODENAME, apt's downloads and package lists dropped.
+debootstrap_into() {
+	local codename=$1 include=$2 mirror=$3 keyring=$4 dir=$5 hook=${6:-} h
 	command -v debootstrap >/dev/null || {
 		log "installing debootstrap on the host"
 		DEBIAN_FRONTEND=noninteractive apt_get install -y -qq --no-install-recommends debootstrap >/dev/null ||
 			die "cannot install debootstrap"
 	}
-	tmp=$out.tmp.d
-	rm -rf --one-file-system "$tmp"
-	mkdir -p "$tmp"
+	rm -rf --one-file-system "$dir"
+	mkdir -p "$dir"
 	log "debootstrap $codename (minbase + $include) from $mirror"
 	step "debootstrap $codename" debootstrap --variant=minbase --include="$include" --keyring="$keyring" \
-		"$codename" "$tmp" "$mirror"
-	for h in $hook; do "$h" "$tmp" "$codename"; done
-	rm -rf "$tmp"/var/cache/apt/archives/*.deb "$tmp"/var/lib/apt/lists/*_Packages
+		"$codename" "$dir" "$mirror"
+	for h in $hook; do "$h" "$dir" "$codename"; done
+	rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*_Packages
+}
+
+# make_debian_base CODENAME INCLUDE MIRROR KEYRING OUT [HOOKS]: the same root
+# packed into the tarball OUT, for runners that unpack a new copy each run.
+make_debian_base() {
+	local out=$5 tmp
+	# Names of this process's own: two runners may make the same base at
+	# once (.ci/run's two roots, the runner's tests); the last rename wins.
+	tmp=$out.tmp.$$.d
+	debootstrap_into "$1" "$2" "$3" "$4" "$tmp" "${6:-}"
 	log "packing the base into $out"
-	tar -C "$tmp" --numeric-owner -czf "$out.tmp" .
-	mv "$out.tmp" "$out"
+	tar -C "$tmp" --numeric-owner -czf "$out.tmp.$$" .
+	mv "$out.tmp.$$" "$out"
 	rm -rf --one-file-system "$tmp"
 }
 
 # debian_root CODENAME NAME INCLUDE [HOOK]: prints the path of a root of
 # the Debian release CODENAME, from the host's archive, with the packages
-# INCLUDE (comma-separated), made with make_debian_base the first time and
-# cached as a tarball in $AIC_CACHE/NAME. HOOK, a function, is called with
+# INCLUDE (comma-separated), made with debootstrap_into the first time and
+# kept in $AIC_CACHE/NAME. HOOK, a function, is called with
 # the new root's path after its apt sources are written (packages that
 # debootstrap cannot resolve, say); its text is part of the cache key. A
 # root of an earlier package list, hook or mirror is removed when a new one
@@ -285,23 +297,22 @@ make_debian_base() {
 # Runtime) keep a Debian 13 one each, scripts/lava-root a Debian 12 one:
 # nothing of them is installed on the host.
 debian_root() {
-	local codename=$1 name=$2 include=$3 hook=${4:-} mirror keyring key dir tarball root old
+	local codename=$1 name=$2 include=$3 hook=${4:-} mirror keyring key dir root old
 	read -r mirror keyring < <(debian_archive "$(host_codename)")
 	key=$(echo "$codename minbase $include $mirror $keyring${hook:+ $(declare -f "$hook")}" | sha256sum | cut -c1-12)
 	dir=$AIC_CACHE/$name
-	tarball=$dir/$codename-${name%-root}-$key.tar.gz
-	root=${tarball%.tar.gz}
+	root=$dir/$codename-${name%-root}-$key
 	if [ ! -f "$root/.complete" ]; then
 		mkdir -p "$dir"
-		[ -f "$tarball" ] || make_debian_base "$codename" "$include" "$mirror" "$keyring" "$tarball" \
+		# Made where it stays: a packed copy would only be unpacked again
+		# (the LAVA root is 1.4 GB).
+		debootstrap_into "$codename" "$include" "$mirror" "$keyring" "$root.new.$$" \
 			"_debian_sources $hook" >&2
-		log "unpacking the $codename root into $root" >&2
 		rm -rf --one-file-system "$root"
-		mkdir -p "$root"
-		tar -C "$root" --numeric-owner -xzf "$tarball"
+		mv "$root.new.$$" "$root"
 		touch "$root/.complete"
 		for old in "$dir"/"$codename"-*; do
-			case "$old" in "$root" | "$tarball") ;; *) rm -rf --one-file-system "$old" ;; esac
+			[ "$old" = "$root" ] || rm -rf --one-file-system "$old"
 		done
 	fi
 	echo "$root"
