@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The aic100-vfio-user loop end to end on a socket: bring-up as QEMU's
+// client does it, config space, BAR accesses into the device core, MSI
+// through eventfds, broken clients and the next client.
+#include <gtest/gtest.h>
+
+#include "aic100/firmware.h"
+#include "aic100/regs.h"
+#include "test_client.h"
+
+namespace aic100::vfio_user::test {
+namespace {
+
+constexpr uint64_t kBhi = regs::kBhiBase;
+
+TEST(VfioUserServer, NegotiatesVersionWithQemusCapabilities)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	const Message r = c.request(version_message(kQemuCaps));
+	ASSERT_EQ(reply_error(r), 0u);
+	const Version v = load<Version>(r.bytes, sizeof(Header));
+	EXPECT_EQ(v.major, 0);
+	const std::string json(reinterpret_cast<const char *>(r.bytes.data()) + sizeof(Header) + sizeof(Version));
+	EXPECT_NE(json.find("\"max_msg_fds\":16"), std::string::npos) << json;
+	EXPECT_NE(json.find("\"pgsizes\":4096"), std::string::npos) << json;
+	EXPECT_EQ(r.bytes.back(), 0);
+}
+
+TEST(VfioUserServer, DeviceInfoHasNinePciRegionsAndFiveIrqIndices)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	const Message r = c.request(message(Command::DeviceGetInfo, bytes_of(DeviceInfo{sizeof(DeviceInfo), 0, 0, 0})));
+	ASSERT_EQ(reply_error(r), 0u);
+	const DeviceInfo info = load<DeviceInfo>(r.bytes, sizeof(Header));
+	EXPECT_EQ(info.flags, kDeviceReset | kDevicePci);
+	EXPECT_EQ(info.num_regions, kPciRegions);
+	EXPECT_EQ(info.num_irqs, kPciIrqs);
+}
+
+// The glue's BARs: 4 KiB, 2 MiB and bar4-size, 64-bit, so the upper halves
+// (regions 1, 3, 5) have size 0; config space is PCI Express's 4 KiB.
+TEST(VfioUserServer, RegionInfoGivesTheGluesBarSizes)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	const uint64_t want[kPciRegions] = {4096, 0, 2u << 20, 0, 64 * 1024, 0, 0, 4096, 0};
+	for (uint32_t i = 0; i < kPciRegions; i++) {
+		const Message r = c.request(message(Command::GetRegionInfo, bytes_of(RegionInfo{sizeof(RegionInfo), 0, i, 0, 0, 0})));
+		ASSERT_EQ(reply_error(r), 0u) << "region " << i;
+		const RegionInfo info = load<RegionInfo>(r.bytes, sizeof(Header));
+		EXPECT_EQ(info.size, want[i]) << "region " << i;
+		EXPECT_EQ(info.flags, want[i] ? kRegionRead | kRegionWrite : 0u) << "region " << i;
+		EXPECT_TRUE(r.fds.empty());
+	}
+}
+
+TEST(VfioUserServer, IrqInfoOffers32MsiVectorsAndNoIntx)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	const uint32_t want[kPciIrqs] = {0, 32, 0, 1, 1};
+	for (uint32_t i = 0; i < kPciIrqs; i++) {
+		const Message r = c.request(message(Command::GetIrqInfo, bytes_of(IrqInfo{sizeof(IrqInfo), 0, i, 0})));
+		ASSERT_EQ(reply_error(r), 0u);
+		const IrqInfo info = load<IrqInfo>(r.bytes, sizeof(Header));
+		EXPECT_EQ(info.count, want[i]) << "index " << i;
+		EXPECT_TRUE(info.flags & kIrqEventfd);
+	}
+}
+
+// What the qtest's test_pci_identity checks on -device aic100, read
+// through REGION_READ of region 7.
+TEST(VfioUserServer, ConfigReadsEqualTheGluesValues)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	EXPECT_EQ(read32(c, kConfigRegion, 0x00), 0xa10017cbu);
+	EXPECT_EQ(read32(c, kConfigRegion, 0x08) >> 16, 0x1200u);
+	EXPECT_EQ(read32(c, kConfigRegion, 0x2c), 0xa10017cbu);  // subsystem
+	EXPECT_EQ(read32(c, kConfigRegion, 0x3c) >> 8 & 0xff, 0u);  // no INTx pin
+	for (uint64_t bar = 0; bar < 6; bar += 2)
+		EXPECT_EQ(read32(c, kConfigRegion, 0x10 + 4 * bar) & 7, 4u) << "BAR" << bar;
+	EXPECT_EQ(read32(c, kConfigRegion, 0x34) & 0xff, 0x70u);
+	EXPECT_EQ(read32(c, kConfigRegion, 0x50), 0x018a0005u);  // MSI, last in the list: 32 vectors, 64-bit, maskable
+	EXPECT_EQ(read32(c, kConfigRegion, 0x70 + 0x0c) & 0x3ff, 0x084u);  // LNKCAP x8, 16 GT/s
+}
+
+TEST(VfioUserServer, BarReadReachesTheDeviceCore)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	EXPECT_EQ(read32(c, 0, regs::MHIVER), regs::kMhiVersion);
+	EXPECT_EQ(read32(c, 0, kBhi + regs::BHI_EXECENV), static_cast<uint32_t>(regs::ExecEnv::Pbl));
+}
+
+TEST(VfioUserServer, BarWriteReachesTheDeviceCore)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	write32(c, 0, kBhi + regs::BHI_INTVEC, 7);
+	EXPECT_EQ(read32(c, 0, kBhi + regs::BHI_INTVEC), 7u);
+	EXPECT_EQ(rig.on_server([&] { return rig.card().device().mhi().read(regs::kBhiBase + regs::BHI_INTVEC, 4); })
+			  .get(),
+		  7u);
+}
+
+// A BHI load of a size below the header fails before any DMA: the card
+// reports it on BHI_INTVEC's vector, here as a write to that eventfd.
+TEST(VfioUserServer, MsiArrivesOnTheVectorsEventfd)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	std::vector<UniqueFd> efds = give_msi_eventfds(c);
+	write32(c, 0, kBhi + regs::BHI_INTVEC, 5);
+	write32(c, 0, kBhi + regs::BHI_IMGSIZE, 16);
+	write32(c, 0, kBhi + regs::BHI_IMGTXDB, 1);
+	EXPECT_EQ(wait_eventfd(efds[5].get()), 1u);
+	EXPECT_EQ(read32(c, 0, kBhi + regs::BHI_ERRCODE), static_cast<uint32_t>(fw::Error::Truncated));
+	for (int v = 0; v < 32; v++) {
+		if (v == 5)
+			continue;
+		EXPECT_EQ(wait_eventfd(efds[v].get(), 0), 0u) << "vector " << v;
+	}
+}
+
+// With MSI's eventfds taken away (SET_IRQS count 0), the card has no
+// vector to signal.
+TEST(VfioUserServer, MsiDisabledTellsTheCardNoVectorsExist)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	std::vector<UniqueFd> efds = give_msi_eventfds(c);
+	EXPECT_EQ(rig.on_server([&] { return rig.card().msi_vectors_enabled(); }).get(), 32u);
+	const Message r = c.request(set_irqs_message(kIrqDataNone | kIrqActionTrigger, kMsiIrq, 0, 0));
+	ASSERT_EQ(reply_error(r), 0u);
+	EXPECT_EQ(rig.on_server([&] { return rig.card().msi_vectors_enabled(); }).get(), 0u);
+}
+
+TEST(VfioUserServer, BadCommandGetsAnErrorReply)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	const Message r = c.request(message(Command::GetRegionInfo, bytes_of(RegionInfo{sizeof(RegionInfo), 0, 99, 0, 0, 0})));
+	EXPECT_EQ(reply_error(r), static_cast<uint32_t>(EINVAL));
+	EXPECT_EQ(read32(c, 0, regs::MHIVER), regs::kMhiVersion);  // the connection lives on
+}
+
+// A header whose size the server would never take loses the stream: the
+// server closes the socket and serves the next client.
+TEST(VfioUserServer, MalformedMessageClosesTheSocketAndTheServerLivesOn)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	std::vector<uint8_t> huge = message(Command::RegionWrite, {});
+	const uint32_t size = 256u << 20;
+	std::memcpy(huge.data() + offsetof(Header, size), &size, sizeof(size));
+	c.send(huge);
+	EXPECT_TRUE(c.closed_by_server());
+	TestClient next = rig.connect_client();
+	next.negotiate();
+	EXPECT_EQ(read32(next, 0, regs::MHIVER), regs::kMhiVersion);
+}
+
+TEST(VfioUserServer, CommandBeforeVersionClosesTheSocket)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.send(region_read_message(0, regs::MHIVER, 4));
+	EXPECT_TRUE(c.closed_by_server());
+}
+
+// EOF drops the client's eventfds; the card keeps its state for the next.
+TEST(VfioUserServer, EofThenASecondClientFindsTheCardAsItWas)
+{
+	ServerRig rig;
+	{
+		TestClient first = rig.connect_client();
+		first.negotiate();
+		std::vector<UniqueFd> efds = give_msi_eventfds(first);
+		write32(first, 0, kBhi + regs::BHI_INTVEC, 9);
+		first.close();
+	}
+	TestClient second = rig.connect_client();
+	second.negotiate();
+	EXPECT_EQ(read32(second, 0, kBhi + regs::BHI_INTVEC), 9u);
+	EXPECT_EQ(rig.on_server([&] { return rig.card().msi_vectors_enabled(); }).get(), 0u);
+	EXPECT_EQ(rig.server().dispatcher().irqs().assigned(kMsiIrq), 0u);
+}
+
+TEST(VfioUserServer, DeviceResetRestoresConfigSpace)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	write32(c, kConfigRegion, 0x04, 0x6);  // memory + bus master
+	EXPECT_EQ(read32(c, kConfigRegion, 0x04) & 0xffff, 0x6u);
+	EXPECT_EQ(reply_error(c.request(message(Command::DeviceReset, {}))), 0u);
+	EXPECT_EQ(read32(c, kConfigRegion, 0x04) & 0xffff, 0u);
+}
+
+TEST(VfioUserServer, Aic200PresentsMsixAndItsBars)
+{
+	DeviceConfig cfg = ServerRig::pbl_config();
+	cfg.family = Family::Aic200;
+	cfg.device_id = 0xa110;
+	ServerRig rig(cfg);
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	EXPECT_EQ(read32(c, kConfigRegion, 0x00), 0xa11017cbu);
+	const Message r = c.request(message(Command::GetIrqInfo, bytes_of(IrqInfo{sizeof(IrqInfo), 0, kMsixIrq, 0})));
+	EXPECT_EQ(load<IrqInfo>(r.bytes, sizeof(Header)).count, 32u);
+	EXPECT_EQ(read32(c, 1, regs::MHIVER), regs::kMhiVersion);  // MHI in BAR1
+	std::vector<UniqueFd> efds = give_msi_eventfds(c, kMsixIrq);
+	EXPECT_EQ(rig.on_server([&] { return rig.card().msi_vectors_enabled(); }).get(), 32u);
+}
+
+}  // namespace
+}  // namespace aic100::vfio_user::test
