@@ -34,8 +34,12 @@ int fail(const std::string &why)
 bool clear_stale_socket(const sockaddr_un &addr, std::string &why)
 {
 	struct stat st;
-	if (lstat(addr.sun_path, &st) != 0)
-		return errno == ENOENT || (why = std::string(addr.sun_path) + ": " + std::strerror(errno)).empty();
+	if (lstat(addr.sun_path, &st) != 0) {
+		if (errno == ENOENT)
+			return true;
+		why = std::string(addr.sun_path) + ": " + std::strerror(errno);
+		return false;
+	}
 	if (!S_ISSOCK(st.st_mode)) {
 		why = std::string(addr.sun_path) + ": exists and is not a socket";
 		return false;

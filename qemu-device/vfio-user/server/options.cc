@@ -66,11 +66,11 @@ uint32_t derived_serial(const std::string &path)
 	return 0xA1000000u | (h & 0x00FFFFFFu);
 }
 
-using Setter = std::function<bool(const std::string &, ServerOptions &, bool &family_set)>;
+using Setter = std::function<bool(const std::string &, ServerOptions &)>;
 
 template <class T, class Parse> Setter number(T DeviceConfig::*field, Parse parse)
 {
-	return [field, parse](const std::string &v, ServerOptions &o, bool &) {
+	return [field, parse](const std::string &v, ServerOptions &o) {
 		const auto n = parse(v);
 		if (!n || !std::in_range<T>(*n))
 			return false;
@@ -81,7 +81,7 @@ template <class T, class Parse> Setter number(T DeviceConfig::*field, Parse pars
 
 Setter flag(bool DeviceConfig::*field)
 {
-	return [field](const std::string &v, ServerOptions &o, bool &) {
+	return [field](const std::string &v, ServerOptions &o) {
 		const auto b = parse_bool(v);
 		if (b)
 			o.card.*field = *b;
@@ -92,10 +92,13 @@ Setter flag(bool DeviceConfig::*field)
 const std::map<std::string, Setter> &setters()
 {
 	static const std::map<std::string, Setter> table = {
-		{"socket", [](const std::string &v, ServerOptions &o, bool &) { o.socket_path = v; return !v.empty(); }},
+		{"socket",
+		 [](const std::string &v, ServerOptions &o) {
+			 o.socket_path = v;
+			 return !v.empty();
+		 }},
 		{"family",
-		 [](const std::string &v, ServerOptions &o, bool &set) {
-			 set = true;
+		 [](const std::string &v, ServerOptions &o) {
 			 o.card.family = v == "aic200" ? Family::Aic200 : Family::Aic100;
 			 return v == "aic100" || v == "aic200";
 		 }},
@@ -105,7 +108,7 @@ const std::map<std::string, Setter> &setters()
 		{"bar4-size", number(&DeviceConfig::bar4_size, parse_size)},
 		{"serial", number(&DeviceConfig::serial_number, parse_int)},
 		{"boot",
-		 [](const std::string &v, ServerOptions &o, bool &) {
+		 [](const std::string &v, ServerOptions &o) {
 			 o.card.boot_amss = v == "amss";
 			 return v == "full" || v == "amss";
 		 }},
@@ -127,7 +130,7 @@ bool parse_options(const std::vector<std::string> &args, ServerOptions &out, std
 {
 	out = ServerOptions{};
 	out.card.serial_number = 0;
-	bool family_set = false, device_id_set = false;
+	bool device_id_set = false;
 	for (size_t i = 0; i < args.size(); i++) {
 		const std::string &a = args[i];
 		if (a == "--help" || a == "-h") {
@@ -150,7 +153,7 @@ bool parse_options(const std::vector<std::string> &args, ServerOptions &out, std
 			error = "--" + name + " needs a value";
 			return false;
 		}
-		if (!it->second(value, out, family_set)) {
+		if (!it->second(value, out)) {
 			error = "--" + name + ": bad value '" + value + "'";
 			return false;
 		}

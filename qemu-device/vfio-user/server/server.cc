@@ -28,6 +28,14 @@ Server::Server(CardBackend &card, const Caps &ours)
 	card_.attach({&dispatcher_.dma(), &dispatcher_.irqs(), this});
 }
 
+// The card outlives the server in main(): it must not reach this
+// connection's tables once they are gone.
+Server::~Server()
+{
+	drop_client();
+	card_.attach({});
+}
+
 void Server::post(std::function<void()> fn)
 {
 	{

@@ -25,6 +25,7 @@ inline constexpr Caps kServerCaps{16, 1u << 20, 4096, 65535, false};
 class Server final : public DmaPort {
 public:
 	Server(CardBackend &card, const Caps &ours = kServerCaps);
+	~Server() override;
 
 	// Serves clients accepted on `listen_fd`, one at a time, until
 	// `stop_fd` becomes readable; then lets the client go.
