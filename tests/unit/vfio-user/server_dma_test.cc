@@ -220,7 +220,7 @@ TEST(VfioUserServerDma, DmaUnmapTakesTheMemoryAway)
 	EXPECT_EQ(rig.on_server([&] { return rig.card().dma_write(kGuestAddr, &byte, 1); }).get(), DmaStatus::Ok);
 	const Message r = g.c.request(dma_unmap_message(kGuestAddr, kMapSize));
 	ASSERT_EQ(reply_error(r), 0u);
-	EXPECT_EQ(rig.server().dispatcher().dma().size(), 0u);
+	EXPECT_EQ(rig.on_server([&] { return rig.server().dispatcher().dma().size(); }).get(), 0u);
 	EXPECT_EQ(rig.on_server([&] { return rig.card().dma_write(kGuestAddr, &byte, 1); }).get(), DmaStatus::Error);
 	EXPECT_EQ(ram.mem[0], byte);
 }
@@ -240,6 +240,24 @@ TEST(VfioUserServerDma, LargeDmaIsSplitAtTheTransferSize)
 		g.c.send(message(Command::DmaWrite, {}, load<Header>(req.bytes).id, kTypeReply));
 	}
 	EXPECT_EQ(status.get(), DmaStatus::Ok);
+}
+
+// A client that goes with memory mapped takes it along: the server
+// unmaps it, and the card's DMA there fails until the next client maps it.
+TEST(VfioUserServerDma, ClientThatGoesTakesItsMemoryAlong)
+{
+	ServerRig rig;
+	Memfd ram;
+	{
+		Guest g(rig);
+		ASSERT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, kMapSize), {ram.fd.get()})), 0u);
+		g.c.close();
+	}
+	TestClient next = rig.connect_client();
+	next.negotiate();  // answered only once the first client is gone
+	EXPECT_EQ(rig.on_server([&] { return rig.server().dispatcher().dma().size(); }).get(), 0u);
+	const uint8_t byte = 1;
+	EXPECT_EQ(rig.on_server([&] { return rig.card().dma_write(kGuestAddr, &byte, 1); }).get(), DmaStatus::Error);
 }
 
 }  // namespace
