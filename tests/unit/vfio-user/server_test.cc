@@ -156,6 +156,21 @@ TEST(VfioUserServer, BadCommandGetsAnErrorReply)
 	EXPECT_EQ(read32(c, 0, regs::MHIVER), regs::kMhiVersion);  // the connection lives on
 }
 
+// 17 eventfds where the server takes 16: EINVAL, the fds closed, the
+// connection goes on.
+TEST(VfioUserServer, MoreFdsThanNegotiatedGetEinval)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	UniqueFd e(eventfd(0, EFD_CLOEXEC));
+	const std::vector<int> fds(17, e.get());
+	const Message r = c.request(set_irqs_message(kIrqDataEventfd | kIrqActionTrigger, kMsiIrq, 0, 17), fds);
+	EXPECT_EQ(reply_error(r), static_cast<uint32_t>(EINVAL));
+	EXPECT_EQ(rig.on_server([&] { return rig.card().msi_vectors_enabled(); }).get(), 0u);
+	EXPECT_EQ(read32(c, 0, regs::MHIVER), regs::kMhiVersion);
+}
+
 // A header whose size the server would never take loses the stream: the
 // server closes the socket and serves the next client.
 TEST(VfioUserServer, MalformedMessageClosesTheSocketAndTheServerLivesOn)

@@ -54,6 +54,35 @@ TEST(VfioUserSocketIo, FdsAfterTheFirstBytesBreakTheStream)
 	EXPECT_EQ(recv_message(p.b.get(), 4096, m), RecvStatus::Broken);
 }
 
+// More fds than the room kept for them: the kernel truncates them
+// (MSG_CTRUNC), and the message can no longer be trusted.
+TEST(VfioUserSocketIo, TruncatedFdsBreakTheStream)
+{
+	Pair p;
+	UniqueFd e(eventfd(0, EFD_CLOEXEC));
+	const std::vector<int> fds(kRecvFdRoom + 6, e.get());
+	const std::vector<uint8_t> msg = set_irqs_message(kIrqDataEventfd | kIrqActionTrigger, kMsiIrq, 0, 1);
+	ASSERT_TRUE(send_message(p.a.get(), msg, std::span<const int>(fds).first(kRecvFdRoom)));  // fits
+	Message m;
+	ASSERT_EQ(recv_message(p.b.get(), 4096, m), RecvStatus::Ok);
+	EXPECT_EQ(m.fds.size(), kRecvFdRoom);
+	// send_message itself refuses more than the room, so go around it.
+	alignas(cmsghdr) char control[CMSG_SPACE((kRecvFdRoom + 6) * sizeof(int))] = {};
+	iovec iov{const_cast<uint8_t *>(msg.data()), msg.size()};
+	msghdr mh{};
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = control;
+	mh.msg_controllen = sizeof(control);
+	cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(fds.size() * sizeof(int));
+	std::memcpy(CMSG_DATA(c), fds.data(), fds.size() * sizeof(int));
+	ASSERT_EQ(sendmsg(p.a.get(), &mh, 0), static_cast<ssize_t>(msg.size()));
+	EXPECT_EQ(recv_message(p.b.get(), 4096, m), RecvStatus::Broken);
+}
+
 TEST(VfioUserSocketIo, SizeAboveTheLimitIsRefusedBeforeTheBody)
 {
 	Pair p;
