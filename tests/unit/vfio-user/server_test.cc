@@ -4,6 +4,8 @@
 // through eventfds, broken clients and the next client.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+
 #include "aic100/firmware.h"
 #include "aic100/regs.h"
 #include "test_client.h"
@@ -212,6 +214,39 @@ TEST(VfioUserServer, EofThenASecondClientFindsTheCardAsItWas)
 	EXPECT_EQ(read32(second, 0, kBhi + regs::BHI_INTVEC), 9u);
 	EXPECT_EQ(rig.on_server([&] { return rig.card().msi_vectors_enabled(); }).get(), 0u);
 	EXPECT_EQ(rig.on_server([&] { return rig.server().dispatcher().irqs().assigned(kMsiIrq); }).get(), 0u);
+}
+
+size_t open_fds()
+{
+	size_t n = 0;
+	for (int fd = 0; fd < 4096; fd++)
+		n += fcntl(fd, F_GETFD) != -1;
+	return n;
+}
+
+// Eventfds and a memfd given to the server are its copies: once the
+// client goes, the server holds none of them (and no mapping's fd).
+TEST(VfioUserServer, NoFdOutlivesItsClient)
+{
+	ServerRig rig;
+	size_t before;
+	{
+		TestClient c = rig.connect_client();
+		c.negotiate();
+		before = open_fds();
+		std::vector<UniqueFd> efds = give_msi_eventfds(c);
+		UniqueFd ram(memfd_create("ram", MFD_CLOEXEC));
+		ASSERT_EQ(ftruncate(ram.get(), 1u << 20), 0);
+		EXPECT_EQ(reply_error(c.request(dma_map_message(0, 1u << 20), {ram.get()})), 0u);
+		EXPECT_GT(open_fds(), before + 33);
+		efds.clear();
+		ram.reset();
+		EXPECT_GT(open_fds(), before);  // the server's copies
+		c.close();
+	}
+	TestClient next = rig.connect_client();
+	next.negotiate();  // answered once the first client is dropped
+	EXPECT_EQ(open_fds(), before);
 }
 
 TEST(VfioUserServer, DeviceResetRestoresConfigSpace)
