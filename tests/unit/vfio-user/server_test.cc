@@ -249,6 +249,46 @@ TEST(VfioUserServer, NoFdOutlivesItsClient)
 	EXPECT_EQ(open_fds(), before);
 }
 
+// What QEMU's client sends to bring the card up (the fuzzer's
+// qemu-bringup seed), on the real server: guest RAM as a 2 GiB memfd, a
+// ROM without an fd, info, config space, MSI on in 16 + 16, BAR accesses
+// (one without a reply), a reset, MSI off, every region unmapped.
+TEST(VfioUserServer, QemuBringUpSequenceSucceeds)
+{
+	ServerRig rig;
+	TestClient c = rig.connect_client();
+	c.negotiate();
+	UniqueFd ram(memfd_create("guest-ram", MFD_CLOEXEC));
+	ASSERT_EQ(ftruncate(ram.get(), 0x80000000), 0);
+	auto ok = [&](const std::vector<uint8_t> &msg, const std::vector<int> &fds = {}) {
+		Message r = c.request(msg, fds);
+		EXPECT_EQ(reply_error(r), 0u) << "command " << load<Header>(msg).command;
+		return r;
+	};
+	ok(dma_map_message(0x0, 0x80000000), {ram.get()});
+	ok(dma_map_message(0xfffc0000, 0x40000, kDmaRead));
+	ok(message(Command::DeviceGetInfo, bytes_of(DeviceInfo{16, 0, 0, 0})));
+	for (uint32_t i = 0; i < kPciRegions; i++)
+		ok(message(Command::GetRegionInfo, bytes_of(RegionInfo{32, 0, i, 0, 0, 0})));
+	for (uint32_t i = 0; i < kPciIrqs; i++)
+		ok(message(Command::GetIrqInfo, bytes_of(IrqInfo{16, 0, i, 0})));
+	const Message cfg = ok(region_read_message(kConfigRegion, 0, 256));
+	PciConfigSpace model(pci_layout(false, 0xa100, 64 * 1024));
+	std::vector<uint8_t> want(256);
+	model.read(0, want);
+	ASSERT_EQ(cfg.bytes.size(), sizeof(Header) + sizeof(RegionAccess) + 256);
+	EXPECT_TRUE(std::equal(want.begin(), want.end(), cfg.bytes.begin() + sizeof(Header) + sizeof(RegionAccess)));
+	ok(region_write_message(kConfigRegion, 4, {0x06, 0x04}));
+	std::vector<UniqueFd> efds = give_msi_eventfds(c);
+	c.send(region_write_message(0, kBhi + regs::BHI_INTVEC, {1, 0, 0, 0}, kNoReply));
+	EXPECT_EQ(read32(c, 0, kBhi + regs::BHI_INTVEC), 1u);  // the write without a reply was made
+	ok(region_read_message(2, 0x1000, 8));
+	ok(message(Command::DeviceReset, {}));
+	ok(set_irqs_message(kIrqDataNone | kIrqActionTrigger, kMsiIrq, 0, 0));
+	ok(dma_unmap_message(0, 0, kUnmapAll));
+	EXPECT_EQ(rig.on_server([&] { return rig.server().dispatcher().dma().size(); }).get(), 0u);
+}
+
 TEST(VfioUserServer, DeviceResetRestoresConfigSpace)
 {
 	ServerRig rig;
