@@ -164,20 +164,19 @@ int Dispatcher::on_dma_map(Payload p, std::vector<UniqueFd> &fds)
 	return dma_.insert(std::move(r));
 }
 
-// The region leaves the table only once the backend has let go of it.
+// A region leaves the table only once the backend has let go of it. The
+// spec asks for a range that matches one map exactly; QEMU's client, whose
+// container code is the kernel vfio's, unmaps as Linux's type1 IOMMU does:
+// behind intel-iommu it sends power-of-two ranges that hold several maps
+// or none (docs/vfio-user.md), so the server answers as type1 would.
 int Dispatcher::on_dma_unmap(Payload p, Reply &r)
 {
 	DmaUnmap u = load<DmaUnmap>(p);
-	if (u.flags & kUnmapAll) {
-		dma_.clear([&](DmaRegion &region) { dev_.dma_unmapping(region); });
-	} else {
-		DmaRegion *region = dma_.exact(u.address, u.size);
-		if (!region)
-			return ENOENT;
-		dev_.dma_unmapping(*region);
-		DmaRegion gone;
-		dma_.remove(u.address, u.size, gone);
-	}
+	const auto let_go = [&](DmaRegion &region) { dev_.dma_unmapping(region); };
+	if (u.flags & kUnmapAll)
+		dma_.clear(let_go);
+	else if (const int e = dma_.remove_within(u.address, u.size, let_go))
+		return e;
 	u.argsz = sizeof(DmaUnmap);
 	append(r.bytes, u);
 	return 0;

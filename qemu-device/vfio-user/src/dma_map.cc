@@ -55,6 +55,20 @@ int DmaMapTable::remove(uint64_t address, uint64_t size, DmaRegion &out)
 	return 0;
 }
 
+int DmaMapTable::remove_within(uint64_t address, uint64_t size, const std::function<void(DmaRegion &)> &each)
+{
+	const uint64_t last = address + (size - 1);
+	const DmaRegion *head = at(address), *tail = at(last);
+	if ((head && head->address < address) || (tail && tail->last() > last))
+		return EINVAL;
+	auto it = regions_.lower_bound(address);
+	while (it != regions_.end() && it->first <= last) {
+		each(it->second);
+		it = regions_.erase(it);
+	}
+	return 0;
+}
+
 void DmaMapTable::clear(const std::function<void(DmaRegion &)> &each)
 {
 	for (auto &[address, r] : regions_)

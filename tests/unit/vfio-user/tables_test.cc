@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <sys/eventfd.h>
 
+#include <vector>
+
 #include "aic100/vfio_user.h"
 #include "aic100/vfio_user/dma_map.h"
 #include "aic100/vfio_user/irq_table.h"
@@ -43,6 +45,20 @@ TEST(VfioUserDmaMap, FullTableIsEnospc)
 	ASSERT_EQ(t.insert(region(0x0, 0x1000)), 0);
 	ASSERT_EQ(t.insert(region(0x1000, 0x1000)), 0);
 	EXPECT_EQ(t.insert(region(0x2000, 0x1000)), ENOSPC);
+}
+
+TEST(VfioUserDmaMap, RemoveWithinTakesWholeRegionsOnly)
+{
+	DmaMapTable t(4);
+	ASSERT_EQ(t.insert(region(0x10000, 0x4000)), 0);
+	ASSERT_EQ(t.insert(region(0x20000, 0x1000)), 0);
+	std::vector<uint64_t> gone;
+	const auto note = [&](DmaRegion &r) { gone.push_back(r.address); };
+	EXPECT_EQ(t.remove_within(0x11000, 0x10000, note), EINVAL);  // cuts the first
+	EXPECT_EQ(t.remove_within(0x0, 0x10001000, note), 0);
+	EXPECT_EQ(gone, (std::vector<uint64_t>{0x10000, 0x20000}));
+	EXPECT_EQ(t.size(), 0u);
+	EXPECT_EQ(t.remove_within(0x0, 0x1000, note), 0);  // nothing there
 }
 
 TEST(VfioUserDmaMap, RemoveNeedsTheExactRange)

@@ -51,6 +51,11 @@ public:
 	// Takes out the region at exactly [address, address + size): 0, or
 	// ENOENT when no region has that start and size.
 	int remove(uint64_t address, uint64_t size, DmaRegion &out);
+	// Takes out every region inside [address, address + size), each handed
+	// to `each` before it goes, as Linux's type1 IOMMU unmaps: 0 also when
+	// there is none; EINVAL, and nothing taken, when a region lies across
+	// either end (the range would cut it in two).
+	int remove_within(uint64_t address, uint64_t size, const std::function<void(DmaRegion &)> &each);
 	// Every region, each handed to `each` before it goes.
 	void clear(const std::function<void(DmaRegion &)> &each);
 
