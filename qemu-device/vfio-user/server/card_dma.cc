@@ -48,6 +48,11 @@ int CardBackend::dma_mapped(DmaRegion &r)
 	}
 	mappings_[r.address] = {base, len};
 	r.host = static_cast<uint8_t *>(base) + lead;
+	// The mapping holds the memory. Behind a vIOMMU the client maps page by
+	// page, each with its fd: keeping them ran the server out of fds
+	// (RLIMIT_NOFILE), and the kernel then drops a message's fd and sets
+	// MSG_CTRUNC, which loses the client.
+	r.fd.reset();
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 // aic100-vfio-user: the virtual card behind a vfio-user socket, for a
 // stock QEMU's -device vfio-user-pci,socket=PATH (docs/vfio-user.md).
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -86,6 +87,17 @@ int stop_signals()
 	return signalfd(-1, &set, SFD_CLOEXEC);
 }
 
+// Every DMA_MAP brings an fd, closed once mapped; a burst of them behind a
+// vIOMMU still needs room, and the hard limit is ours to take.
+void raise_fd_limit()
+{
+	rlimit r{};
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -98,6 +110,7 @@ int main(int argc, char **argv)
 		std::fputs(kUsage, stdout);
 		return 0;
 	}
+	raise_fd_limit();
 	UniqueFd stop(stop_signals());
 	UniqueFd listener(listen_on(opts.socket_path, why));
 	if (!listener.valid())

@@ -114,13 +114,27 @@ void Server::drop_client()
 	client_broken_ = false;
 }
 
+// What a dropped client sent last, so that the drop can be understood.
+static void report_broken(const Message &m)
+{
+	if (m.bytes.size() < sizeof(Header)) {
+		std::fprintf(stderr, "aic100-vfio-user: broken stream (short header); client dropped\n");
+		return;
+	}
+	const Header h = load<Header>(m.bytes);
+	std::fprintf(stderr,
+		     "aic100-vfio-user: malformed message (id %u, command %u, size %u, flags 0x%x, %zu fds); "
+		     "client dropped\n",
+		     unsigned(h.id), unsigned(h.command), unsigned(h.size), unsigned(h.flags), m.fds.size());
+}
+
 void Server::read_client()
 {
 	Message m;
 	const RecvStatus s = recv_message(client_.get(), dispatcher_.limits().max_message, m);
 	if (s != RecvStatus::Ok) {
 		if (s == RecvStatus::Broken)
-			std::fprintf(stderr, "aic100-vfio-user: malformed message; client dropped\n");
+			report_broken(m);
 		client_broken_ = true;
 		return;
 	}
