@@ -85,6 +85,16 @@ private:
 		void *base = nullptr;
 		size_t len = 0;
 	};
+	// One mapping of a whole file (guest RAM's memfd), shared by every
+	// region in it: a vIOMMU maps page by page, and a mapping per region
+	// would meet vm.max_map_count.
+	struct FileMapping {
+		Mapping map;
+		uint64_t users = 0;
+	};
+	using FileKey = std::pair<uint64_t, uint64_t>;  // st_dev, st_ino
+	uint8_t *map_whole_file(int fd, FileKey &key);
+	void map_region_alone(DmaRegion &r);
 	DmaStatus dma(uint64_t addr, uint8_t *buf, size_t len, bool write);
 	bool message_dma(uint64_t addr, uint8_t *buf, size_t len, bool write);
 	uint32_t msi_index() const;
@@ -96,7 +106,9 @@ private:
 	uint64_t start_ns_;
 	GuestErrorLimit error_limit_;
 	ClientLink link_;
-	std::map<uint64_t, Mapping> mappings_;  // by client address
+	std::map<uint64_t, Mapping> mappings_;  // a region's own, by client address
+	std::map<FileKey, FileMapping> files_;
+	std::map<uint64_t, FileKey> file_users_;  // by client address
 	unsigned msi_vectors_ = 0;
 	bool msix_ = false;
 	std::unique_ptr<Device> dev_;  // last: its constructor may call the host

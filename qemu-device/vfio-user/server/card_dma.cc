@@ -4,6 +4,7 @@
 // with DMA_READ and DMA_WRITE messages in the layout QEMU's client reads
 // (docs/vfio-user.md, "DMA_READ and DMA_WRITE in QEMU").
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,26 +29,38 @@ uint64_t page_size()
 
 }  // namespace
 
-// The mapping starts at the page holding `offset` (mmap wants a page
-// offset; the client's may be finer). A region whose fd cannot be mapped
-// (a read-only file asked for writes, no address space left) stays
-// reachable through messages rather than failing the client's DMA_MAP.
+// Guest RAM comes as one memfd: mapped whole once, read and write (the
+// table enforces each region's protection), and shared by its regions.
+uint8_t *CardBackend::map_whole_file(int fd, FileKey &key)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
+		return nullptr;
+	key = {st.st_dev, st.st_ino};
+	auto it = files_.find(key);
+	if (it == files_.end()) {
+		const size_t len = static_cast<size_t>(st.st_size);
+		void *base = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (base == MAP_FAILED)
+			return nullptr;
+		it = files_.emplace(key, FileMapping{{base, len}, 0}).first;
+	}
+	return static_cast<uint8_t *>(it->second.map.base);
+}
+
 int CardBackend::dma_mapped(DmaRegion &r)
 {
 	if (!r.fd.valid())
 		return 0;
-	const uint64_t lead = r.offset % page_size();
-	const size_t len = r.size + lead;
-	const int prot = ((r.prot & kDmaRead) ? PROT_READ : 0) | ((r.prot & kDmaWrite) ? PROT_WRITE : 0);
-	void *base = mmap(nullptr, len, prot ? prot : PROT_NONE, MAP_SHARED, r.fd.get(), static_cast<off_t>(r.offset - lead));
-	if (base == MAP_FAILED) {
-		std::fprintf(stderr, "aic100-vfio-user: DMA region 0x%llx+0x%llx not mapped (%s): DMA through messages\n",
-			     static_cast<unsigned long long>(r.address), static_cast<unsigned long long>(r.size),
-			     std::strerror(errno));
-		return 0;
+	FileKey key;
+	uint8_t *base = map_whole_file(r.fd.get(), key);
+	if (base && r.offset <= files_[key].map.len && r.size <= files_[key].map.len - r.offset) {
+		files_[key].users++;
+		file_users_[r.address] = key;
+		r.host = base + r.offset;
+	} else {
+		map_region_alone(r);
 	}
-	mappings_[r.address] = {base, len};
-	r.host = static_cast<uint8_t *>(base) + lead;
 	// The mapping holds the memory. Behind a vIOMMU the client maps page by
 	// page, each with its fd: keeping them ran the server out of fds
 	// (RLIMIT_NOFILE), and the kernel then drops a message's fd and sets
@@ -56,15 +69,42 @@ int CardBackend::dma_mapped(DmaRegion &r)
 	return 0;
 }
 
+// A file that cannot be mapped whole (read-only, not a regular file): the
+// region's own mapping, from the page holding `offset` (mmap wants a page
+// offset; the client's may be finer). One that cannot be mapped at all
+// stays reachable through messages rather than failing the DMA_MAP.
+void CardBackend::map_region_alone(DmaRegion &r)
+{
+	const uint64_t lead = r.offset % page_size();
+	const size_t len = r.size + lead;
+	const int prot = ((r.prot & kDmaRead) ? PROT_READ : 0) | ((r.prot & kDmaWrite) ? PROT_WRITE : 0);
+	void *base = mmap(nullptr, len, prot ? prot : PROT_NONE, MAP_SHARED, r.fd.get(), static_cast<off_t>(r.offset - lead));
+	if (base == MAP_FAILED) {
+		std::fprintf(stderr, "aic100-vfio-user: DMA region 0x%llx+0x%llx not mapped (%s): DMA through messages\n",
+			     static_cast<unsigned long long>(r.address), static_cast<unsigned long long>(r.size),
+			     std::strerror(errno));
+		return;
+	}
+	mappings_[r.address] = {base, len};
+	r.host = static_cast<uint8_t *>(base) + lead;
+}
+
 // The server is one thread and queues the commands that arrive while a
 // DMA message waits for its reply, so no DMA is in flight here: the
 // region goes at once.
 void CardBackend::dma_unmapping(DmaRegion &r)
 {
-	const auto it = mappings_.find(r.address);
-	if (it != mappings_.end()) {
+	if (const auto it = mappings_.find(r.address); it != mappings_.end()) {
 		munmap(it->second.base, it->second.len);
 		mappings_.erase(it);
+	}
+	if (const auto user = file_users_.find(r.address); user != file_users_.end()) {
+		const auto file = files_.find(user->second);
+		if (--file->second.users == 0) {
+			munmap(file->second.map.base, file->second.map.len);
+			files_.erase(file);
+		}
+		file_users_.erase(user);
 	}
 	r.host = nullptr;
 }
