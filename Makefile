@@ -11,6 +11,8 @@
 #                its own qaic, ours and its own with patches/linux, with
 #                JUnit XML in build/results (docs/kernels-from-source.md)
 #   make kernel [KERNEL_TREE=DIR] [KERNEL_CONFIG=...]   only build that kernel
+#   make test-vfio-user   the suites with the card behind Debian 13's stock
+#                QEMU 11.1 through aic100-vfio-user (docs/vfio-user.md)
 #   make test SHARD=K/N   shard K of N of the guest configurations (the
 #                host-side tests in shard 1), into build/results/shard-K-of-N
 #   make test-report DIRS="build/results/shard-1-of-3 ..."   one report of
@@ -73,7 +75,7 @@ endif
 export AIC100_SHARD := $(SHARD)
 endif
 
-.PHONY: all setup build demo test unit qtest guest-test vm clean checkpatch bench fresh-root test-fresh-root \
+.PHONY: test-vfio-user all setup build demo test unit qtest guest-test vm clean checkpatch bench fresh-root test-fresh-root \
 	fuzz fuzz-seeds qemu-fuzz qemu-fuzz-seeds soak umd-test kernel test-report lava-jobs kcidb
 
 all: build
@@ -105,6 +107,13 @@ guest-test: build
 
 kernel: setup
 	scripts/build-kernel
+
+# The card as aic100-vfio-user servers behind Debian 13's unmodified QEMU
+# 11.1 (docs/vfio-user.md): the vfio-user rows of the table, results in
+# build/results/vfio-user. Not yet part of make test (CI's budget).
+test-vfio-user: build
+	scripts/stock-qemu-root
+	AIC100_FRONTEND=vfio-user $(PYTEST) -v tests/harness/test_guest.py
 
 test: build
 	scripts/test

@@ -131,8 +131,10 @@ GUEST_QEMU_FIRMWARE_ARGS="-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/i
 # guest_iommu_args MSI: with 32 MSI, the IOMMU with interrupt remapping,
 # which gives the guest multi-MSI and translates the cards' DMA (the guest
 # needs intel_iommu=on); one argument per line, first among the devices.
+# PROPS: more of the IOMMU's properties (caching-mode=on, which a vfio
+# device behind it needs).
 guest_iommu_args() {
-	[ "$1" != 32 ] || printf '%s\n' -device intel-iommu,intremap=on
+	[ "$1" != 32 ] || printf '%s\n' -device "intel-iommu,intremap=on${2:+,$2}"
 }
 # guest_card_args CARDS TYPES OPTS: a root port per card and the card, its
 # model taken in turn from the comma-separated TYPES, OPTS its extra

@@ -252,6 +252,8 @@ def guest_run(config: Config) -> GuestRun:
         module += ["--module-args", config.module_args]
     for arg in config.kernel_args:
         module += ["--kernel-arg", arg]
+    if config.frontend == "vfio-user":
+        module += ["--vfio-user"]
     for command in suite_commands(config):
         for path in (command.program, *command.needs):
             assert Path(path).exists(), f"{path} missing: run 'make' first"
@@ -347,6 +349,8 @@ if SHARD:
     _k, _n, _names, _ = shards.shard_of(SHARD)
     CONFIGS = [c for c in ALL_CONFIGS if c.name in _names]
     RESULTS = BUILD / "results" / shards.folder(_k, _n)
+elif os.environ.get("AIC100_FRONTEND") == "vfio-user":
+    RESULTS = BUILD / "results" / "vfio-user"
 else:
     RESULTS = BUILD / "results"
 _expectations = {}
