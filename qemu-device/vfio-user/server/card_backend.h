@@ -93,7 +93,7 @@ private:
 		uint64_t users = 0;
 	};
 	using FileKey = std::pair<uint64_t, uint64_t>;  // st_dev, st_ino
-	uint8_t *map_whole_file(int fd, FileKey &key);
+	bool map_from_file(DmaRegion &r, const FileKey &key, size_t file_size);
 	void map_region_alone(DmaRegion &r);
 	DmaStatus dma(uint64_t addr, uint8_t *buf, size_t len, bool write);
 	bool message_dma(uint64_t addr, uint8_t *buf, size_t len, bool write);

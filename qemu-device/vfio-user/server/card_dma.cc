@@ -31,33 +31,36 @@ uint64_t page_size()
 
 // Guest RAM comes as one memfd: mapped whole once, read and write (the
 // table enforces each region's protection), and shared by its regions.
-uint8_t *CardBackend::map_whole_file(int fd, FileKey &key)
+// false: the file cannot be mapped whole, or has grown past its mapping.
+bool CardBackend::map_from_file(DmaRegion &r, const FileKey &key, size_t file_size)
 {
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0)
-		return nullptr;
-	key = {st.st_dev, st.st_ino};
 	auto it = files_.find(key);
 	if (it == files_.end()) {
-		const size_t len = static_cast<size_t>(st.st_size);
-		void *base = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		void *base = mmap(nullptr, file_size, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd.get(), 0);
 		if (base == MAP_FAILED)
-			return nullptr;
-		it = files_.emplace(key, FileMapping{{base, len}, 0}).first;
+			return false;
+		it = files_.emplace(key, FileMapping{{base, file_size}, 0}).first;
 	}
-	return static_cast<uint8_t *>(it->second.map.base);
+	if (r.offset + r.size > it->second.map.len)
+		return false;
+	it->second.users++;
+	file_users_[r.address] = key;
+	r.host = static_cast<uint8_t *>(it->second.map.base) + r.offset;
+	return true;
 }
 
 int CardBackend::dma_mapped(DmaRegion &r)
 {
 	if (!r.fd.valid())
 		return 0;
-	FileKey key;
-	uint8_t *base = map_whole_file(r.fd.get(), key);
-	if (base && r.offset <= files_[key].map.len && r.size <= files_[key].map.len - r.offset) {
-		files_[key].users++;
-		file_users_[r.address] = key;
-		r.host = base + r.offset;
+	struct stat st;
+	if (fstat(r.fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+		const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+		// Past the file's end the card's access would be a SIGBUS here.
+		if (r.offset > file_size || r.size > file_size - r.offset)
+			return EINVAL;
+		if (!map_from_file(r, {st.st_dev, st.st_ino}, file_size))
+			map_region_alone(r);
 	} else {
 		map_region_alone(r);
 	}

@@ -106,6 +106,19 @@ TEST(VfioUserServerDma, MappedRegionsKeepNoFd)
 	EXPECT_EQ(g.bhi_errcode(), kBadHeader);
 }
 
+// Memory past a file's end would fault in the server, not in the card.
+TEST(VfioUserServerDma, DmaMapPastItsFilesEndIsRefused)
+{
+	ServerRig rig;
+	Guest g(rig);
+	Memfd ram;
+	EXPECT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, 2 * kMapSize), {ram.fd.get()})), EINVAL);
+	EXPECT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, 4096, kDmaRead | kDmaWrite, kMapSize),
+					  {ram.fd.get()})),
+		  EINVAL);
+	EXPECT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, kMapSize), {ram.fd.get()})), 0u);
+}
+
 TEST(VfioUserServerDma, UnmappedAddressIsADmaFault)
 {
 	ServerRig rig;
