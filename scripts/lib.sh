@@ -144,9 +144,13 @@ guest_card_args() {
 	local cards=$1 opts=$3 i types
 	IFS=, read -ra types <<<"$2"
 	for ((i = 0; i < cards; i++)); do
-		printf '%s\n' -device "pcie-root-port,id=aicrp$i,bus=pcie.0,chassis=$((i + 1)),slot=$((i + 1))" \
-			-device "${types[i % ${#types[@]}]},id=aic$i,bus=aicrp$i${opts:+,$opts}"
+		guest_root_port_args "$i"
+		printf '%s\n' -device "${types[i % ${#types[@]}]},id=aic$i,bus=aicrp$i${opts:+,$opts}"
 	done
+}
+# guest_root_port_args I: card I's root port, aicrp<I>, whichever the front end.
+guest_root_port_args() {
+	printf '%s\n' -device "pcie-root-port,id=aicrp$1,bus=pcie.0,chassis=$(($1 + 1)),slot=$(($1 + 1))"
 }
 
 # The release of a kernel (default 6.12), e.g. 6.12.117+deb12-amd64,
