@@ -44,6 +44,11 @@ struct Guest {
 		EXPECT_EQ(wait_eventfd(efds[1].get()), 1u);
 		return read32(c, 0, kBhi + regs::BHI_ERRCODE);
 	}
+	// DMA_MAP of `size` bytes of `fd` at kGuestAddr: the reply's errno.
+	uint32_t map_ram(int fd, uint64_t size = kMapSize)
+	{
+		return reply_error(c.request(dma_map_message(kGuestAddr, size), {fd}));
+	}
 	TestClient c;
 	std::vector<UniqueFd> efds;
 };
@@ -70,7 +75,7 @@ TEST(VfioUserServerDma, MappedMemfdIsReadByTheCard)
 	ServerRig rig;
 	Guest g(rig);
 	Memfd ram;
-	ASSERT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, kMapSize), {ram.fd.get()})), 0u);
+	ASSERT_EQ(g.map_ram(ram.fd.get()), 0u);
 	g.bhi_load(kGuestAddr + 0x1000, 4096);
 	EXPECT_EQ(g.bhi_errcode(), kBadHeader);
 }
@@ -112,11 +117,11 @@ TEST(VfioUserServerDma, DmaMapPastItsFilesEndIsRefused)
 	ServerRig rig;
 	Guest g(rig);
 	Memfd ram;
-	EXPECT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, 2 * kMapSize), {ram.fd.get()})), EINVAL);
+	EXPECT_EQ(g.map_ram(ram.fd.get(), 2 * kMapSize), EINVAL);
 	EXPECT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, 4096, kDmaRead | kDmaWrite, kMapSize),
 					  {ram.fd.get()})),
 		  EINVAL);
-	EXPECT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, kMapSize), {ram.fd.get()})), 0u);
+	EXPECT_EQ(g.map_ram(ram.fd.get()), 0u);
 }
 
 TEST(VfioUserServerDma, UnmappedAddressIsADmaFault)
@@ -133,7 +138,7 @@ TEST(VfioUserServerDma, WithoutBusMasterTheCardReachesNothing)
 	ServerRig rig;
 	Guest g(rig);
 	Memfd ram;
-	ASSERT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, kMapSize), {ram.fd.get()})), 0u);
+	ASSERT_EQ(g.map_ram(ram.fd.get()), 0u);
 	write32(g.c, kConfigRegion, 0x04, 0x2);
 	g.bhi_load(kGuestAddr, 4096);
 	EXPECT_EQ(g.bhi_errcode(), kDmaFault);
@@ -144,7 +149,7 @@ TEST(VfioUserServerDma, CardsDmaWriteLandsInTheMemfd)
 	ServerRig rig;
 	Guest g(rig);
 	Memfd ram;
-	ASSERT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, kMapSize), {ram.fd.get()})), 0u);
+	ASSERT_EQ(g.map_ram(ram.fd.get()), 0u);
 	const std::vector<uint8_t> pattern = {1, 2, 3, 4, 5, 6, 7, 8, 9};
 	auto status = rig.on_server([&] {
 		return rig.card().dma_write(kGuestAddr + 0x2345, pattern.data(), pattern.size());
@@ -264,7 +269,7 @@ TEST(VfioUserServerDma, DmaUnmapTakesTheMemoryAway)
 	ServerRig rig;
 	Guest g(rig);
 	Memfd ram;
-	ASSERT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, kMapSize), {ram.fd.get()})), 0u);
+	ASSERT_EQ(g.map_ram(ram.fd.get()), 0u);
 	const uint8_t byte = 0x5a;
 	EXPECT_EQ(rig.on_server([&] { return rig.card().dma_write(kGuestAddr, &byte, 1); }).get(), DmaStatus::Ok);
 	const Message r = g.c.request(dma_unmap_message(kGuestAddr, kMapSize));
@@ -299,7 +304,7 @@ TEST(VfioUserServerDma, ClientThatGoesTakesItsMemoryAlong)
 	Memfd ram;
 	{
 		Guest g(rig);
-		ASSERT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, kMapSize), {ram.fd.get()})), 0u);
+		ASSERT_EQ(g.map_ram(ram.fd.get()), 0u);
 		g.c.close();
 	}
 	TestClient next = rig.connect_client();

@@ -302,10 +302,7 @@ TEST(VfioUserServer, DeviceResetRestoresConfigSpace)
 
 TEST(VfioUserServer, Aic200PresentsMsixAndItsBars)
 {
-	DeviceConfig cfg = ServerRig::pbl_config();
-	cfg.family = Family::Aic200;
-	cfg.device_id = 0xa110;
-	ServerRig rig(cfg);
+	ServerRig rig(ServerRig::aic200_pbl_config());
 	TestClient c = rig.connect_client();
 	c.negotiate();
 	EXPECT_EQ(read32(c, kConfigRegion, 0x00), 0xa11017cbu);
@@ -320,10 +317,7 @@ TEST(VfioUserServer, Aic200PresentsMsixAndItsBars)
 // MSI-X, as the glue prefers msix_notify once MSI-X is enabled.
 TEST(VfioUserServer, Aic200SignalsThroughMsixOnceItHasEventfds)
 {
-	DeviceConfig cfg = ServerRig::pbl_config();
-	cfg.family = Family::Aic200;
-	cfg.device_id = 0xa110;
-	ServerRig rig(cfg);
+	ServerRig rig(ServerRig::aic200_pbl_config());
 	TestClient c = rig.connect_client();
 	c.negotiate();
 	std::vector<UniqueFd> msi = give_msi_eventfds(c, kMsiIrq);

@@ -125,6 +125,14 @@ public:
 		c.nsp_count = 1;
 		return c;
 	}
+	// The same for an AIC200 (device 0xa110, MSI-X, BAR0/BAR1 32-bit).
+	static DeviceConfig aic200_pbl_config()
+	{
+		DeviceConfig c = pbl_config();
+		c.family = Family::Aic200;
+		c.device_id = 0xa110;
+		return c;
+	}
 
 	TestClient connect_client()
 	{
