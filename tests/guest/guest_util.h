@@ -121,7 +121,7 @@ inline void kmsg(const std::string &line)
 }
 
 // The kernel's report of trouble in `log` (an oops, BUG or WARNING), from
-// its first line, or "".
+// its first line, or "". Long enough to hold a whole oops with its trace.
 inline std::string kernel_trouble(const std::string &log)
 {
 	for (const char *pat : {"BUG:", "Oops", "general protection", "WARNING:", "Call Trace"}) {
@@ -129,9 +129,17 @@ inline std::string kernel_trouble(const std::string &log)
 		if (at == std::string::npos)
 			continue;
 		at = log.rfind('\n', at);
-		return log.substr(at == std::string::npos ? 0 : at + 1, 3000);
+		return log.substr(at == std::string::npos ? 0 : at + 1, 8000);
 	}
 	return {};
+}
+
+// Whether a kernel_trouble() report has been printed to its end: every
+// report with a stack closes it with "</TASK>". A report from another task
+// (a work item's oops) is printed line by line while the reader looks.
+inline bool kernel_report_whole(const std::string &report)
+{
+	return report.find("</TASK>") != std::string::npos || report.find("---[ end trace") != std::string::npos;
 }
 
 // A known upstream bug's detector report (--known-report NAME): what its

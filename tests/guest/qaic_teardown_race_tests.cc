@@ -214,6 +214,14 @@ bool wait_for_online_or_oops(const RunFixture &f, std::string &oops)
 			return !oops.empty();
 		}, 30);
 	}
+	// The worker prints its oops a line at a time: read it once it is whole,
+	// or the trace that names the bug may not be there yet.
+	if (!oops.empty()) {
+		wait_for([&] {
+			oops = kernel_trouble_since(f.st->mark, f.o.known_reports);
+			return kernel_report_whole(oops);
+		}, kOutcomeTimeout);
+	}
 	return online;
 }
 
