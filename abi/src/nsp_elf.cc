@@ -114,6 +114,7 @@ constexpr OpInfo kOps[] = {
 	{Op::MaxPoolI8, "MAXPOOLI8", Form::Reg3Geom},
 	{Op::ReqI8, "REQI8", Form::Reg4},
 	{Op::VAddQI8, "VADDQI8", Form::Reg4Imm},
+	{Op::MmI8P, "MMI8P", Form::Reg3Mnk},
 };
 
 // Indexed by opcode for the interpreter's hot path.
@@ -153,6 +154,14 @@ void encode(const Instr &in, uint8_t *p)
 	p[3] = in.c;
 	put32(p + 4, in.imm32);
 	put64(p + 8, in.imm64);
+}
+
+void pack_b(std::span<const int8_t> b, uint32_t k, uint32_t n, std::span<uint8_t> out)
+{
+	std::fill(out.begin(), out.begin() + packed_b_size(k, n), uint8_t(0x80));
+	for (uint32_t row = 0; row < k; row++)
+		for (uint32_t col = 0; col < n; col++)
+			out[packed_b_offset(k, row, col)] = uint8_t(b[uint64_t(row) * n + col]) ^ 0x80;
 }
 
 std::span<const OpInfo> op_table()

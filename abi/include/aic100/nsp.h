@@ -120,6 +120,7 @@ enum class Op : uint8_t {
 	MaxPoolI8 = 0x35,
 	ReqI8 = 0x36,
 	VAddQI8 = 0x37,
+	MmI8P = 0x38,
 };
 
 // How an instruction uses its fields; shared by the interpreter's checks,
@@ -137,7 +138,7 @@ enum class Form : uint8_t {
 	Reg3F32,  // a, b, c, imm64 = f32 bits
 	Reg3Kind, // ACTF: a, b, c, imm32 = activation kind
 	Reg3Imm,  // BIASF: a, b, c, imm32 = cols
-	Reg3Mnk,  // MMI8/MMF32: a, b, c, imm64 = M | N << 21 | K << 42
+	Reg3Mnk,  // MMI8/MMF32/MMI8P: a, b, c, imm64 = M | N << 21 | K << 42
 	Reg3Geom, // IM2COL/MAXPOOLI8: a, b, c, imm64 = window geometry (Geom)
 	Reg4Imm,  // VADDQI8: a, b, c, imm32 = count register, imm64 = AddQ
 };
@@ -166,6 +167,36 @@ constexpr Mnk unpack_mnk(uint64_t v)
 {
 	return {v & (kMaxDim - 1), v >> 21 & (kMaxDim - 1), v >> 42};
 }
+
+// MMI8P's B (docs/nsp.md, "Packed weights"): a K×N int8 matrix in strips
+// of kPackedCols columns, strip after strip; in a strip, per quad of k
+// (rows 4q .. 4q+3), for each of its columns the four values of that quad
+// as offset-binary bytes (b + 128). K is padded to a multiple of four and
+// N to one of kPackedCols; what the padding holds is ignored. This is the
+// layout the matrix unit's int8 path takes as it is (one 128-byte row of
+// 32 four-byte words per quad), so a compiler packs constant weights once.
+constexpr uint32_t kPackedCols = 32, kPackedDepth = 4;
+constexpr uint64_t packed_b_strip_size(uint64_t k)
+{
+	return (k + kPackedDepth - 1) / kPackedDepth * kPackedCols * kPackedDepth;
+}
+constexpr uint64_t packed_b_size(uint64_t k, uint64_t n)
+{
+	return (n + kPackedCols - 1) / kPackedCols * packed_b_strip_size(k);
+}
+// Where B[row][col] is, from the start of the packed matrix.
+constexpr uint64_t packed_b_offset(uint64_t k, uint64_t row, uint64_t col)
+{
+	return col / kPackedCols * packed_b_strip_size(k) +
+	       (row / kPackedDepth * kPackedCols + col % kPackedCols) * kPackedDepth + row % kPackedDepth;
+}
+constexpr int8_t packed_b_value(const uint8_t *packed, uint64_t k, uint64_t row, uint64_t col)
+{
+	return int8_t(packed[packed_b_offset(k, row, col)] ^ 0x80);
+}
+// B[k×n] (row-major int8) packed into `out` (packed_b_size(k, n) bytes;
+// the padding written as zeros, 0x80).
+void pack_b(std::span<const int8_t> b, uint32_t k, uint32_t n, std::span<uint8_t> out);
 
 // The geometry of a sliding window over an int8 NHWC tensor (IM2COL and
 // MAXPOOLI8): H×W pixels of C channels, a K×K window moved by `stride`,

@@ -344,23 +344,31 @@ Core::Result Core::gemm(const Instr &in, const std::function<bool()> *stop)
 	if (!s.m || !s.n || !s.k || s.k >= kMaxDim)
 		return fail(in, "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" +
 					std::to_string(s.k) + ": each must be 1..2^21-1");
-	const bool i8 = Op(in.op) == Op::MmI8;
-	const uint64_t elem = i8 ? 1 : 4;
+	const Op op = Op(in.op);
+	const uint64_t elem = op == Op::MmF32 ? 4 : 1;
+	// MMI8P's B is packed: its size is the layout's (nsp.h), not K·N.
+	const bool packed = op == Op::MmI8P;
+	const uint64_t b_bytes = packed ? packed_b_size(s.k, s.n) : s.k * s.n * elem;
 	uint8_t *c, *a, *b;
 	if (!(c = range(in, "C", r_[in.a], s.m * s.n, 4)) || !(a = range(in, "A", r_[in.b], s.m * s.k, elem)) ||
-	    !(b = range(in, "B", r_[in.c], s.k * s.n, elem)))
+	    !(b = range(in, packed ? "B (packed)" : "B", r_[in.c], b_bytes, 1)))
 		return Result::Fault;
 	const uint64_t c_bytes = s.m * s.n * 4;
-	const auto aliased = [&](const uint8_t *op, uint64_t bytes) {
-		return op < c + c_bytes && c < op + bytes && bytes > kMaxAliasedOperand;
+	const auto aliased = [&](const uint8_t *operand, uint64_t bytes) {
+		return operand < c + c_bytes && c < operand + bytes && bytes > kMaxAliasedOperand;
 	};
-	if (aliased(a, s.m * s.k * elem) || aliased(b, s.k * s.n * elem))
+	if (aliased(a, s.m * s.k * elem) || aliased(b, b_bytes))
 		return fail(in, std::string(aliased(a, s.m * s.k * elem) ? "A" : "B") +
 					" overlaps C and is larger than " + std::to_string(kMaxAliasedOperand >> 20) +
 					" MiB");
 	const uint32_t m = uint32_t(s.m), n = uint32_t(s.n), k = uint32_t(s.k);
-	const bool done = i8 ? kernels::gemm_i8(c, a, b, m, n, k, *scratch_, stop)
-			     : kernels::gemm_f32(c, a, b, m, n, k, *scratch_, stop);
+	bool done;
+	if (op == Op::MmF32)
+		done = kernels::gemm_f32(c, a, b, m, n, k, *scratch_, stop);
+	else if (packed)
+		done = kernels::gemm_i8_packed(c, a, b, m, n, k, *scratch_, stop);
+	else
+		done = kernels::gemm_i8(c, a, b, m, n, k, *scratch_, stop);
 	// Up to 2 x 64 MiB a core, 2 GiB for 16: held only while a GEMM runs
 	// (a stopped one copies again when it is re-executed).
 	for (std::vector<uint8_t> *copy : {&scratch_->alias_a, &scratch_->alias_b})
@@ -526,6 +534,7 @@ Core::Result Core::exec(const Instr &in, const std::function<bool()> *stop)
 		return mark();
 	case Op::MmI8:
 	case Op::MmF32:
+	case Op::MmI8P:
 		return gemm(in, stop);
 	default:
 		return vector_op(in);

@@ -119,10 +119,20 @@ struct Blocking {
 	unsigned kc, mc, nc;
 };
 
+// A KC slice of a strip of MMI8P's packed B (nsp.h): the strip holding
+// column `col`, from its quad of k pc/4 on.
+inline const uint8_t *packed_slice(const uint8_t *bp, uint32_t k, uint32_t col, uint32_t pc)
+{
+	return bp + col / kPackedCols * packed_b_strip_size(k) + uint64_t(pc) / kPackedDepth * kPackedCols * 4;
+}
+
+// With `prepacked` (MMI8P's B), B's strips are read where they are: the
+// path's packed B must be nsp.h's layout (NR = kPackedCols, quads of k),
+// and the blocking's KC and NC multiples of 4 and NR.
 template <class Path>
 bool gemm_blocked(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,
 		  const Blocking &bl, std::vector<uint8_t> &abuf, std::vector<uint8_t> &bbuf,
-		  const std::function<bool()> *stop)
+		  const std::function<bool()> *stop, const uint8_t *prepacked = nullptr)
 {
 	constexpr unsigned MR = Path::MR, NR = Path::NR;
 	using Packed = typename Path::Packed;
@@ -132,7 +142,7 @@ bool gemm_blocked(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, ui
 	const size_t a_strip = Path::a_strip_bytes(kcp), b_strip = size_t(NR) * kcp * sizeof(Packed);
 	if (abuf.size() < a_strip * (mcp / MR) + 64)
 		abuf.resize(a_strip * (mcp / MR) + 64);
-	if (bbuf.size() < b_strip * (ncp / NR) + 64)
+	if (!prepacked && bbuf.size() < b_strip * (ncp / NR) + 64)
 		bbuf.resize(b_strip * (ncp / NR) + 64);
 	auto align = [](uint8_t *p) { return p + (-reinterpret_cast<uintptr_t>(p) & 63); };
 	uint8_t *pa = align(abuf.data()), *pb = align(bbuf.data());
@@ -143,7 +153,7 @@ bool gemm_blocked(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, ui
 		for (uint32_t pc = 0; pc < k; pc += bl.kc) {
 			const unsigned kc = std::min<uint32_t>(bl.kc, k - pc);
 			const unsigned kp = Path::padded_k(kc);
-			for (unsigned jr = 0; jr < nc; jr += NR)
+			for (unsigned jr = 0; jr < nc && !prepacked; jr += NR)
 				Path::pack_b(pb + (jr / NR) * b_strip, b, n, pc, kc, jc + jr, std::min(NR, nc - jr));
 			for (uint32_t ic = 0; ic < m; ic += bl.mc) {
 				if (stop && (*stop)())
@@ -153,7 +163,8 @@ bool gemm_blocked(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, ui
 					Path::pack_a(pa + (ir / MR) * a_strip, a, k, ic + ir, std::min(MR, mc - ir), pc, kc);
 				for (unsigned jr = 0; jr < nc; jr += NR) {
 					const unsigned w = std::min(NR, nc - jr);
-					const uint8_t *sb = pb + (jr / NR) * b_strip;
+					const uint8_t *sb = prepacked ? packed_slice(prepacked, k, jc + jr, pc)
+								      : pb + (jr / NR) * b_strip;
 					for (unsigned ir = 0; ir < mc; ir += MR) {
 						const unsigned h = std::min(MR, mc - ir);
 						const uint8_t *sa = pa + (ir / MR) * a_strip;
@@ -352,6 +363,61 @@ struct I8Plain {
 	}
 };
 
+// ---- int8 on nsp.h's packed B (MMI8P) -------------------------------------------
+//
+// B's strips are MMI8P's layout (NR = 32 columns, per quad of k one 4-byte
+// word per column, offset binary); the paths differ in how they hold A.
+
+// B's strip slice in MMI8P's layout from a row-major B: what MMI8P's
+// compiler does once, for the paths' own use when B is not prepacked.
+void pack_b_quads(uint8_t *dst, const uint8_t *b, uint32_t n, uint32_t pc, unsigned kc, uint64_t col, unsigned w)
+{
+	const unsigned kp = (kc + 3) & ~3u;
+	std::memset(dst, 0x80, size_t(kp) * kPackedCols);
+	for (unsigned kk = 0; kk < kc; kk++) {
+		const uint8_t *row = b + (uint64_t(pc) + kk) * n + col;
+		for (unsigned j = 0; j < w; j++)
+			dst[(size_t(kk / 4) * kPackedCols + j) * 4 + kk % 4] = row[j] ^ 0x80;
+	}
+}
+
+// The plain path: packed A per quad of k, MR words of 4 s8 (one per row).
+struct I8PlainQuads {
+	static constexpr unsigned MR = 4, NR = kPackedCols;
+	using Packed = uint8_t;
+	static unsigned padded_k(unsigned kc) { return (kc + 3) & ~3u; }
+	static size_t a_strip_bytes(unsigned kcp) { return (size_t(MR) * kcp + 63) & ~size_t(63); }
+	static void pack_a(uint8_t *dst, const uint8_t *a, uint32_t k, uint64_t row, unsigned h, uint32_t pc,
+			   unsigned kc)
+	{
+		const unsigned kp = padded_k(kc);
+		for (unsigned i = 0; i < MR; i++)
+			for (unsigned kk = 0; kk < kp; kk++)
+				dst[(size_t(kk / 4) * MR + i) * 4 + kk % 4] =
+					i < h && kk < kc ? a[(row + i) * k + pc + kk] : 0;
+	}
+	static void pack_b(uint8_t *dst, const uint8_t *b, uint32_t n, uint32_t pc, unsigned kc, uint64_t col,
+			   unsigned w)
+	{
+		pack_b_quads(dst, b, n, pc, kc, col, w);
+	}
+	static void tile(unsigned kp, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc, bool acc_in)
+	{
+		uint32_t acc[MR][NR] = {};
+		if (acc_in)
+			for (unsigned i = 0; i < MR; i++)
+				std::memcpy(acc[i], c + i * ldc, sizeof(acc[i]));
+		for (unsigned q = 0; q < kp / 4; q++, sa += MR * 4, sb += NR * 4)
+			for (unsigned i = 0; i < MR; i++)
+				for (unsigned j = 0; j < NR; j++)
+					for (unsigned t = 0; t < 4; t++)
+						acc[i][j] += uint32_t(int32_t(int8_t(sa[i * 4 + t])) *
+								      int32_t(int8_t(sb[j * 4 + t] ^ 0x80)));
+		for (unsigned i = 0; i < MR; i++)
+			std::memcpy(c + i * ldc, acc[i], sizeof(acc[i]));
+	}
+};
+
 #ifdef AIC100_X86_DISPATCH
 
 // ---- AVX2 + FMA ----------------------------------------------------------------
@@ -453,6 +519,69 @@ struct I8Avx2 {
 			uint8_t *row = c + i * ldc;
 			_mm256_storeu_si256(reinterpret_cast<__m256i *>(row), acc[i][0]);
 			_mm256_storeu_si256(reinterpret_cast<__m256i *>(row + 32), acc[i][1]);
+		}
+	}
+};
+
+// int8 on MMI8P's packed B: per quad, eight columns' words (32 bytes)
+// unbiased and widened to int16 in two halves; vpmaddwd with a row's quad
+// of A leaves two partial sums per column, which horizontal adds join
+// (exact: each pair of products fits 32 bits; the sums wrap as MMI8's).
+// Packed A: per quad of k, MR rows of 4 int16. The tile goes over its 32
+// columns eight at a time.
+struct I8Avx2Quads {
+	static constexpr unsigned MR = 4, NR = kPackedCols;
+	using Packed = uint8_t;
+	static unsigned padded_k(unsigned kc) { return (kc + 3) & ~3u; }
+	static size_t a_strip_bytes(unsigned kcp) { return (size_t(MR) * kcp * 2 + 63) & ~size_t(63); }
+	static void pack_a(uint8_t *dst, const uint8_t *a, uint32_t k, uint64_t row, unsigned h, uint32_t pc,
+			   unsigned kc)
+	{
+		const unsigned kp = padded_k(kc);
+		auto *d = reinterpret_cast<int16_t *>(dst);
+		for (unsigned i = 0; i < MR; i++)
+			for (unsigned kk = 0; kk < kp; kk++)
+				d[(size_t(kk / 4) * MR + i) * 4 + kk % 4] =
+					i < h && kk < kc ? int8_t(a[(row + i) * k + pc + kk]) : 0;
+	}
+	static void pack_b(uint8_t *dst, const uint8_t *b, uint32_t n, uint32_t pc, unsigned kc, uint64_t col,
+			   unsigned w)
+	{
+		pack_b_quads(dst, b, n, pc, kc, col, w);
+	}
+	AIC100_AVX2 static void tile(unsigned kp, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc,
+				     bool acc_in)
+	{
+		const __m256i bias = _mm256_set1_epi8(char(0x80));
+		for (unsigned j0 = 0; j0 < NR; j0 += 8) {
+			__m256i acc[MR][2];
+#pragma GCC unroll 4
+			for (unsigned i = 0; i < MR; i++)
+				acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+			const uint8_t *pa = sa, *pb = sb + j0 * 4;
+			for (unsigned q = 0; q < kp / 4; q++, pa += MR * 8, pb += NR * 4) {
+				const __m256i raw = _mm256_xor_si256(
+					_mm256_loadu_si256(reinterpret_cast<const __m256i *>(pb)), bias);
+				const __m256i lo = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(raw));
+				const __m256i hi = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(raw, 1));
+#pragma GCC unroll 4
+				for (unsigned i = 0; i < MR; i++) {
+					int64_t quad;
+					std::memcpy(&quad, pa + i * 8, 8);
+					const __m256i av = _mm256_set1_epi64x(quad);
+					acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(av, lo));
+					acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(av, hi));
+				}
+			}
+#pragma GCC unroll 4
+			for (unsigned i = 0; i < MR; i++) {
+				// Per 128-bit lane columns (0, 1, 4, 5) and (2, 3, 6, 7).
+				__m256i r = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[i][0], acc[i][1]), 0xD8);
+				auto *out = reinterpret_cast<__m256i *>(c + i * ldc + j0 * 4);
+				if (acc_in)
+					r = _mm256_add_epi32(r, _mm256_loadu_si256(out));
+				_mm256_storeu_si256(out, r);
+			}
 		}
 	}
 };
@@ -579,7 +708,8 @@ struct I8Avx512 {
 		}
 		const uint8_t *sums = sa + size_t(kp) * MR;
 		for (unsigned q = 0; q < kp / 4; q++, sa += MR * 4, sb += NR * 4) {
-			const __m512i b0 = _mm512_load_si512(sb), b1 = _mm512_load_si512(sb + 64);
+			// Unaligned loads: an MMI8P strip lies wherever the program put it.
+			const __m512i b0 = _mm512_loadu_si512(sb), b1 = _mm512_loadu_si512(sb + 64);
 #pragma GCC unroll 12
 			for (unsigned i = 0; i < H; i++) {
 				int32_t quad;
@@ -790,6 +920,10 @@ AIC100_AVX512 void vaddq_avx512(uint8_t *dst, const uint8_t *x, const uint8_t *y
 // in L1 (measured at 256³ and 1024³ on a Sapphire Rapids host).
 constexpr Blocking kF32Plain{256, 128, 1024}, kF32Avx2{256, 120, 1024}, kF32Avx512{256, 144, 1024};
 constexpr Blocking kI8Plain{512, 96, 256}, kI8Avx2{512, 120, 1024}, kI8Avx512{1024, 144, 1024};
+constexpr Blocking kI8PlainQuads{512, 96, 256}, kI8Avx2Quads{512, 120, 1024};
+static_assert(kI8PlainQuads.kc % 4 == 0 && kI8PlainQuads.nc % kPackedCols == 0 && kI8Avx2Quads.kc % 4 == 0 &&
+		      kI8Avx2Quads.nc % kPackedCols == 0 && kI8Avx512.kc % 4 == 0 && kI8Avx512.nc % kPackedCols == 0,
+	      "MMI8P's strips are read in slices of whole quads and strips");
 
 // MMF32 and MMI8 read A and B as they were before C is written: an operand
 // that overlaps C is copied first.
@@ -1065,6 +1199,23 @@ bool gemm_i8(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_
 		return gemm_blocked<I8Avx2>(c, a, b, m, n, k, kI8Avx2, s.a, s.b, stop);
 #endif
 	return gemm_blocked<I8Plain>(c, a, b, m, n, k, kI8Plain, s.a, s.b, stop);
+}
+
+bool gemm_i8_packed(uint8_t *c, const uint8_t *a, const uint8_t *bp, uint32_t m, uint32_t n, uint32_t k,
+		    Scratch &s, const std::function<bool()> *stop, Isa isa)
+{
+	const uint64_t c_bytes = uint64_t(m) * n * 4;
+	a = unaliased(a, uint64_t(m) * k, c, c_bytes, s.alias_a);
+	bp = unaliased(bp, packed_b_size(k, n), c, c_bytes, s.alias_b);
+	isa = std::min(isa, best_isa());
+#ifdef AIC100_X86_DISPATCH
+	static_assert(I8Avx512::NR == kPackedCols, "the VNNI path's packed B is MMI8P's");
+	if (isa == Isa::Avx512)
+		return gemm_blocked<I8Avx512>(c, a, nullptr, m, n, k, kI8Avx512, s.a, s.b, stop, bp);
+	if (isa == Isa::Avx2)
+		return gemm_blocked<I8Avx2Quads>(c, a, nullptr, m, n, k, kI8Avx2Quads, s.a, s.b, stop, bp);
+#endif
+	return gemm_blocked<I8PlainQuads>(c, a, nullptr, m, n, k, kI8PlainQuads, s.a, s.b, stop, bp);
 }
 
 bool gemm_f32(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,

@@ -16,6 +16,7 @@
 #include <limits>
 #include <random>
 
+#include "aic100/nsp.h"
 #include "gemm_reference.h"
 
 namespace aic100::nsp::kernels {
@@ -246,6 +247,95 @@ TEST(NspGemm, OperandsOverlappingCAreReadFirst)
 		gemm_i8(reinterpret_cast<uint8_t *>(ci.data()), bytes(ai.data()), bytes(ci.data()), n, n, n, s, nullptr,
 			isa);
 		EXPECT_EQ(ci, wi) << isa_name(isa) << " C on B";
+	}
+}
+
+// MMI8P's B packed by the ABI's packer (what the compiler ships) into a
+// buffer at an odd address (strips lie anywhere in the window), its
+// padding garbage rather than zeros (the layout says it is ignored).
+std::vector<uint8_t> packed_at_odd_address(const std::vector<int8_t> &b, uint32_t k, uint32_t n)
+{
+	std::vector<uint8_t> out(packed_b_size(k, n) + 1, 0);
+	pack_b(b, k, n, std::span(out).subspan(1));
+	for (uint32_t row = 0; row < (k + 3) / 4 * 4; row++)
+		for (uint32_t col = 0; col < (n + 31) / 32 * 32; col++)
+			if (row >= k || col >= n)
+				out[1 + packed_b_offset(k, row, col)] = uint8_t(row * 31 + col * 7);
+	return out;
+}
+
+TEST(NspGemmPacked, LayoutPutsEachValueWhereTheAbiSays)
+{
+	const uint32_t k = 6, n = 35;
+	const auto b = random_i8(size_t(k) * n, 3);
+	std::vector<uint8_t> p(packed_b_size(k, n));
+	EXPECT_EQ(p.size(), 2u * 2 * 128); // two strips of two quads
+	pack_b(b, k, n, p);
+	for (uint32_t row = 0; row < k; row++)
+		for (uint32_t col = 0; col < n; col++)
+			ASSERT_EQ(packed_b_value(p.data(), k, row, col), b[row * n + col]) << row << "," << col;
+	EXPECT_EQ(packed_b_offset(k, 0, 0), 0u);
+	EXPECT_EQ(packed_b_offset(k, 1, 0), 1u);
+	EXPECT_EQ(packed_b_offset(k, 0, 1), 4u);
+	EXPECT_EQ(packed_b_offset(k, 4, 0), 128u);
+	EXPECT_EQ(packed_b_offset(k, 0, 32), 256u);
+	EXPECT_EQ(p[packed_b_offset(k, 7, 0)], 0x80) << "padding is packed as zeros";
+}
+
+// Every path, on packed B: the same results as MMI8 on B as it is.
+TEST(NspGemmPacked, EqualsUnpackedOnEveryPath)
+{
+	for (Isa isa : usable_isas())
+		for (const Dims &d : kDims) {
+			const auto a = random_i8(size_t(d.m) * d.k, d.m + 1), b = random_i8(size_t(d.k) * d.n, d.n + 2);
+			const auto packed = packed_at_odd_address(b, d.k, d.n);
+			std::vector<uint8_t> c(size_t(d.m) * d.n * 4 + 2, 0xAA);
+			Scratch s;
+			ASSERT_TRUE(gemm_i8_packed(c.data() + 1, bytes(a.data()), packed.data() + 1, d.m, d.n, d.k, s,
+						   nullptr, isa));
+			std::vector<int32_t> got(size_t(d.m) * d.n);
+			std::memcpy(got.data(), c.data() + 1, got.size() * 4);
+			ASSERT_EQ(got, reference_i8(a, b, d.m, d.n, d.k)) << name(isa, d);
+			EXPECT_EQ(c.front(), 0xAA) << name(isa, d);
+			EXPECT_EQ(c.back(), 0xAA) << name(isa, d);
+		}
+}
+
+TEST(NspGemmPacked, ExtremesWrapAsMmi8Does)
+{
+	for (Isa isa : usable_isas()) {
+		const uint32_t k = 140001; // 140001 · 16384 > 2^31; an odd quad at the end
+		std::vector<int8_t> a(k, -128), b(size_t(k) * 2, -128);
+		for (uint32_t p = 0; p < k; p++)
+			b[size_t(p) * 2 + 1] = 127;
+		std::vector<uint8_t> packed(packed_b_size(k, 2));
+		pack_b(b, k, 2, packed);
+		int32_t c[2];
+		Scratch s;
+		ASSERT_TRUE(gemm_i8_packed(reinterpret_cast<uint8_t *>(c), bytes(a.data()), packed.data(), 1, 2, k, s,
+					   nullptr, isa));
+		EXPECT_EQ(c[0], int32_t(uint32_t(uint64_t(k) * 16384))) << isa_name(isa);
+		EXPECT_EQ(c[1], int32_t(uint32_t(uint64_t(k) * uint64_t(-16256)))) << isa_name(isa);
+	}
+}
+
+// Random shapes: packed and unpacked agree on every path.
+TEST(NspGemmPacked, RandomShapesAgreeWithUnpacked)
+{
+	std::mt19937 rng(40);
+	for (int round = 0; round < 40; round++) {
+		const uint32_t m = 1 + rng() % 70, n = 1 + rng() % 140, k = 1 + rng() % 300;
+		const auto a = random_i8(size_t(m) * k, rng()), b = random_i8(size_t(k) * n, rng());
+		const auto packed = packed_at_odd_address(b, k, n);
+		for (Isa isa : usable_isas()) {
+			std::vector<int32_t> plain(size_t(m) * n), fast(size_t(m) * n);
+			Scratch s;
+			ASSERT_TRUE(gemm_i8(reinterpret_cast<uint8_t *>(plain.data()), bytes(a.data()), bytes(b.data()), m,
+					    n, k, s, nullptr, isa));
+			ASSERT_TRUE(gemm_i8_packed(reinterpret_cast<uint8_t *>(fast.data()), bytes(a.data()),
+						   packed.data() + 1, m, n, k, s, nullptr, isa));
+			ASSERT_EQ(fast, plain) << name(isa, Dims{m, n, k});
+		}
 	}
 }
 

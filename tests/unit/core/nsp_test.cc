@@ -449,6 +449,25 @@ TEST(NspGemm, InstructionsUseWindowOffsets)
 	EXPECT_EQ(m.get_all<float>(0x30007, M * N), reference_f32(af, bf, M, N, K));
 }
 
+// MMI8P takes its B packed (nsp.h's layout) wherever it lies in the window:
+// the same C as MMI8 on B as it is.
+TEST(NspGemm, PackedInstructionEqualsMmi8)
+{
+	const uint32_t M = 37, N = 45, K = 23;
+	Machine m(1 << 20);
+	const auto a = random_i8(M * K, 11), b = random_i8(K * N, 12);
+	std::vector<uint8_t> packed(packed_b_size(K, N));
+	pack_b(b, K, N, packed);
+	m.put_all(0x1001, a);
+	m.put_all(0x3003, b);
+	m.put_all(0x8007, packed);
+	m.load({Li(3, 0x20001), Li(4, 0x1001), Li(5, 0x3003), I(Op::MmI8, 3, 4, 5, 0, pack_mnk(M, N, K)),
+		Li(3, 0x30005), Li(5, 0x8007), I(Op::MmI8P, 3, 4, 5, 0, pack_mnk(M, N, K)), I(Op::Halt)});
+	m.halts();
+	EXPECT_EQ(m.get_all<int32_t>(0x30005, M * N), reference_i8(a, b, M, N, K));
+	EXPECT_EQ(m.get_all<int32_t>(0x30005, M * N), m.get_all<int32_t>(0x20001, M * N));
+}
+
 // ---- faults --------------------------------------------------------------------
 
 TEST(NspFault, UnknownOpcode)
@@ -494,6 +513,9 @@ TEST(NspFault, GemmOperands)
 	EXPECT_EQ(m.faults(), "instruction 0 (MMF32): C [0x0, +0x1080) outside the window of 0x1000 bytes");
 	m.load({Li(4, 4000), I(Op::MmI8, 3, 4, 5, 0, pack_mnk(10, 1, 10))});
 	EXPECT_EQ(m.faults(), "instruction 1 (MMI8): A [0xfa0, +0x64) outside the window of 0x1000 bytes");
+	// A packed B of 1 column and 5 k: two quads of a 32-column strip.
+	m.load({Li(3, 0), Li(4, 0), Li(5, 4096 - 255), I(Op::MmI8P, 3, 4, 5, 0, pack_mnk(1, 1, 5))});
+	EXPECT_EQ(m.faults(), "instruction 3 (MMI8P): B (packed) [0xf01, +0x100) outside the window of 0x1000 bytes");
 }
 
 // An operand overlapping C is copied before the GEMM runs: 64 MiB at most,
@@ -1594,6 +1616,7 @@ TEST(NspDisasm, EveryOpcodeHasAName)
 	EXPECT_EQ(op_info("vaddf")->op, Op::VAddF);
 	EXPECT_EQ(disassemble(I(Op::VAddF, 3, 4, 5, 6)), "VADDF r3, r4, r5, r6");
 	EXPECT_EQ(disassemble(I(Op::MmI8, 3, 4, 5, 0, pack_mnk(64, 128, 256))), "MMI8 r3, r4, r5, 64, 128, 256");
+	EXPECT_EQ(disassemble(I(Op::MmI8P, 3, 4, 5, 0, pack_mnk(64, 128, 256))), "MMI8P r3, r4, r5, 64, 128, 256");
 	EXPECT_EQ(disassemble(I(Op::SemWait, 2, 1, 0, 5)), "SEMWAIT 2, 5, ge");
 	EXPECT_EQ(disassemble(I(Op::VScaleF, 1, 2, 3, 0, f32_bits(0.5f))), "VSCALEF r1, r2, r3, 0.5");
 	EXPECT_EQ(disassemble(I(Op::ActF, 1, 2, 3, 3)), "ACTF r1, r2, r3, gelu");

@@ -104,6 +104,7 @@ TEST(NspAsm, EveryMnemonic)
 		{"sumf r1, r2, r3", I(Op::SumF, 1, 2, 3)},
 		{"maxf r1, r2, r3", I(Op::MaxF, 1, 2, 3)},
 		{"mmi8 r1, r2, r3, 64, 128, 256", I(Op::MmI8, 1, 2, 3, 0, nsp::pack_mnk(64, 128, 256))},
+		{"mmi8p r1, r2, r3, 64, 128, 256", I(Op::MmI8P, 1, 2, 3, 0, nsp::pack_mnk(64, 128, 256))},
 		{"mmf32 r1, r2, r3, 1, 2097151, 7", I(Op::MmF32, 1, 2, 3, 0, nsp::pack_mnk(1, 2097151, 7))},
 		{"mmf32 r1, r2, r3, 0x123", I(Op::MmF32, 1, 2, 3, 0, 0x123)},
 		{"biasf r1, r2, r3, 37", I(Op::BiasF, 1, 2, 3, 37)},

@@ -72,5 +72,10 @@ bool gemm_i8(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_
 	     Scratch &s, const std::function<bool()> *stop, Isa isa = best_isa());
 bool gemm_f32(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, uint32_t n, uint32_t k,
 	      Scratch &s, const std::function<bool()> *stop, Isa isa = best_isa());
+// MMI8P: gemm_i8's C with B given in MMI8P's packed layout (nsp.h,
+// packed_b_size(k, n) bytes at `bp`), read where it is: nothing of B is
+// packed at run time. The same bits as gemm_i8 on the unpacked B.
+bool gemm_i8_packed(uint8_t *c, const uint8_t *a, const uint8_t *bp, uint32_t m, uint32_t n, uint32_t k,
+		    Scratch &s, const std::function<bool()> *stop, Isa isa = best_isa());
 
 } // namespace aic100::nsp::kernels
