@@ -223,6 +223,16 @@ private:
 		return const_offset_ + off;
 	}
 
+	// A layer's constant B [kdim × cols] as MMI8P takes it (docs/nsp.md,
+	// "Packed weights"): packed here, once, rather than by every MMI8 as
+	// it runs, and shared read-only by the NSPs that run the layer.
+	uint64_t add_packed(const int8_t *b, uint64_t kdim, uint32_t cols)
+	{
+		std::vector<uint8_t> packed(nsp::packed_b_size(kdim, cols));
+		nsp::pack_b(std::span(b, kdim * cols), uint32_t(kdim), cols, packed);
+		return add_const(packed.data(), packed.size());
+	}
+
 	// Weights and requantization blocks of each layer, in layer order.
 	void constants()
 	{
@@ -234,13 +244,13 @@ private:
 			switch (l.kind) {
 			case LayerKind::Conv: {
 				// [k][k][cin][cout] is already B = [k·k·cin × cout].
+				const uint64_t kdim = uint64_t(l.k) * l.k * i.c;
 				if (!by_channels(l)) {
-					weights_[li].push_back(add_const(l.weights.data(), l.weights.size()));
+					weights_[li].push_back(add_packed(l.weights.data(), kdim, o.c));
 					const auto b = requant_block(l.rq, 0, o.c);
 					blocks_[li].push_back(add_const(b.data(), b.size()));
 					break;
 				}
-				const uint64_t kdim = uint64_t(l.k) * l.k * i.c;
 				for (const Slice &s : split(o.c, nsps_))
 					add_slice(li, l, kdim, o.c, s);
 				break;
@@ -263,8 +273,8 @@ private:
 		io_size_ = align_up(const_offset_ + out_.constants.size(), kPage);
 	}
 
-	// One NSP's columns s of a layer's weights B = [kdim × cols], stored
-	// contiguously, and their requantization block.
+	// One NSP's columns s of a layer's weights B = [kdim × cols], packed
+	// on their own, and their requantization block.
 	void add_slice(size_t li, const Layer &l, uint64_t kdim, uint32_t cols, const Slice &s)
 	{
 		if (!s.count) { // more NSPs than channels: this one idles
@@ -275,7 +285,7 @@ private:
 		std::vector<int8_t> w(kdim * s.count);
 		for (uint64_t r = 0; r < kdim; r++)
 			std::memcpy(&w[r * s.count], &l.weights[r * cols + s.first], s.count);
-		weights_[li].push_back(add_const(w.data(), w.size()));
+		weights_[li].push_back(add_packed(w.data(), kdim, s.count));
 		const auto b = requant_block(l.rq, s.first, s.count);
 		blocks_[li].push_back(add_const(b.data(), b.size()));
 	}
@@ -412,17 +422,17 @@ private:
 		std::string what;
 		if (row_local(l)) {
 			e.li(rA, s.pi.offset + uint64_t(s.rows.first) * s.i.w * s.i.c);
-			what = "mmi8";
+			what = "mmi8p";
 		} else {
 			e.li(rA, col_buf(k));
 			e.li(rB, s.pi.offset);
 			e.li(rC, uint64_t(s.rows.first) | uint64_t(s.rows.count) << 32);
 			e.emit(Op::Im2Col, rA, rB, rC, 0, nsp::pack_geom({s.i.h, s.i.w, s.i.c, l.k, l.stride, l.pad}));
-			what = "im2col+mmi8";
+			what = "im2col+mmi8p";
 		}
 		e.li(rD, weights_[li][0]);
 		e.li(rE, acc_buf(k));
-		e.emit(Op::MmI8, rE, rA, rD, 0, nsp::pack_mnk(s.row_pixels, s.o.c, kdim));
+		e.emit(Op::MmI8P, rE, rA, rD, 0, nsp::pack_mnk(s.row_pixels, s.o.c, kdim));
 		e.li(rF, blocks_[li][0]);
 		e.li(rG, s.row_pixels * s.o.c);
 		e.li(rB, s.out_at);
@@ -471,7 +481,7 @@ private:
 		e.li(rA, s.pi.offset + k * s.pi.per_nsp);
 		e.li(rD, weights_[li][k]);
 		e.li(rE, acc_buf(k));
-		e.emit(Op::MmI8, rE, rA, rD, 0, nsp::pack_mnk(1, ch.count, s.i.c));
+		e.emit(Op::MmI8P, rE, rA, rD, 0, nsp::pack_mnk(1, ch.count, s.i.c));
 		e.li(rF, blocks_[li][k]);
 		e.li(rG, ch.count);
 		e.li(rB, s.po.offset + ch.first);
@@ -510,17 +520,17 @@ private:
 		std::string how;
 		if (row_local(l)) {
 			e.li(rA, pi.offset);
-			how = "mmi8";
+			how = "mmi8p";
 		} else {
 			e.li(rA, col_buf(k));
 			e.li(rB, pi.offset);
 			e.li(rC, uint64_t(o.h) << 32);
 			e.emit(Op::Im2Col, rA, rB, rC, 0, nsp::pack_geom({i.h, i.w, i.c, l.k, l.stride, l.pad}));
-			how = "im2col+mmi8";
+			how = "im2col+mmi8p";
 		}
 		e.li(rD, weights_[li][k]);
 		e.li(rE, acc_buf(k));
-		e.emit(Op::MmI8, rE, rA, rD, 0, nsp::pack_mnk(pixels, ch.count, kdim));
+		e.emit(Op::MmI8P, rE, rA, rD, 0, nsp::pack_mnk(pixels, ch.count, kdim));
 		e.li(rF, blocks_[li][k]);
 		e.li(rG, ch.count);
 		for (uint64_t p = 0; p < pixels; p++) {

@@ -42,7 +42,7 @@ std::string times_json(const Times &t)
 // MACs of one execution of a GEMM instruction.
 uint64_t gemm_macs(const nsp::Instr &in)
 {
-	if (Op(in.op) != Op::MmI8 && Op(in.op) != Op::MmF32)
+	if (Op(in.op) != Op::MmI8 && Op(in.op) != Op::MmF32 && Op(in.op) != Op::MmI8P)
 		return 0;
 	const nsp::Mnk s = nsp::unpack_mnk(in.imm64);
 	return s.m * s.n * s.k;
@@ -97,6 +97,7 @@ Work work_of(uint8_t op)
 	switch (Op(op)) {
 	case Op::MmI8:
 	case Op::MmF32:
+	case Op::MmI8P:
 		return Gemm;
 	case Op::Copy:
 	case Op::Im2Col:

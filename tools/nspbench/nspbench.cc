@@ -153,7 +153,8 @@ void bench_instructions(const Shape &sh, const GemmOperands &operands, std::vect
 	window.resize(c_off + uint64_t(m) * n * 4);
 	std::memcpy(&window[a_off], operands.af.data(), operands.af.size() * 4);
 	std::memcpy(&window[b_off], operands.bf.data(), operands.bf.size() * 4);
-	for (nsp::Op op : {nsp::Op::MmI8, nsp::Op::MmF32}) {
+	// MMI8P reads B's bytes as its packed layout (no larger than K·N·4).
+	for (nsp::Op op : {nsp::Op::MmI8, nsp::Op::MmI8P, nsp::Op::MmF32}) {
 		// In a loop, as a workload runs it: `reps` GEMMs of ~20 ms
 		// together per run.
 		auto program = [&](uint64_t reps) { return gemm_loop_program(op, a_off, b_off, c_off, m, n, k, reps); };
@@ -163,7 +164,11 @@ void bench_instructions(const Shape &sh, const GemmOperands &operands, std::vect
 		const uint64_t reps = std::max<uint64_t>(1, uint64_t(0.02 / std::max(cpu_seconds() - t0, 1e-7)));
 		const std::vector<nsp::Instr> prog = program(reps);
 		const double s = best_seconds([&] { run(prog); }, budget) / double(reps);
-		report(sh, op == nsp::Op::MmI8 ? "MMI8 instruction (interpreter)" : "MMF32 instruction (interpreter)", s);
+		report(sh,
+		       op == nsp::Op::MmI8    ? "MMI8 instruction (interpreter)"
+		       : op == nsp::Op::MmI8P ? "MMI8P instruction (interpreter, B packed)"
+					      : "MMF32 instruction (interpreter)",
+		       s);
 	}
 }
 

@@ -37,6 +37,8 @@ const TensorTable kTensors[] = {
 	{"vadd_f32", false, t("z", netdesc::FloatTy, {1024}), "out", 0},
 	{"matmul_i8", true, t("a", netdesc::Int8QTy, {64, 256}), "a", 0},
 	{"matmul_i8", false, t("c", netdesc::Int32QTy, {64, 128}), "c", 0},
+	{"matmul_i8p", true, t("a", netdesc::Int8QTy, {64, 256}), "a", 0},
+	{"matmul_i8p", false, t("c", netdesc::Int32QTy, {64, 128}), "c", 0},
 	{"matmul_f32", true, t("a", netdesc::FloatTy, {32, 128}), "a", 0},
 	{"matmul_f32", false, t("c", netdesc::FloatTy, {32, 64}), "c", 0},
 	{"mlp_f32", true, t("x", netdesc::FloatTy, {16, 128}), "x", 0},

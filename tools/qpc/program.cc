@@ -260,7 +260,8 @@ ProgramUse program_use(const ProgramSpec &spec, const nsp::Workload &w)
 			u.top_sem = std::max<unsigned>(u.top_sem, in.a);
 		u.hvx_fp |= is_vector_fp(in.op);
 		u.hmx_fp |= in.op == uint8_t(nsp::Op::MmF32);
-		u.hmx |= in.op == uint8_t(nsp::Op::MmI8) || in.op == uint8_t(nsp::Op::MmF32);
+		u.hmx |= in.op == uint8_t(nsp::Op::MmI8) || in.op == uint8_t(nsp::Op::MmF32) ||
+			 in.op == uint8_t(nsp::Op::MmI8P);
 	}
 	return u;
 }

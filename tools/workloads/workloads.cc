@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "aic100/nsp.h"
 #include "nspasm.h"
 
 namespace aic100::workloads {
@@ -287,20 +288,30 @@ std::string matmul_body(const char *op, uint64_t elem)
 	       "\t" + std::string(op) + " r12, r11, r13, ROWS, N, K\n";
 }
 
-Example matmul_i8_example()
+// C = A × B in int8, B the weights: as they are for MMI8, or packed once
+// here in MMI8P's layout (docs/nsp.md, "Packed weights"); the same C.
+Example matmul_i8_example(bool packed)
 {
 	constexpr uint64_t M = 64, K = 256, N = 128, nsps = 2;
-	LayoutBuilder b("matmul_i8", "C[64x128] i32 = A[64x256] i8 (input) x B[256x128] i8 (weights); 2 NSPs",
+	LayoutBuilder b(packed ? "matmul_i8p" : "matmul_i8",
+			packed ? "C[64x128] i32 = A[64x256] i8 (input) x B[256x128] i8 (weights, packed for MMI8P); "
+				 "2 NSPs"
+			       : "C[64x128] i32 = A[64x256] i8 (input) x B[256x128] i8 (weights); 2 NSPs",
 			nsps);
 	b.add("a", M * K, "input");
 	b.add("c", M * N * 4, "output");
-	b.add("b", K * N, "weights");
+	b.add("b", packed ? nsp::packed_b_size(K, N) : K * N, "weights");
 	Example e;
 	e.layout = b.finish();
 	const auto w = random_i8(K * N, seed_of("matmul_i8.b"));
-	add_weights(e, "b", bytes_of(w));
+	std::vector<uint8_t> blob = bytes_of(w);
+	if (packed) {
+		blob.assign(nsp::packed_b_size(K, N), 0);
+		nsp::pack_b(w, K, N, blob);
+	}
+	add_weights(e, "b", std::move(blob));
 	e.source = header(e, {{"M", M}, {"N", N}, {"K", K}, {"ROWS", M / nsps}}) +
-		   pipeline(matmul_body("mmi8", 1), nsps);
+		   pipeline(matmul_body(packed ? "mmi8p" : "mmi8", 1), nsps);
 	e.make_input = [](uint64_t seed) { return bytes_of(random_i8(M * K, seed)); };
 	e.reference = [w](std::span<const uint8_t> in) {
 		const auto a = values_of<int8_t>(in, 0, M * K);
@@ -434,8 +445,10 @@ std::string json_buffer(const Buffer &b)
 
 const std::vector<Example> &examples()
 {
-	static const std::vector<Example> all = {copy_example(),      vadd_example(), matmul_i8_example(),
-						 matmul_f32_example(), mlp_example(),  add_4nsp_example()};
+	static const std::vector<Example> all = {copy_example(),		vadd_example(),
+						 matmul_i8_example(false), matmul_i8_example(true),
+						 matmul_f32_example(),	mlp_example(),
+						 add_4nsp_example()};
 	return all;
 }
 

@@ -17,7 +17,7 @@ namespace {
 
 TEST(NspWorkloads, LayoutsAreConsistent)
 {
-	ASSERT_EQ(examples().size(), 6u);
+	ASSERT_EQ(examples().size(), 7u);
 	for (const Example &e : examples()) {
 		const Layout &l = e.layout;
 		SCOPED_TRACE(l.name);
@@ -145,6 +145,16 @@ TEST(NspWorkloads, VaddF32)
 TEST(NspWorkloads, MatmulI8)
 {
 	run_example(*find("matmul_i8"), 100);
+}
+
+// The same weights packed for MMI8P: the same outputs as matmul_i8's.
+TEST(NspWorkloads, MatmulI8Packed)
+{
+	run_example(*find("matmul_i8p"), 100);
+	const Example &plain = *find("matmul_i8"), &packed = *find("matmul_i8p");
+	const auto in = plain.make_input(7);
+	EXPECT_EQ(packed.make_input(7), in);
+	EXPECT_EQ(packed.reference(in), plain.reference(in));
 }
 
 TEST(NspWorkloads, MatmulF32)

@@ -249,7 +249,7 @@ TEST(CompilerSplit, WideConvolutionsSplitTheirChannels)
 	const auto c = compile(n, o, err);
 	ASSERT_TRUE(c) << err;
 	ASSERT_EQ(c->plan.size(), 3u);
-	EXPECT_NE(c->plan[0].find("nsp1 im2col+mmi8 channels 75+75 (M=4 N=75 K=144)"), std::string::npos)
+	EXPECT_NE(c->plan[0].find("nsp1 im2col+mmi8p channels 75+75 (M=4 N=75 K=144)"), std::string::npos)
 		<< c->plan[0];
 	EXPECT_NE(c->plan[1].find("after a barrier"), std::string::npos) << c->plan[1];
 	EXPECT_NE(c->plan[2].find("nsp3 channels 225+75 of 4 pixels"), std::string::npos) << c->plan[2];

@@ -38,7 +38,7 @@ TEST(CompilerProfile, EveryInstructionHasItsLayer)
 		ASSERT_GE(li, -1);
 		ASSERT_LT(li, int32_t(n.layers.size()));
 		// Only the loop's and the barriers' semaphores; every GEMM in a layer.
-		if (Op(c->code[i].op) == Op::MmI8)
+		if (Op(c->code[i].op) == Op::MmI8 || Op(c->code[i].op) == Op::MmI8P)
 			gemms.at(size_t(li))++;
 		if (li < 0)
 			continue;

@@ -8,7 +8,7 @@ rm -rf "$tmp" && mkdir -p "$tmp"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Every container the build packed reads back.
-for e in copy vadd_f32 matmul_i8 matmul_f32 mlp_f32 add_4nsp; do
+for e in copy vadd_f32 matmul_i8 matmul_i8p matmul_f32 mlp_f32 add_4nsp; do
 	"$qpc" --inspect "$tools/qpc-examples/$e/programqpc.bin" >"$tmp/$e.txt" || fail "$e does not read back"
 	grep -q "name \"$e\"" "$tmp/$e.txt" || fail "$e: no name in --inspect"
 done

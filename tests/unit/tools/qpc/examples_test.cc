@@ -37,7 +37,7 @@ Program pack(const workloads::Example &e)
 
 TEST(QpcExamples, PackedAsTheLayoutsSay)
 {
-	ASSERT_EQ(workloads::examples().size(), 6u);
+	ASSERT_EQ(workloads::examples().size(), 7u);
 	for (const workloads::Example &e : workloads::examples()) {
 		const workloads::Layout &l = e.layout;
 		SCOPED_TRACE(l.name);
@@ -167,7 +167,7 @@ TEST_P(QpcExampleRun, ComputesFromItsContainer)
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, QpcExampleRun,
-			 testing::Values("copy", "vadd_f32", "matmul_i8", "matmul_f32", "mlp_f32", "add_4nsp"));
+			 testing::Values("copy", "vadd_f32", "matmul_i8", "matmul_i8p", "matmul_f32", "mlp_f32", "add_4nsp"));
 
 } // namespace
 } // namespace aic100::qpc
