@@ -11,6 +11,7 @@
 //   host addresses kFifo (the DBC FIFOs) and kData (their data).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <cstdint>
@@ -269,17 +270,18 @@ template <typename S> void amss_dbc_linked(S &s)
 	s.settle();
 }
 
-// The copy example workload (tools/workloads) activated and fed one input:
-// the NSPs run its program.
-template <typename S> Activated feed_copy_workload(S &s)
+// An example workload (tools/workloads; the copy one unless named)
+// activated and fed one input: the NSPs run its program. Its output comes
+// back after its input in kData (the copy workload's at kData + 0x2000).
+template <typename S> Activated feed_copy_workload(S &s, const char *name = "copy")
 {
 	s.ready_handshake();
 	s.control_up();
-	const auto *e = workloads::find("copy");
+	const auto *e = workloads::find(name);
 	std::string err;
 	const auto elf = e ? workloads::build(*e, err) : std::nullopt;
 	if (!elf)
-		fail("copy workload: " + err);
+		fail(std::string(name) + " workload: " + err);
 	const Activated a = load_and_activate(s, *elf);
 	const auto &L = e->layout;
 	s.put(S::kData, e->make_input(1));
@@ -295,7 +297,7 @@ template <typename S> Activated feed_copy_workload(S &s)
 	out.req_id = 1;
 	out.cmd = dbc::kCmdResponse | dbc::kCmdBulk | 2; // to the host
 	out.src = a.ddr_base + L.output.offset;
-	out.dest = S::kData + 0x2000;
+	out.dest = S::kData + std::max<uint64_t>(0x2000, (L.input.size + 0xFFF) & ~uint64_t(0xFFF));
 	out.len = static_cast<uint32_t>(L.output.size);
 	out.sem[0] = sem_cmd(sem::Op::WaitGt0, L.sem_out, 0, true);
 	out.sem[1] = sem_cmd(sem::Op::Dec, L.sem_out, 1, false);

@@ -261,6 +261,12 @@ void amss_workload_copy(Script &s)
 	feed_copy_workload(s);
 }
 
+// The matmul_i8p example: MMI8P on its packed weights (docs/nsp.md).
+void amss_workload_packed_gemm(Script &s)
+{
+	feed_copy_workload(s, "matmul_i8p");
+}
+
 void amss_health_mailbox(Script &s)
 {
 	s.ready_handshake();
@@ -335,6 +341,12 @@ std::vector<Seed> seeds()
 		 [](Harness &h) { return h.device().dma_bridge().stats(0).bytes_in == 384; }},
 		{"amss-workload-copy", "the copy example workload activated and fed one input", kCfgAmss,
 		 amss_workload_copy,
+		 [](Harness &h) {
+			 const auto info = h.device().boot().qsm().activation_on(0);
+			 return info && info->running;
+		 }},
+		{"amss-workload-mmi8p", "the matmul_i8p example workload (MMI8P, packed weights) fed one input",
+		 kCfgAmss | kCfgTwoNsps, amss_workload_packed_gemm,
 		 [](Harness &h) {
 			 const auto info = h.device().boot().qsm().activation_on(0);
 			 return info && info->running;

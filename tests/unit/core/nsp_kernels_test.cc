@@ -93,20 +93,30 @@ TEST(NspGemm, PathsListedUpToTheBest)
 	EXPECT_EQ(isas.back(), best_isa());
 }
 
+// An int8 GEMM `run(c)` writing C at an odd address, with a guard byte
+// before and after: C as the definition has it, the guards untouched.
+template <class Run>
+void expect_i8_definition(const Run &run, const std::vector<int8_t> &a, const std::vector<int8_t> &b, const Dims &d,
+			  const std::string &what)
+{
+	std::vector<uint8_t> c(size_t(d.m) * d.n * 4 + 2, 0xAA);
+	ASSERT_TRUE(run(c.data() + 1)) << what;
+	std::vector<int32_t> got(size_t(d.m) * d.n);
+	std::memcpy(got.data(), c.data() + 1, got.size() * 4);
+	ASSERT_EQ(got, reference_i8(a, b, d.m, d.n, d.k)) << what;
+	EXPECT_EQ(c.front(), 0xAA) << what;
+	EXPECT_EQ(c.back(), 0xAA) << what;
+}
+
 TEST(NspGemm, Int8EqualsTheDefinition)
 {
 	for (Isa isa : usable_isas())
 		for (const Dims &d : kDims) {
 			const auto a = random_i8(size_t(d.m) * d.k, d.m), b = random_i8(size_t(d.k) * d.n, d.n);
-			// C at an odd address, with a guard byte before and after.
-			std::vector<uint8_t> c(size_t(d.m) * d.n * 4 + 2, 0xAA);
 			Scratch s;
-			ASSERT_TRUE(gemm_i8(c.data() + 1, bytes(a.data()), bytes(b.data()), d.m, d.n, d.k, s, nullptr, isa));
-			std::vector<int32_t> got(size_t(d.m) * d.n);
-			std::memcpy(got.data(), c.data() + 1, got.size() * 4);
-			ASSERT_EQ(got, reference_i8(a, b, d.m, d.n, d.k)) << name(isa, d);
-			EXPECT_EQ(c.front(), 0xAA) << name(isa, d);
-			EXPECT_EQ(c.back(), 0xAA) << name(isa, d);
+			expect_i8_definition([&](uint8_t *c) {
+				return gemm_i8(c, bytes(a.data()), bytes(b.data()), d.m, d.n, d.k, s, nullptr, isa);
+			}, a, b, d, name(isa, d));
 		}
 }
 
@@ -289,15 +299,10 @@ TEST(NspGemmPacked, EqualsUnpackedOnEveryPath)
 		for (const Dims &d : kDims) {
 			const auto a = random_i8(size_t(d.m) * d.k, d.m + 1), b = random_i8(size_t(d.k) * d.n, d.n + 2);
 			const auto packed = packed_at_odd_address(b, d.k, d.n);
-			std::vector<uint8_t> c(size_t(d.m) * d.n * 4 + 2, 0xAA);
 			Scratch s;
-			ASSERT_TRUE(gemm_i8_packed(c.data() + 1, bytes(a.data()), packed.data() + 1, d.m, d.n, d.k, s,
-						   nullptr, isa));
-			std::vector<int32_t> got(size_t(d.m) * d.n);
-			std::memcpy(got.data(), c.data() + 1, got.size() * 4);
-			ASSERT_EQ(got, reference_i8(a, b, d.m, d.n, d.k)) << name(isa, d);
-			EXPECT_EQ(c.front(), 0xAA) << name(isa, d);
-			EXPECT_EQ(c.back(), 0xAA) << name(isa, d);
+			expect_i8_definition([&](uint8_t *c) {
+				return gemm_i8_packed(c, bytes(a.data()), packed.data() + 1, d.m, d.n, d.k, s, nullptr, isa);
+			}, a, b, d, name(isa, d));
 		}
 }
 
