@@ -153,8 +153,13 @@ bool gemm_blocked(uint8_t *c, const uint8_t *a, const uint8_t *b, uint32_t m, ui
 		for (uint32_t pc = 0; pc < k; pc += bl.kc) {
 			const unsigned kc = std::min<uint32_t>(bl.kc, k - pc);
 			const unsigned kp = Path::padded_k(kc);
-			for (unsigned jr = 0; jr < nc && !prepacked; jr += NR)
-				Path::pack_b(pb + (jr / NR) * b_strip, b, n, pc, kc, jc + jr, std::min(NR, nc - jr));
+			// A path without a packer reads MMI8P's strips only.
+			if constexpr (requires { &Path::pack_b; }) {
+				if (!prepacked)
+					for (unsigned jr = 0; jr < nc; jr += NR)
+						Path::pack_b(pb + (jr / NR) * b_strip, b, n, pc, kc, jc + jr,
+							     std::min(NR, nc - jr));
+			}
 			for (uint32_t ic = 0; ic < m; ic += bl.mc) {
 				if (stop && (*stop)())
 					return false;
@@ -366,20 +371,8 @@ struct I8Plain {
 // ---- int8 on nsp.h's packed B (MMI8P) -------------------------------------------
 //
 // B's strips are MMI8P's layout (NR = 32 columns, per quad of k one 4-byte
-// word per column, offset binary); the paths differ in how they hold A.
-
-// B's strip slice in MMI8P's layout from a row-major B: what MMI8P's
-// compiler does once, for the paths' own use when B is not prepacked.
-void pack_b_quads(uint8_t *dst, const uint8_t *b, uint32_t n, uint32_t pc, unsigned kc, uint64_t col, unsigned w)
-{
-	const unsigned kp = (kc + 3) & ~3u;
-	std::memset(dst, 0x80, size_t(kp) * kPackedCols);
-	for (unsigned kk = 0; kk < kc; kk++) {
-		const uint8_t *row = b + (uint64_t(pc) + kk) * n + col;
-		for (unsigned j = 0; j < w; j++)
-			dst[(size_t(kk / 4) * kPackedCols + j) * 4 + kk % 4] = row[j] ^ 0x80;
-	}
-}
+// word per column, offset binary), read where they are: these paths have
+// no packer of B. They differ in how they hold A.
 
 // The plain path: packed A per quad of k, MR words of 4 s8 (one per row).
 struct I8PlainQuads {
@@ -395,11 +388,6 @@ struct I8PlainQuads {
 			for (unsigned kk = 0; kk < kp; kk++)
 				dst[(size_t(kk / 4) * MR + i) * 4 + kk % 4] =
 					i < h && kk < kc ? a[(row + i) * k + pc + kk] : 0;
-	}
-	static void pack_b(uint8_t *dst, const uint8_t *b, uint32_t n, uint32_t pc, unsigned kc, uint64_t col,
-			   unsigned w)
-	{
-		pack_b_quads(dst, b, n, pc, kc, col, w);
 	}
 	static void tile(unsigned kp, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc, bool acc_in)
 	{
@@ -543,11 +531,6 @@ struct I8Avx2Quads {
 			for (unsigned kk = 0; kk < kp; kk++)
 				d[(size_t(kk / 4) * MR + i) * 4 + kk % 4] =
 					i < h && kk < kc ? int8_t(a[(row + i) * k + pc + kk]) : 0;
-	}
-	static void pack_b(uint8_t *dst, const uint8_t *b, uint32_t n, uint32_t pc, unsigned kc, uint64_t col,
-			   unsigned w)
-	{
-		pack_b_quads(dst, b, n, pc, kc, col, w);
 	}
 	AIC100_AVX2 static void tile(unsigned kp, const uint8_t *sa, const uint8_t *sb, uint8_t *c, uint64_t ldc,
 				     bool acc_in)
