@@ -273,7 +273,7 @@ template <typename S> void amss_dbc_linked(S &s)
 // An example workload (tools/workloads; the copy one unless named)
 // activated and fed one input: the NSPs run its program. Its output comes
 // back after its input in kData (the copy workload's at kData + 0x2000).
-template <typename S> Activated feed_copy_workload(S &s, const char *name = "copy")
+template <typename S> Activated feed_workload(S &s, const char *name = "copy")
 {
 	s.ready_handshake();
 	s.control_up();

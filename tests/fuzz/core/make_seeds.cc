@@ -258,13 +258,13 @@ void amss_nnc_status(Script &s)
 
 void amss_workload_copy(Script &s)
 {
-	feed_copy_workload(s);
+	feed_workload(s);
 }
 
 // The matmul_i8p example: MMI8P on its packed weights (docs/nsp.md).
 void amss_workload_packed_gemm(Script &s)
 {
-	feed_copy_workload(s, "matmul_i8p");
+	feed_workload(s, "matmul_i8p");
 }
 
 void amss_health_mailbox(Script &s)

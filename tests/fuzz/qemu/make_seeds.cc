@@ -485,7 +485,7 @@ void amss_nnc_lifecycle(Script &s)
 // The copy example workload fed one input, then the DMA Bridge's counts.
 void amss_workload_copy(Script &s)
 {
-	const Activated a = feed_copy_workload(s);
+	const Activated a = feed_workload(s);
 	s.mailbox("dma-stats dbc=" + std::to_string(a.dbc));
 }
 
