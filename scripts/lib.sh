@@ -397,6 +397,14 @@ step_log() { echo "$AIC_BUILD/logs/$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_'
 # (at least every 20 s) otherwise. On failure, prints the log's tail and
 # dies. ninja's [n/N], kbuild's "CC [M]", apt's Get/Unpacking/Setting up
 # and pytest-like lines are recognised; any other line is shown as it is.
+# Whether dpkg has package $1 installed (any selection: install or hold).
+package_installed() {
+	case "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" in
+	*" ok installed") true ;;
+	*) false ;;
+	esac
+}
+
 # Another package job (unattended-upgrades, a user's apt) may hold the
 # dpkg or apt lists lock. apt_get waits for it, bounded by
 # AIC100_APT_LOCK_TIMEOUT seconds (default 600), and says who holds it,
