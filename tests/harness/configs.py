@@ -138,6 +138,9 @@ class Config:
     # The boot suite's rounds of SYS_ERR recovery and module reloads
     # (--cycles; 0: the program's own, 10).
     cycles: int = 0
+    # The health suite's crashes, reloads and resets under load (--crashes,
+    # --reloads, --resets); (): the program's own, 20, 6 and 4.
+    health_rounds: tuple = ()
 
     @property
     def driver(self):
@@ -332,15 +335,18 @@ def source_tree_configs(prefix, kernel):
     # the tenth; a round costs ten times as much under them (11 s a reload
     # with two cards): three rounds there.
     cycles = 3 if kernels.detectors(kernel) else 0
+    # The same for the health suite's loops: each kind of reload (unbind,
+    # kill) and reset (PCI, SoC) twice, a fourth of the crashes.
+    health_rounds = (5, 2, 2) if kernels.detectors(kernel) else ()
     padding = (("upstream_patched", patched, "fixed"),
                ("upstream", upstream, "fixed" if "0002" in carried else "bug"))
     configs = [
         Config(f"{prefix}-2cards-32msi", 2, 32, card_opts="test-mailbox=on", nnc=True, data=True, health=True,
-               hostile_dma=True, kernel=kernel, kernel_args=args, cycles=cycles),
+               hostile_dma=True, kernel=kernel, kernel_args=args, cycles=cycles, health_rounds=health_rounds),
         Config(f"{prefix}-upstream-1card-32msi", 1, 32, upstream=True, card_opts="test-mailbox=on", nnc=True,
                data=True, health=True, health_known_bugs=known, kernel=kernel, status_padding=padding,
                known_reports=reports, upstream_fixes=fixes, health_skips=skips, kernel_args=args,
-               cycles=cycles),
+               cycles=cycles, health_rounds=health_rounds),
         Config(f"{prefix}-timesync-race", 1, 1, card_opts="test-mailbox=on", boot=False, kernel=kernel,
                kernel_args=args, known_reports=lock_reports, timesync_race=runs("oops-race", "0003")),
         Config(f"{prefix}-close-after-unbind", 1, 1, boot=False, kernel=kernel, kernel_args=("init_on_free=1", *args),
@@ -360,7 +366,7 @@ def source_tree_configs(prefix, kernel):
     configs.append(Config(f"{prefix}-upstream-patched-1card-32msi", 1, 32, upstream=True, module=patched,
                           driver_label="upstream_patched", card_opts="test-mailbox=on", nnc=True, data=True,
                           health=True, kernel=kernel, kernel_args=args, cycles=cycles,
-                          upstream_fixes=("status-padding",),
+                          health_rounds=health_rounds, upstream_fixes=("status-padding",),
                           # Its open leaks are not among the patches.
                           known_reports=("upstream-leaks",)))
     return configs
@@ -517,6 +523,8 @@ def health_command(config, upstream):
     gate = kernels.test_module(config.kernel, "qaic_exec_gate")
     card = config.cards - 1 if config.health_card < 0 else config.health_card
     args = ["--card", str(card), *upstream, "--exec-gate", str(gate)]
+    for flag, count in zip(("--crashes", "--reloads", "--resets"), config.health_rounds):
+        args += [flag, str(count)]
     for bug in config.health_known_bugs:
         args += ["--known-bug", bug]
     if config.health_case:
