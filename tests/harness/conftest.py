@@ -153,11 +153,13 @@ def sanitizer_report(output):
 
 
 
-# The kernels built from source (scripts/build-source-kernels), built beside
-# the first guests when scripts/test asks (AIC100_KERNELS_BESIDE=1): their
-# build is CPU work and the guests leave about half the CPUs idle. At a
-# lower priority, so that the guests' pace is the one they have alone. A
-# configuration that boots one waits for the build here.
+# The kernels built from source (scripts/build-source-kernels), which
+# scripts/test starts before the host-side tests and tells the harness of:
+# AIC100_KERNELS_PID, its shell, in a session of its own, and
+# AIC100_KERNELS_FD, the read end of a pipe that shell alone writes to,
+# "STATUS SECONDS" as it ends. The build is CPU work, and the host-side
+# tests and the guests leave about half of two cores idle. A configuration
+# that boots one waits for the build here.
 KERNELS_LOG = BUILD / "logs" / "source-kernels.log"
 # Far beyond any build seen (1,612 s on a slow day): only a stuck build.
 KERNELS_WAIT_S = 5400
@@ -165,25 +167,22 @@ KERNELS_WAIT_S = 5400
 
 class SourceKernels:
     def __init__(self):
-        self.proc, self.status, self.seconds, self.ended, self.note = None, None, 0, threading.Event(), ""
+        self.pid, self.status, self.seconds, self.ended, self.note = None, None, 0, threading.Event(), ""
 
-    def start(self):
-        KERNELS_LOG.parent.mkdir(parents=True, exist_ok=True)
-        self.began = time.monotonic()
-        self.proc = subprocess.Popen(["nice", "-n", "10", str(TOP / "scripts" / "build-source-kernels")],
-                                     stdout=KERNELS_LOG.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     start_new_session=True)
-        threading.Thread(target=self._reap, daemon=True).start()
-        say(f"building the kernels from source beside the guests (log: {KERNELS_LOG})")
+    def adopt(self, pid, fd):
+        self.pid, self.began = pid, time.monotonic()
+        threading.Thread(target=self._reap, args=(fd,), daemon=True).start()
 
-    def _reap(self):
-        status = self.proc.wait()
-        took = time.monotonic() - self.began
+    def _reap(self, fd):
+        with os.fdopen(fd) as pipe:
+            words = pipe.read().split()  # at EOF: the build's shell has ended
+        # Nothing said: the shell was killed.
+        status, took = (int(words[0]), int(words[1])) if len(words) == 2 else (-signal.SIGKILL, 0)
         # Only a build counts for the shards' balance, not a kernel that was up to date.
-        self.seconds = round(took) if "[build-kernel] build " in KERNELS_LOG.read_text(errors="replace") else 0
+        self.seconds = took if "[build-kernel] build " in KERNELS_LOG.read_text(errors="replace") else 0
         self.status = status
         # Said by the main thread (wait): pytest's capture is not for threads.
-        self.note = f"kernels built from source: exit {status} after {took:.0f}s (log: {KERNELS_LOG})"
+        self.note = f"kernels built from source: exit {status} after {took}s (log: {KERNELS_LOG})"
         self.ended.set()
 
     def wait(self, name):
@@ -201,8 +200,11 @@ class SourceKernels:
 
     def stop(self):
         """Stops the build and everything it started (its own session)."""
-        if self.proc and not self.ended.is_set():
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.pid and not self.ended.is_set():
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             self.ended.wait()
 
 
@@ -211,8 +213,9 @@ _source_kernels = SourceKernels()
 
 @pytest.fixture(scope="session", autouse=True)
 def source_kernels_beside():
-    if os.environ.get("AIC100_KERNELS_BESIDE") == "1" and any(kernels.is_built(c.kernel) for c in CONFIGS):
-        _source_kernels.start()
+    pid = os.environ.get("AIC100_KERNELS_PID")
+    if pid and any(kernels.is_built(c.kernel) for c in CONFIGS):
+        _source_kernels.adopt(int(pid), int(os.environ["AIC100_KERNELS_FD"]))
     yield
     _source_kernels.stop()
 
@@ -223,7 +226,7 @@ def await_source_kernel(config):
     built, which must be the collected one but for the paths of the modules
     it installed (under lib/modules/RELEASE, which collection could not
     know). Fails the configuration when the build failed."""
-    if not _source_kernels.proc or not kernels.is_built(config.kernel):
+    if not _source_kernels.pid or not kernels.is_built(config.kernel):
         return config
     status = _source_kernels.wait(config.name)
     if status != 0:
