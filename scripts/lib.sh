@@ -397,6 +397,19 @@ step_log() { echo "$AIC_BUILD/logs/$(printf '%s' "$1" | tr -c 'A-Za-z0-9._-' '_'
 # (at least every 20 s) otherwise. On failure, prints the log's tail and
 # dies. ninja's [n/N], kbuild's "CC [M]", apt's Get/Unpacking/Setting up
 # and pytest-like lines are recognised; any other line is shown as it is.
+# start_beside NAME LOG CMD...: runs CMD, its output into LOG, at nice 10 in
+# a session of its own, beside what the caller does next. Sets NAME_pid to
+# that session's leader, a shell, and NAME_fd to the read end of a pipe
+# only that shell writes to, "STATUS SECONDS" as it ends
+# (tests/harness/beside.py waits for the build by reading it).
+start_beside() {
+	local name=$1 log=$2 fd
+	shift 2
+	exec {fd}< <(setsid nice -n 10 bash -c '"${@:2}" >"$1" 2>&1 </dev/null; echo "$? $SECONDS"' _ "$log" "$@")
+	printf -v "${name}_pid" '%s' "$!"
+	printf -v "${name}_fd" '%s' "$fd"
+}
+
 # Whether dpkg has package $1 installed (any selection: install or hold).
 package_installed() {
 	case "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" in

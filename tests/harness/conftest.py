@@ -9,7 +9,6 @@ import dataclasses
 import os
 import queue
 import re
-import signal
 import subprocess
 import threading
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import beside
 import expectations
 import kernels
 import results
@@ -154,58 +154,33 @@ def sanitizer_report(output):
 
 
 # The kernels built from source (scripts/build-source-kernels), which
-# scripts/test starts before the host-side tests and tells the harness of:
-# AIC100_KERNELS_PID, its shell, in a session of its own, and
-# AIC100_KERNELS_FD, the read end of a pipe that shell alone writes to,
-# "STATUS SECONDS" as it ends. The build is CPU work, and the host-side
-# tests and the guests leave about half of two cores idle. A configuration
-# that boots one waits for the build here.
+# scripts/test starts before the host-side tests (AIC100_KERNELS_PID and
+# AIC100_KERNELS_FD: beside.py): the build is CPU work, and the host-side
+# tests and the guests leave about half of two cores idle. A
+# configuration that boots one waits for the build here.
 KERNELS_LOG = BUILD / "logs" / "source-kernels.log"
 # Far beyond any build seen (1,612 s on a slow day): only a stuck build.
 KERNELS_WAIT_S = 5400
 
 
-class SourceKernels:
+class SourceKernels(beside.BesideBuild):
     def __init__(self):
-        self.pid, self.status, self.seconds, self.ended, self.note = None, None, 0, threading.Event(), ""
+        super().__init__(KERNELS_LOG)
+        self.told = False
 
-    def adopt(self, pid, fd):
-        self.pid, self.began = pid, time.monotonic()
-        threading.Thread(target=self._reap, args=(fd,), daemon=True).start()
-
-    def _reap(self, fd):
-        with os.fdopen(fd) as pipe:
-            words = pipe.read().split()  # at EOF: the build's shell has ended
-        # Nothing said: the shell was killed.
-        status, took = (int(words[0]), int(words[1])) if len(words) == 2 else (-signal.SIGKILL, 0)
-        # Only a build counts for the shards' balance, not a kernel that was up to date.
-        self.seconds = took if "[build-kernel] build " in KERNELS_LOG.read_text(errors="replace") else 0
-        self.status = status
-        # Said by the main thread (wait): pytest's capture is not for threads.
-        self.note = f"kernels built from source: exit {status} after {took}s (log: {KERNELS_LOG})"
-        self.ended.set()
+    @property
+    def seconds(self):
+        """The build's seconds, for the shards' balance: none for kernels that were up to date."""
+        built = self.ended.is_set() and "[build-kernel] build " in KERNELS_LOG.read_text(errors="replace")
+        return self.took if built else 0
 
     def wait(self, name):
-        """The build's exit status, once it has ended."""
-        while not self.ended.wait(HEARTBEAT_S):
-            waited = time.monotonic() - self.began
-            last = KERNELS_LOG.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output yet)"]
-            say(f"[{name}] waiting for the kernels built from source, {waited:.0f}s; last: {last[0][:120]}")
-            if waited > KERNELS_WAIT_S:
-                self.stop()
-        if self.note:
-            say(self.note)
-            self.note = ""
-        return self.status
-
-    def stop(self):
-        """Stops the build and everything it started (its own session)."""
-        if self.pid and not self.ended.is_set():
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.ended.wait()
+        status = super().wait(HEARTBEAT_S, KERNELS_WAIT_S, lambda waited, last: say(
+            f"[{name}] waiting for the kernels built from source, {waited:.0f}s; last: {last[:120]}"))
+        if not self.told:
+            say(f"kernels built from source: exit {status} after {self.took}s (log: {KERNELS_LOG})")
+            self.told = True
+        return status
 
 
 _source_kernels = SourceKernels()
