@@ -164,6 +164,23 @@ void pack_b(std::span<const int8_t> b, uint32_t k, uint32_t n, std::span<uint8_t
 			out[packed_b_offset(k, row, col)] = uint8_t(b[uint64_t(row) * n + col]) ^ 0x80;
 }
 
+std::array<uint8_t, kPackedEntrySize> encode_packed(const PackedRegion &r)
+{
+	std::array<uint8_t, kPackedEntrySize> b{};
+	put64(&b[0], r.offset);
+	put64(&b[8], r.size);
+	put32(&b[16], r.k);
+	put32(&b[20], r.n);
+	return b;
+}
+
+const PackedRegion *find_packed(std::span<const PackedRegion> regions, uint64_t offset)
+{
+	const auto it = std::lower_bound(regions.begin(), regions.end(), offset,
+					 [](const PackedRegion &r, uint64_t off) { return r.offset < off; });
+	return it != regions.end() && it->offset == offset ? &*it : nullptr;
+}
+
 std::span<const OpInfo> op_table()
 {
 	return kOps;
@@ -382,15 +399,20 @@ std::string read_sections(std::span<const uint8_t> elf, const ElfHeader &h, std:
 	return {};
 }
 
+// The sections found by name (-1: none).
+struct AicSections {
+	int meta = -1, text = -1, packed = -1;
+};
+
 // .aic.meta and .aic.text, found by name: exactly one of each, with
-// contents.
+// contents; .aic.packed at most once.
 std::string find_aic_sections(std::span<const uint8_t> elf, const ElfHeader &h, const std::vector<Section> &sec,
-			      int &meta_idx, int &text_idx)
+			      AicSections &idx)
 {
 	const Section &strtab = sec[h.shstrndx];
 	if (strtab.type == kShtNobits || h.shstrndx == 0)
 		return "no section name table";
-	meta_idx = text_idx = -1;
+	idx = {};
 	for (unsigned i = 1; i < h.shnum; i++) {
 		const uint32_t name = le32(elf.data() + h.shoff + uint64_t(i) * kShdrSize);
 		if (name >= strtab.size)
@@ -400,9 +422,11 @@ std::string find_aic_sections(std::span<const uint8_t> elf, const ElfHeader &h, 
 			return "section " + std::to_string(i) + " name not terminated";
 		int *slot = nullptr;
 		if (std::strcmp(s, kMetaSection) == 0)
-			slot = &meta_idx;
+			slot = &idx.meta;
 		else if (std::strcmp(s, kTextSection) == 0)
-			slot = &text_idx;
+			slot = &idx.text;
+		else if (std::strcmp(s, kPackedSection) == 0)
+			slot = &idx.packed;
 		if (!slot)
 			continue;
 		if (*slot >= 0)
@@ -411,9 +435,9 @@ std::string find_aic_sections(std::span<const uint8_t> elf, const ElfHeader &h, 
 			return std::string(s) + " has no contents";
 		*slot = int(i);
 	}
-	if (meta_idx < 0)
+	if (idx.meta < 0)
 		return "no .aic.meta section";
-	if (text_idx < 0)
+	if (idx.text < 0)
 		return "no .aic.text section";
 	return {};
 }
@@ -500,25 +524,63 @@ std::string read_segments(std::span<const uint8_t> elf, const ElfHeader &h, Work
 	return {};
 }
 
+// One .aic.packed entry: a shape MMI8P can take, the size its layout
+// gives that shape, inside the window.
+std::string check_packed(const PackedRegion &r, uint64_t io_size)
+{
+	if (!r.k || r.k >= kMaxDim || !r.n || r.n >= kMaxDim)
+		return "K=" + std::to_string(r.k) + " N=" + std::to_string(r.n) + ": each must be 1..2^21-1";
+	if (r.size != packed_b_size(r.k, r.n))
+		return "size " + hex(r.size) + " is not what MMI8P's layout takes for K=" + std::to_string(r.k) +
+		       " N=" + std::to_string(r.n) + " (" + hex(packed_b_size(r.k, r.n)) + ")";
+	if (!fits(r.offset, r.size, io_size))
+		return "[" + hex(r.offset) + ", +" + hex(r.size) + ") outside io_size " + hex(io_size);
+	return {};
+}
+
+// .aic.packed: whole entries, each valid, none sharing a byte with another.
+std::string read_packed(std::span<const uint8_t> elf, const Section &ps, Workload &w)
+{
+	if (ps.size % kPackedEntrySize)
+		return ".aic.packed size " + std::to_string(ps.size) + " is not a multiple of 24";
+	if (ps.size / kPackedEntrySize > kMaxPackedRegions)
+		return ".aic.packed: more than " + std::to_string(kMaxPackedRegions) + " regions";
+	const uint8_t *p = elf.data() + ps.offset;
+	for (uint64_t i = 0; i < ps.size / kPackedEntrySize; i++, p += kPackedEntrySize) {
+		const PackedRegion r{le64(p), le64(p + 8), le32(p + 16), le32(p + 20)};
+		if (std::string why = check_packed(r, w.meta.io_size); !why.empty())
+			return ".aic.packed region " + std::to_string(i) + " at " + hex(r.offset) + ": " + why;
+		w.packed.push_back(r);
+	}
+	std::sort(w.packed.begin(), w.packed.end(),
+		  [](const PackedRegion &a, const PackedRegion &b) { return a.offset < b.offset; });
+	for (size_t i = 1; i < w.packed.size(); i++)
+		if (w.packed[i].offset - w.packed[i - 1].offset < w.packed[i - 1].size)
+			return ".aic.packed: regions overlap at window offset " + hex(w.packed[i].offset);
+	return {};
+}
+
 } // namespace
 
 std::optional<Workload> parse(std::span<const uint8_t> elf, std::string &err)
 {
 	ElfHeader h{};
 	std::vector<Section> sec;
-	int meta_idx = -1, text_idx = -1;
+	AicSections idx;
 	Workload w;
 	std::string why = read_header(elf, h);
 	if (why.empty())
 		why = read_sections(elf, h, sec);
 	if (why.empty())
-		why = find_aic_sections(elf, h, sec, meta_idx, text_idx);
+		why = find_aic_sections(elf, h, sec, idx);
 	if (why.empty())
-		why = read_meta(elf, sec[size_t(meta_idx)], w.meta);
+		why = read_meta(elf, sec[size_t(idx.meta)], w.meta);
 	if (why.empty())
-		why = read_text(elf, sec[size_t(text_idx)], w);
+		why = read_text(elf, sec[size_t(idx.text)], w);
 	if (why.empty())
 		why = read_segments(elf, h, w);
+	if (why.empty() && idx.packed >= 0)
+		why = read_packed(elf, sec[size_t(idx.packed)], w);
 	if (!why.empty()) {
 		err = std::move(why);
 		return std::nullopt;

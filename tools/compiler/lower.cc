@@ -230,7 +230,9 @@ private:
 	{
 		std::vector<uint8_t> packed(nsp::packed_b_size(kdim, cols));
 		nsp::pack_b(std::span(b, kdim * cols), uint32_t(kdim), cols, packed);
-		return add_const(packed.data(), packed.size());
+		const uint64_t at = add_const(packed.data(), packed.size());
+		out_.packed.push_back({at, packed.size(), uint32_t(kdim), cols});
+		return at;
 	}
 
 	// Weights and requantization blocks of each layer, in layer order.
@@ -664,6 +666,7 @@ nsp::Workload Compiled::workload() const
 	nsp::Workload w;
 	w.meta = meta;
 	w.program = code;
+	w.packed = packed;
 	return w;
 }
 
@@ -689,7 +692,7 @@ std::optional<Compiled> compile(const Network &n, const Options &o, std::string 
 
 std::optional<std::vector<uint8_t>> workload_elf(const Compiled &c, std::string &err)
 {
-	return nspasm::write_elf(c.meta, c.code, {}, err);
+	return nspasm::write_elf(c.meta, c.code, {}, c.packed, err);
 }
 
 } // namespace aic100::compiler

@@ -61,6 +61,9 @@ struct Compiled {
 	// profile names where the time went.
 	std::vector<int32_t> layer_of;
 	std::vector<uint8_t> constants; // copied to meta.const_offset at ACTIVATE
+	// The constants' weights in MMI8P's layout, in the window (.aic.packed),
+	// sorted by offset.
+	std::vector<nsp::PackedRegion> packed;
 	uint64_t input_offset = 0, input_bytes = 0;
 	uint64_t output_offset = 0, output_bytes = 0;
 	unsigned barriers = 0;       // per inference

@@ -698,10 +698,24 @@ private:
 			p_.meta.entry = uint32_t(ranged(rest, 0xFFFFFFFF, ".entry"));
 		} else if (dir == ".const_offset") {
 			p_.meta.const_offset = uint32_t(ranged(rest, 0xFFFFFFFF, ".const_offset"));
+		} else if (dir == ".packed") {
+			packed_region(rest);
 		} else {
 			return false;
 		}
 		return true;
+	}
+
+	// .packed OFFSET, K, N: the size is the layout's for that shape.
+	void packed_region(std::string_view rest)
+	{
+		const auto ops = split_operands(rest);
+		if (ops.size() != 3)
+			fail(".packed OFFSET, K, N");
+		const uint64_t k = value(ops[1]), n = value(ops[2]);
+		if (!k || k >= nsp::kMaxDim || !n || n >= nsp::kMaxDim)
+			fail(".packed: K and N must each be 1..2^21-1");
+		p_.packed.push_back({value(ops[0]), nsp::packed_b_size(k, n), uint32_t(k), uint32_t(n)});
 	}
 
 	// The data segments and what goes in them; false for another directive.

@@ -31,6 +31,13 @@ size_t append(std::vector<uint8_t> &f, const void *p, size_t n, size_t align)
 std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<const nsp::Instr> code,
 					      std::span<const nsp::Segment> segments, std::string &err)
 {
+	return write_elf(meta, code, segments, {}, err);
+}
+
+std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<const nsp::Instr> code,
+					      std::span<const nsp::Segment> segments,
+					      std::span<const nsp::PackedRegion> packed, std::string &err)
+{
 	if (meta.name.size() > nsp::kNameSize) {
 		err = "name \"" + meta.name + "\" is longer than 24 bytes";
 		return std::nullopt;
@@ -48,6 +55,12 @@ std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<c
 	for (size_t i = 0; i < code.size(); i++)
 		nsp::encode(code[i], &text[i * sizeof(nsp::Instr)]);
 	const size_t text_off = append(f, text.data(), text.size(), 16);
+	std::vector<uint8_t> regions;
+	for (const nsp::PackedRegion &r : packed) {
+		const auto e = nsp::encode_packed(r);
+		regions.insert(regions.end(), e.begin(), e.end());
+	}
+	const size_t packed_off = append(f, regions.data(), regions.size(), 8);
 	for (size_t i = 0; i < segments.size(); i++) {
 		const nsp::Segment &s = segments[i];
 		const size_t off = append(f, s.data.data(), s.data.size(), 16);
@@ -61,10 +74,14 @@ std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<c
 		put(f, h + 40, std::max<uint64_t>(s.memsz, s.data.size()), 8);
 		put(f, h + 48, 1, 8);
 	}
-	static const char names[] = "\0.aic.meta\0.aic.text\0.shstrtab";
-	const size_t str_off = append(f, names, sizeof(names), 1);
+	// .aic.packed, when there are regions, is the fifth section; its name
+	// ends the name table only then, so that other ELFs stay as they were.
+	static const char kNames[] = "\0.aic.meta\0.aic.text\0.shstrtab\0.aic.packed";
+	const unsigned sections = packed.empty() ? 4 : 5;
+	const size_t names_size = packed.empty() ? sizeof("\0.aic.meta\0.aic.text\0.shstrtab") : sizeof(kNames);
+	const size_t str_off = append(f, kNames, names_size, 1);
 	const size_t shoff = append(f, nullptr, 0, 8);
-	f.resize(shoff + 4 * kShdr);
+	f.resize(shoff + sections * kShdr);
 	auto section = [&](int i, uint32_t name, uint32_t type, uint64_t flags, uint64_t off, uint64_t size,
 			   uint64_t align, uint64_t entsize) {
 		const size_t h = shoff + kShdr * i;
@@ -78,7 +95,9 @@ std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<c
 	};
 	section(1, 1, 1 /* PROGBITS */, 0, meta_off, m.size(), 8, 0);
 	section(2, 11, 1, 0x6 /* ALLOC|EXECINSTR */, text_off, text.size(), 16, sizeof(nsp::Instr));
-	section(3, 21, 3 /* STRTAB */, 0, str_off, sizeof(names), 1, 0);
+	section(3, 21, 3 /* STRTAB */, 0, str_off, names_size, 1, 0);
+	if (!packed.empty())
+		section(4, 31, 1, 0, packed_off, regions.size(), 8, nsp::kPackedEntrySize);
 
 	std::memcpy(f.data(), "\x7f" "ELF", 4);
 	f[4] = 2; // ELFCLASS64
@@ -94,7 +113,7 @@ std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<c
 	put(f, 54, kPhdr, 2);
 	put(f, 56, segments.size(), 2);
 	put(f, 58, kShdr, 2);
-	put(f, 60, 4, 2);
+	put(f, 60, sections, 2);
 	put(f, 62, 3, 2);
 
 	std::string why;
@@ -107,7 +126,7 @@ std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<c
 
 std::optional<std::vector<uint8_t>> write_elf(const Program &p, std::string &err)
 {
-	return write_elf(p.meta, p.code, p.segments, err);
+	return write_elf(p.meta, p.code, p.segments, p.packed, err);
 }
 
 std::optional<std::vector<uint8_t>> assemble_elf(std::string_view source, const Options &opt, std::string &err)

@@ -65,6 +65,9 @@ int dump(const std::string &path)
 	for (const nsp::Segment &s : w->segments)
 		std::printf("segment [0x%" PRIx64 ", +0x%" PRIx64 "), 0x%zx bytes from the file\n", s.offset,
 			    s.memsz, s.data.size());
+	for (const nsp::PackedRegion &r : w->packed)
+		std::printf("packed [0x%" PRIx64 ", +0x%" PRIx64 "): K=%u N=%u in MMI8P's layout\n", r.offset, r.size,
+			    r.k, r.n);
 	std::printf("%zu instructions:\n%s", w->program.size(), nspasm::listing(w->program).c_str());
 	return 0;
 }

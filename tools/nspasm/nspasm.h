@@ -8,6 +8,8 @@
 //     .zero N  .space N (zeros; trailing .space costs no file bytes)
 //     .align N  .file "PATH" (relative to the source file)
 //   .text          (closes the data segment)
+//   .packed OFFSET, K, N   (a K×N B in MMI8P's layout at that window
+//                           offset: an entry of .aic.packed)
 //   .insn OP, A, B, C, IMM32, IMM64   (any 16 bytes)
 //
 // Instructions use the mnemonics of docs/nsp.md, registers r0..r31 (or
@@ -35,6 +37,7 @@ struct Program {
 	nsp::Meta meta;
 	std::vector<nsp::Instr> code;
 	std::vector<nsp::Segment> segments;
+	std::vector<nsp::PackedRegion> packed; // .packed
 	std::map<std::string, uint64_t> symbols; // labels (instruction index) and .equ
 	std::vector<unsigned> lines;             // source line of each instruction
 };
@@ -56,10 +59,14 @@ struct Options {
 std::optional<Program> assemble(std::string_view source, const Options &opt, std::string &err);
 
 // The workload ELF: ELF64 LE, EM_QDSP6, ET_EXEC; sections .aic.meta,
-// .aic.text, .shstrtab; one non-executable PT_LOAD per segment. The result
-// is checked with nsp::parse(), so what this returns is loadable.
+// .aic.text, .shstrtab and, with packed regions, .aic.packed; one
+// non-executable PT_LOAD per segment. The result is checked with
+// nsp::parse(), so what this returns is loadable.
 std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<const nsp::Instr> code,
 					      std::span<const nsp::Segment> segments, std::string &err);
+std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<const nsp::Instr> code,
+					      std::span<const nsp::Segment> segments,
+					      std::span<const nsp::PackedRegion> packed, std::string &err);
 std::optional<std::vector<uint8_t>> write_elf(const Program &p, std::string &err);
 
 // assemble() then write_elf().

@@ -158,7 +158,11 @@ void bench_instructions(const Shape &sh, const GemmOperands &operands, std::vect
 		// In a loop, as a workload runs it: `reps` GEMMs of ~20 ms
 		// together per run.
 		auto program = [&](uint64_t reps) { return gemm_loop_program(op, a_off, b_off, c_off, m, n, k, reps); };
-		auto run = [&](const std::vector<nsp::Instr> &prog) { nsp_run::run(prog, window); };
+		// MMI8P's B is declared, as a workload's .aic.packed does.
+		const nsp::PackedRegion b_region{b_off, nsp::packed_b_size(k, n), k, n};
+		auto run = [&](const std::vector<nsp::Instr> &prog) {
+			nsp_run::run(prog, window, std::span(&b_region, 1));
+		};
 		const double t0 = cpu_seconds();
 		run(program(1));
 		const uint64_t reps = std::max<uint64_t>(1, uint64_t(0.02 / std::max(cpu_seconds() - t0, 1e-7)));

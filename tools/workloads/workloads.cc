@@ -311,6 +311,7 @@ Example matmul_i8_example(bool packed)
 	}
 	add_weights(e, "b", std::move(blob));
 	e.source = header(e, {{"M", M}, {"N", N}, {"K", K}, {"ROWS", M / nsps}}) +
+		   (packed ? "\t.packed B, K, N\t\t; the weights, in MMI8P's layout\n" : "") +
 		   pipeline(matmul_body(packed ? "mmi8p" : "mmi8", 1), nsps);
 	e.make_input = [](uint64_t seed) { return bytes_of(random_i8(M * K, seed)); };
 	e.reference = [w](std::span<const uint8_t> in) {

@@ -30,6 +30,7 @@ constexpr uint64_t kMaxDim = 1u << 21; // M, N, K of a GEMM are below this
 constexpr uint64_t kMaxAliasedOperand = 64ull << 20;
 constexpr char kMetaSection[] = ".aic.meta";
 constexpr char kTextSection[] = ".aic.text";
+constexpr char kPackedSection[] = ".aic.packed";
 
 struct Meta {
 	uint16_t version = kMetaVersion;
@@ -63,10 +64,28 @@ struct Segment {
 	uint64_t memsz = 0;
 };
 
+// A window region that holds a K×N B in MMI8P's layout (below, "Packed
+// weights"): one entry of .aic.packed, 24 bytes: offset u64, size u64, k
+// u32, n u32. The size is redundant, packed_b_size(k, n), so that a tool
+// that packed with another layout is caught at load; MMI8P's B must be
+// one of these regions, used with its K and N.
+struct PackedRegion {
+	uint64_t offset = 0, size = 0;
+	uint32_t k = 0, n = 0;
+	friend bool operator==(const PackedRegion &, const PackedRegion &) = default;
+};
+constexpr size_t kPackedEntrySize = 24;
+// At most this many regions: a layer per NSP per entry, with room.
+constexpr size_t kMaxPackedRegions = 65536;
+std::array<uint8_t, kPackedEntrySize> encode_packed(const PackedRegion &r);
+// The region of `regions` (sorted by offset) that starts at `offset`.
+const PackedRegion *find_packed(std::span<const PackedRegion> regions, uint64_t offset);
+
 struct Workload {
 	Meta meta;
 	std::vector<Instr> program;
 	std::vector<Segment> segments;
+	std::vector<PackedRegion> packed; // sorted by offset, disjoint
 };
 
 // Validates a workload ELF completely (it comes from the guest: every

@@ -8,11 +8,13 @@
 
 namespace aic100::nsp_run {
 
-Result run(std::span<const nsp::Instr> program, std::span<uint8_t> window)
+Result run(std::span<const nsp::Instr> program, std::span<uint8_t> window,
+	   std::span<const nsp::PackedRegion> packed)
 {
 	Semaphores sems;
 	nsp::Counters counters;
 	nsp::Core core(program, 0, window, sems, counters);
+	core.set_packed(packed);
 	core.run([] { return false; });
 	return {core.halted(), core.executed(), core.halted() ? std::string() : core.fault()};
 }

@@ -77,6 +77,7 @@ Core::Core(const Workload &w, std::span<uint8_t> window, Semaphores &sems, Count
 	   unsigned n)
 	: Core(w.program, w.meta.entry, window, sems, counters, k, n)
 {
+	packed_ = w.packed;
 }
 
 Core::~Core() = default;
@@ -338,6 +339,25 @@ Core::Result Core::vector_op(const Instr &in)
 	}
 }
 
+// MMI8P's B is a region the workload declared (.aic.packed) for this K
+// and N: the layout's size was checked at load, and the card knows which
+// of the window's bytes are weights in it.
+bool Core::declared_packed(const Instr &in, uint64_t off, const Mnk &s)
+{
+	const PackedRegion *r = find_packed(packed_, off);
+	if (r && r->k == s.k && r->n == s.n)
+		return true;
+	fault_addr_ = off;
+	fault_addr_set_ = true;
+	if (!r)
+		fail(in, "B (packed) at " + hex(off) + " is not a region .aic.packed declares");
+	else
+		fail(in, "B (packed) at " + hex(off) + " is declared K=" + std::to_string(r->k) + " N=" +
+				 std::to_string(r->n) + ", used as K=" + std::to_string(s.k) + " N=" +
+				 std::to_string(s.n));
+	return false;
+}
+
 Core::Result Core::gemm(const Instr &in, const std::function<bool()> *stop)
 {
 	const Mnk s = unpack_mnk(in.imm64);
@@ -349,6 +369,8 @@ Core::Result Core::gemm(const Instr &in, const std::function<bool()> *stop)
 	// MMI8P's B is packed: its size is the layout's (nsp.h), not K·N.
 	const bool packed = op == Op::MmI8P;
 	const uint64_t b_bytes = packed ? packed_b_size(s.k, s.n) : s.k * s.n * elem;
+	if (packed && !declared_packed(in, r_[in.c], s))
+		return Result::Fault;
 	uint8_t *c, *a, *b;
 	if (!(c = range(in, "C", r_[in.a], s.m * s.n, 4)) || !(a = range(in, "A", r_[in.b], s.m * s.k, elem)) ||
 	    !(b = range(in, packed ? "B (packed)" : "B", r_[in.c], b_bytes, 1)))
@@ -687,6 +709,7 @@ bool Workers::start(const Workload &w, std::span<uint8_t> window, Semaphores &se
 		return false;
 	join(); // threads that ended by themselves
 	program_ = w.program;
+	packed_ = w.packed;
 	entry_ = w.meta.entry;
 	n_ = nsps ? nsps : std::clamp<unsigned>(w.meta.nsp_count, 1, kMaxNsps);
 	window_ = window;
@@ -766,6 +789,7 @@ void Workers::run_cores(std::span<const unsigned> ks, std::span<bool> ended, Pro
 	std::vector<std::unique_ptr<Core>> cores;
 	for (unsigned k : ks) {
 		cores.push_back(std::make_unique<Core>(program_, entry_, window_, *sems_, *counters_, k, n_));
+		cores.back()->set_packed(packed_);
 		if (profile_)
 			cores.back()->set_profile(&profile_->cores[k]);
 	}

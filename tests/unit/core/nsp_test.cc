@@ -49,7 +49,15 @@ struct Machine {
 	{
 		prog = std::move(p);
 		core = std::make_unique<Core>(prog, entry, win, sems, ctr, k, n);
+		core->set_packed(packed);
 		return *core;
+	}
+	// MMI8P's B: K×N in the packed layout at `off`, as .aic.packed declares it.
+	void declare_packed(uint64_t off, uint32_t k, uint32_t n)
+	{
+		packed.push_back({off, packed_b_size(k, n), k, n});
+		std::sort(packed.begin(), packed.end(),
+			  [](const PackedRegion &a, const PackedRegion &b) { return a.offset < b.offset; });
 	}
 	// Steps to HALT (or a fault); the programs of these tests are short.
 	void run()
@@ -100,6 +108,7 @@ struct Machine {
 	Semaphores sems;
 	Counters ctr;
 	std::vector<Instr> prog;
+	std::vector<PackedRegion> packed;
 	std::unique_ptr<Core> core;
 };
 
@@ -461,6 +470,7 @@ TEST(NspGemm, PackedInstructionEqualsMmi8)
 	m.put_all(0x1001, a);
 	m.put_all(0x3003, b);
 	m.put_all(0x8007, packed);
+	m.declare_packed(0x8007, K, N);
 	m.load({Li(3, 0x20001), Li(4, 0x1001), Li(5, 0x3003), I(Op::MmI8, 3, 4, 5, 0, pack_mnk(M, N, K)),
 		Li(3, 0x30005), Li(5, 0x8007), I(Op::MmI8P, 3, 4, 5, 0, pack_mnk(M, N, K)), I(Op::Halt)});
 	m.halts();
@@ -514,8 +524,26 @@ TEST(NspFault, GemmOperands)
 	m.load({Li(4, 4000), I(Op::MmI8, 3, 4, 5, 0, pack_mnk(10, 1, 10))});
 	EXPECT_EQ(m.faults(), "instruction 1 (MMI8): A [0xfa0, +0x64) outside the window of 0x1000 bytes");
 	// A packed B of 1 column and 5 k: two quads of a 32-column strip.
+	m.declare_packed(4096 - 255, 5, 1);
 	m.load({Li(3, 0), Li(4, 0), Li(5, 4096 - 255), I(Op::MmI8P, 3, 4, 5, 0, pack_mnk(1, 1, 5))});
 	EXPECT_EQ(m.faults(), "instruction 3 (MMI8P): B (packed) [0xf01, +0x100) outside the window of 0x1000 bytes");
+}
+
+// MMI8P reads B only from a region the workload declared, with the K and N
+// it declared: the card never takes other bytes for packed weights.
+TEST(NspFault, PackedBMustBeADeclaredRegionOfItsShape)
+{
+	Machine m(1 << 16);
+	m.load({Li(5, 0x8000), I(Op::MmI8P, 3, 4, 5, 0, pack_mnk(4, 45, 23))});
+	EXPECT_EQ(m.faults(), "instruction 1 (MMI8P): B (packed) at 0x8000 is not a region .aic.packed declares");
+	EXPECT_EQ(m.core->fault_addr(), 0x8000u);
+	m.declare_packed(0x8000, 23, 45);
+	m.load({Li(5, 0x8000), I(Op::MmI8P, 3, 4, 5, 0, pack_mnk(4, 44, 23))});
+	EXPECT_EQ(m.faults(), "instruction 1 (MMI8P): B (packed) at 0x8000 is declared K=23 N=45, used as K=23 N=44");
+	m.load({Li(5, 0x8020), I(Op::MmI8P, 3, 4, 5, 0, pack_mnk(4, 45, 23))});
+	EXPECT_EQ(m.faults(), "instruction 1 (MMI8P): B (packed) at 0x8020 is not a region .aic.packed declares");
+	m.load({Li(5, 0x8000), I(Op::MmI8P, 3, 4, 5, 0, pack_mnk(4, 45, 23)), I(Op::Halt)});
+	m.halts();
 }
 
 // An operand overlapping C is copied before the GEMM runs: 64 MiB at most,
@@ -668,10 +696,25 @@ struct ElfSpec {
 		uint32_t flags = 6; // RW
 	};
 	std::vector<Seg> segs = {{0x100, {1, 2, 3, 4}, 8}, {0x2000, {9}, 0x1000}};
+	// With a value, a fifth section .aic.packed holding these bytes.
+	std::optional<std::vector<uint8_t>> packed;
 };
 
-// Layout: ehdr | phdrs | meta | text | segment data | shstrtab | shdrs
-// (null, .aic.meta, .aic.text, .shstrtab).
+// .aic.packed's bytes for these regions (offset u64, size u64, k u32, n u32).
+std::vector<uint8_t> packed_entries(const std::vector<PackedRegion> &regions)
+{
+	std::vector<uint8_t> b(regions.size() * 24);
+	for (size_t i = 0; i < regions.size(); i++) {
+		std::memcpy(&b[i * 24], &regions[i].offset, 8);
+		std::memcpy(&b[i * 24 + 8], &regions[i].size, 8);
+		std::memcpy(&b[i * 24 + 16], &regions[i].k, 4);
+		std::memcpy(&b[i * 24 + 20], &regions[i].n, 4);
+	}
+	return b;
+}
+
+// Layout: ehdr | phdrs | meta | text | segment data | [packed] | shstrtab |
+// shdrs (null, .aic.meta, .aic.text, .shstrtab[, .aic.packed]).
 std::vector<uint8_t> make_elf(const ElfSpec &s)
 {
 	std::vector<uint8_t> f(64 + 56 * s.segs.size());
@@ -703,12 +746,17 @@ std::vector<uint8_t> make_elf(const ElfSpec &s)
 		put64(f, h + 40, s.segs[i].memsz);
 		put64(f, h + 48, 1);
 	}
-	const char names[] = "\0.aic.meta\0.aic.text\0.shstrtab";
-	const size_t str_off = append(names, sizeof(names));
+	const size_t packed_off = s.packed ? append(s.packed->data(), s.packed->size()) : 0;
+	// .aic.packed's name only with the section: the table's last byte
+	// terminates the last name in use.
+	static constexpr char kNames[] = "\0.aic.meta\0.aic.text\0.shstrtab\0.aic.packed";
+	const std::string_view names(kNames, s.packed ? sizeof(kNames) : 31);
+	const size_t str_off = append(names.data(), names.size());
 	while (f.size() % 8)
 		f.push_back(0);
 	const size_t shoff = f.size();
-	f.resize(shoff + 4 * 64);
+	const uint16_t sections = s.packed ? 5 : 4;
+	f.resize(shoff + sections * 64);
 	auto sh = [&](int i, uint32_t name, uint32_t type, uint64_t off, uint64_t size) {
 		const size_t h = shoff + 64 * i;
 		put32(f, h, name);
@@ -718,7 +766,9 @@ std::vector<uint8_t> make_elf(const ElfSpec &s)
 	};
 	sh(1, 1, 1, meta_off, 48);
 	sh(2, 11, 1, text_off, s.text.size() * 16);
-	sh(3, 21, 3, str_off, sizeof(names));
+	sh(3, 21, 3, str_off, names.size());
+	if (s.packed)
+		sh(4, 31, 1, packed_off, s.packed->size());
 	std::memcpy(&f[0], "\x7f" "ELF\x02\x01\x01", 7);
 	put16(f, 16, 2);
 	put16(f, 18, 164);
@@ -729,7 +779,7 @@ std::vector<uint8_t> make_elf(const ElfSpec &s)
 	put16(f, 54, 56);
 	put16(f, 56, uint16_t(s.segs.size()));
 	put16(f, 58, 64);
-	put16(f, 60, 4);
+	put16(f, 60, sections);
 	put16(f, 62, 3);
 	return f;
 }
@@ -943,6 +993,50 @@ TEST(NspElf, RefusesSegmentsThatShareFileBytes)
 	EXPECT_FALSE(parse(f, err));
 	EXPECT_FALSE(budget.exceeded());
 	EXPECT_EQ(err.rfind("segments share file bytes at offset 0x", 0), 0u) << err;
+}
+
+// .aic.packed (docs/nsp.md, "Packed weights"): each region's size must be
+// what MMI8P's layout gives its K and N, inside io_size, none overlapping.
+TEST(NspElf, ReadsPackedRegionsSortedByOffset)
+{
+	ElfSpec s;
+	const PackedRegion late{0x8000, packed_b_size(23, 45), 23, 45}, early{0x4000, packed_b_size(5, 1), 5, 1};
+	s.packed = packed_entries({late, early});
+	std::string err;
+	auto w = parse(make_elf(s), err);
+	ASSERT_TRUE(w) << err;
+	EXPECT_EQ(w->packed, (std::vector<PackedRegion>{early, late}));
+	EXPECT_EQ(find_packed(w->packed, 0x8000), &w->packed[1]);
+	EXPECT_EQ(find_packed(w->packed, 0x8001), nullptr);
+}
+
+TEST(NspElf, RefusesAPackedRegionWhoseSizeDoesNotMatchItsShape)
+{
+	ElfSpec s;
+	// K·N bytes, as if unpacked: 23 × 45 = 1035, the layout takes 1536.
+	s.packed = packed_entries({{0x8000, 23 * 45, 23, 45}});
+	EXPECT_EQ(parse_error(make_elf(s)), ".aic.packed region 0 at 0x8000: size 0x40b is not what MMI8P's layout "
+					    "takes for K=23 N=45 (0x600)");
+}
+
+TEST(NspElf, RefusesBadPackedRegions)
+{
+	ElfSpec s;
+	auto refused = [&s](std::vector<PackedRegion> regions) {
+		s.packed = packed_entries(regions);
+		return parse_error(make_elf(s));
+	};
+	EXPECT_EQ(refused({{0x8000, 0, 0, 4}}), ".aic.packed region 0 at 0x8000: K=0 N=4: each must be 1..2^21-1");
+	EXPECT_EQ(refused({{0x8000, 128, 1, 1u << 21}}),
+		  ".aic.packed region 0 at 0x8000: K=1 N=2097152: each must be 1..2^21-1");
+	EXPECT_EQ(refused({{0xFF80, 256, 5, 1}}),
+		  ".aic.packed region 0 at 0xff80: [0xff80, +0x100) outside io_size 0x10000");
+	EXPECT_EQ(refused({{~0ull - 127, 128, 1, 1}}),
+		  ".aic.packed region 0 at 0xffffffffffffff80: [0xffffffffffffff80, +0x80) outside io_size 0x10000");
+	EXPECT_EQ(refused({{0x8000, 256, 5, 1}, {0x80FF, 128, 1, 1}}),
+		  ".aic.packed: regions overlap at window offset 0x80ff");
+	s.packed = std::vector<uint8_t>(25);
+	EXPECT_EQ(parse_error(make_elf(s)), ".aic.packed size 25 is not a multiple of 24");
 }
 
 TEST(NspElf, SurvivesTruncationAndCorruption)

@@ -279,6 +279,9 @@ TEST(NspAsm, ErrorsNameTheLine)
 		{".name aaaaaaaaaaaaaaaaaaaaaaaaa", "<input>:2: name longer than 24 bytes"},
 		{".nsps 17", "<input>:2: .nsps 17 above 16"},
 		{".frob", "<input>:2: unknown directive '.frob'"},
+		{".packed 0, 4", "<input>:2: .packed OFFSET, K, N"},
+		{".packed 0, 0, 4", "<input>:2: .packed: K and N must each be 1..2^21-1"},
+		{".packed 0, 4, 2097152", "<input>:2: .packed: K and N must each be 1..2^21-1"},
 		{"x: nop\nx: nop", "<input>:3: 'x' defined twice"},
 		{"add: nop", "<input>:2: 'add' is an instruction or register name"},
 		{".equ r5, 1", "<input>:2: 'r5' is an instruction or register name"},
@@ -326,6 +329,21 @@ TEST(NspAsm, ElfRoundTrip)
 	EXPECT_LT(elf->size(), 1024u);
 }
 
+// .packed declares MMI8P's B (.aic.packed), its size the layout's.
+TEST(NspAsm, PackedRegionsReachTheElf)
+{
+	std::string err;
+	const auto p = assemble(".io_size 0x10000\n.equ B, 0x4000\n.packed B, 23, 45\n.packed 0x100, 5, 1\n"
+				"li r5, B\nmmi8p r3, r4, r5, 4, 45, 23\nhalt\n",
+				{}, err);
+	ASSERT_TRUE(p) << err;
+	const auto elf = write_elf(*p, err);
+	ASSERT_TRUE(elf) << err;
+	const auto w = nsp::parse(*elf, err);
+	ASSERT_TRUE(w) << err;
+	EXPECT_EQ(w->packed, (std::vector<nsp::PackedRegion>{{0x100, 256, 5, 1}, {0x4000, 1536, 23, 45}}));
+}
+
 TEST(NspAsm, WriterRefusesWhatTheCardWouldRefuse)
 {
 	std::string err;
@@ -341,6 +359,11 @@ TEST(NspAsm, WriterRefusesWhatTheCardWouldRefuse)
 	EXPECT_EQ(err, "the workload would not load: segments overlap at window offset 0x8");
 	EXPECT_FALSE(elf_of(".io_size 100\nhalt\n"));
 	EXPECT_EQ(err, "the workload would not load: .aic.meta: io_size 0x64 not in 4 KiB..4 GiB");
+	EXPECT_FALSE(elf_of(".io_size 4096\n.packed 0xF80, 5, 1\nhalt\n"));
+	EXPECT_EQ(err, "the workload would not load: .aic.packed region 0 at 0xf80: [0xf80, +0x100) outside io_size "
+		       "0x1000");
+	EXPECT_FALSE(elf_of(".io_size 4096\n.packed 0, 5, 1\n.packed 0x80, 1, 1\nhalt\n"));
+	EXPECT_EQ(err, "the workload would not load: .aic.packed: regions overlap at window offset 0x80");
 	EXPECT_FALSE(elf_of(".io_size 4096\n.entry 5\nhalt\n"));
 	EXPECT_EQ(err, "the workload would not load: entry 5 outside the program of 1 instructions");
 	nsp::Meta m;

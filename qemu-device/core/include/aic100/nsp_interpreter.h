@@ -80,6 +80,9 @@ public:
 	Core(const Workload &w, std::span<uint8_t> window, Semaphores &sems, Counters &counters,
 	     unsigned k = 0, unsigned n = 1);
 	~Core();
+	// The regions MMI8P may take its B from (the workload's .aic.packed,
+	// sorted by offset; none by default), which must outlive the Core.
+	void set_packed(std::span<const PackedRegion> regions) { packed_ = regions; }
 	Core(const Core &) = delete;
 	Core &operator=(const Core &) = delete;
 
@@ -142,6 +145,7 @@ private:
 	Result requantize(const Instr &in);
 	Result vector_addq(const Instr &in);
 	Result gemm(const Instr &in, const std::function<bool()> *stop);
+	bool declared_packed(const Instr &in, uint64_t off, const Mnk &s);
 	bool reg_ok(const Instr &in, unsigned r);
 	bool no_register(const Instr &in, unsigned r);
 	uint8_t *range(const Instr &in, const char *what, uint64_t off, uint64_t count, uint64_t elem);
@@ -152,6 +156,7 @@ private:
 	int64_t charge(uint64_t at, int64_t since, Result res);
 
 	std::span<const Instr> program_;
+	std::span<const PackedRegion> packed_;
 	std::span<uint8_t> window_;
 	Semaphores &sems_;
 	Counters &counters_;
@@ -228,6 +233,7 @@ private:
 	void join();
 
 	std::vector<Instr> program_;
+	std::vector<PackedRegion> packed_;
 	uint32_t entry_ = 0;
 	unsigned n_ = 0;
 	unsigned max_threads_ = 0;

@@ -165,6 +165,31 @@ TEST(CompilerConv, Im2colLoweringsMatchTheReference)
 	expect_matches_reference(one_conv({4, 4, 8}, 8, 3, 1, 1, true), 1);
 }
 
+// The weights are packed at compile time into MMI8P's layout and declared:
+// one region per layer (per NSP for a layer split by channels), in the
+// constants, carried by the workload ELF as .aic.packed.
+TEST(CompilerPacked, TheElfDeclaresEveryPackedWeightMatrix)
+{
+	const Network n = one_conv({9, 7, 3}, 8, 3, 2, 1, true);
+	std::string err;
+	Options o;
+	o.nsps = 2;
+	const auto c = compile(n, o, err);
+	ASSERT_TRUE(c) << err;
+	ASSERT_EQ(c->packed.size(), 1u);
+	const nsp::PackedRegion &r = c->packed[0];
+	EXPECT_EQ(r.k, 3u * 3 * 3);
+	EXPECT_EQ(r.n, 8u);
+	EXPECT_EQ(r.size, nsp::packed_b_size(27, 8));
+	EXPECT_GE(r.offset, c->meta.const_offset);
+	EXPECT_LE(r.offset + r.size, c->meta.const_offset + c->constants.size());
+	const auto elf = workload_elf(*c, err);
+	ASSERT_TRUE(elf) << err;
+	const auto w = nsp::parse(*elf, err);
+	ASSERT_TRUE(w) << err;
+	EXPECT_EQ(w->packed, c->packed);
+}
+
 TEST(CompilerPool, MaxPoolAndGlobalAveragePoolMatchTheReference)
 {
 	Network n = one_conv({10, 10, 4}, 16, 3, 1, 1, false); // negative values reach the pool

@@ -30,8 +30,10 @@ struct Result {
 // Runs `program` from instruction 0 on one core over `window` (r1 = 0,
 // r2 = 1, semaphores all 0) until HALT or a fault, on the calling thread.
 // Nothing else moves the semaphores: a SEMWAIT that does not hold at once
-// waits for ever.
-Result run(std::span<const nsp::Instr> program, std::span<uint8_t> window);
+// waits for ever. `packed`: the regions MMI8P may read its B from (as a
+// workload's .aic.packed declares them, sorted by offset).
+Result run(std::span<const nsp::Instr> program, std::span<uint8_t> window,
+	   std::span<const nsp::PackedRegion> packed = {});
 
 // Where an activation's host threads spent their time (Activation's
 // profiling): per core, the time in each instruction and how often it
