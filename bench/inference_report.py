@@ -8,9 +8,11 @@ import json
 import os
 import re
 
-# Targets of issue 26 (docs/benchmarks.md): (resolution, engine / ONNX
-# Runtime on the same threads).
-ENGINE_TO_ORT = {224: 0.5, 64: 1.0}
+# Targets of issues 26 and 40 (docs/benchmarks.md): (resolution, engine /
+# ONNX Runtime on the same threads), and the share of MMI8's ceiling the
+# engine reaches (at 64 reported only).
+ENGINE_TO_ORT = {224: 0.8, 64: 1.0}
+MMI8_CEILING = {224: 0.70}
 GUEST_TO_ENGINE = 0.8
 FOUR_DBCS_TO_ONE = 1.5
 ONE_MSI_TO_NVME = 2.0
@@ -164,8 +166,9 @@ def _engine_targets(f, host_threads):
         t.append(_target(f"guest ({c}) at {f['resolution']}: aic100-run / the engine alone, 4 NSPs",
                          g["ratio_to_engine_4_nsps"], GUEST_TO_ENGINE))
     best = max((e["fraction_of_mmi8"] for e in f["engine"] if e["fraction_of_mmi8"]), default=None)
-    t.append({"target": f"engine at {f['resolution']}: fraction of the MMI8 ceiling (reported)", "value": best,
-              "goal": None, "met": None})
+    share = MMI8_CEILING.get(f["resolution"])
+    t.append({**_target(f"engine at {f['resolution']}: fraction of the MMI8 ceiling"
+                        + ("" if share else " (reported)"), best, share), "percent": True})
     return t
 
 
@@ -189,9 +192,11 @@ def targets(figs, guests, scaling, host_threads):
 def target_rows(t):
     out = ["| target | measured | goal | |", "|---|---|---|---|"]
     for x in t:
-        v = x["value"]
-        shown = "–" if v is None else (f"{100 * v:.0f} %" if x["goal"] is None else f"{v:.2f}")
-        state = "reported" if x["goal"] is None else ("not measured" if x["met"] is None else
-                                                      "met" if x["met"] else "**not met**")
-        out.append(f"| {x['target']} | {shown} | {'–' if x['goal'] is None else '≥ ' + str(x['goal'])} | {state} |")
+        v, goal = x["value"], x["goal"]
+        as_text = (lambda r: f"{100 * r:.0f} %") if x.get("percent") else (lambda r: f"{r:.2f}")
+        shown = "–" if v is None else as_text(v)
+        state = "reported" if goal is None else ("not measured" if x["met"] is None else
+                                                 "met" if x["met"] else "**not met**")
+        wanted = "–" if goal is None else "≥ " + (as_text(goal) if x.get("percent") else str(goal))
+        out.append(f"| {x['target']} | {shown} | {wanted} | {state} |")
     return "\n".join(out)
