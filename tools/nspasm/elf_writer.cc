@@ -26,6 +26,47 @@ size_t append(std::vector<uint8_t> &f, const void *p, size_t n, size_t align)
 	return off;
 }
 
+constexpr size_t kEhdr = 64, kPhdr = 56, kShdr = 64;
+
+// Each segment's data, and its PT_LOAD in the table after the ELF header.
+void append_segments(std::vector<uint8_t> &f, std::span<const nsp::Segment> segments)
+{
+	for (size_t i = 0; i < segments.size(); i++) {
+		const nsp::Segment &s = segments[i];
+		const size_t off = append(f, s.data.data(), s.data.size(), 16);
+		const size_t h = kEhdr + kPhdr * i;
+		put(f, h, 1, 4);                  // PT_LOAD
+		put(f, h + 4, 6, 4);              // PF_R | PF_W: window data
+		put(f, h + 8, off, 8);
+		put(f, h + 16, s.offset, 8);      // p_vaddr: window offset
+		put(f, h + 24, s.offset, 8);      // p_paddr
+		put(f, h + 32, s.data.size(), 8); // p_filesz
+		put(f, h + 40, std::max<uint64_t>(s.memsz, s.data.size()), 8);
+		put(f, h + 48, 1, 8);
+	}
+}
+
+// The ELF header: ELF64 LE, EM_QDSP6, ET_EXEC, the tables' places.
+void put_header(std::vector<uint8_t> &f, uint32_t entry, size_t phnum, size_t shoff, unsigned shnum)
+{
+	std::memcpy(f.data(), "\x7f" "ELF", 4);
+	f[4] = 2; // ELFCLASS64
+	f[5] = 1; // ELFDATA2LSB
+	f[6] = 1; // EV_CURRENT
+	put(f, 16, 2, 2); // ET_EXEC
+	put(f, 18, nsp::kMachine, 2);
+	put(f, 20, 1, 4);
+	put(f, 24, entry, 8); // informative: the meta's entry is what counts
+	put(f, 32, phnum ? kEhdr : 0, 8);
+	put(f, 40, shoff, 8);
+	put(f, 52, kEhdr, 2);
+	put(f, 54, kPhdr, 2);
+	put(f, 56, phnum, 2);
+	put(f, 58, kShdr, 2);
+	put(f, 60, shnum, 2);
+	put(f, 62, 3, 2); // .shstrtab
+}
+
 } // namespace
 
 std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<const nsp::Instr> code,
@@ -46,7 +87,6 @@ std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<c
 		err = "too many segments";
 		return std::nullopt;
 	}
-	constexpr size_t kEhdr = 64, kPhdr = 56, kShdr = 64;
 	std::vector<uint8_t> f(kEhdr + kPhdr * segments.size());
 
 	const auto m = nsp::encode_meta(meta);
@@ -61,19 +101,7 @@ std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<c
 		regions.insert(regions.end(), e.begin(), e.end());
 	}
 	const size_t packed_off = append(f, regions.data(), regions.size(), 8);
-	for (size_t i = 0; i < segments.size(); i++) {
-		const nsp::Segment &s = segments[i];
-		const size_t off = append(f, s.data.data(), s.data.size(), 16);
-		const size_t h = kEhdr + kPhdr * i;
-		put(f, h, 1, 4);                  // PT_LOAD
-		put(f, h + 4, 6, 4);              // PF_R | PF_W: window data
-		put(f, h + 8, off, 8);
-		put(f, h + 16, s.offset, 8);      // p_vaddr: window offset
-		put(f, h + 24, s.offset, 8);      // p_paddr
-		put(f, h + 32, s.data.size(), 8); // p_filesz
-		put(f, h + 40, std::max<uint64_t>(s.memsz, s.data.size()), 8);
-		put(f, h + 48, 1, 8);
-	}
+	append_segments(f, segments);
 	// .aic.packed, when there are regions, is the fifth section; its name
 	// ends the name table only then, so that other ELFs stay as they were.
 	static const char kNames[] = "\0.aic.meta\0.aic.text\0.shstrtab\0.aic.packed";
@@ -99,22 +127,7 @@ std::optional<std::vector<uint8_t>> write_elf(const nsp::Meta &meta, std::span<c
 	if (!packed.empty())
 		section(4, 31, 1, 0, packed_off, regions.size(), 8, nsp::kPackedEntrySize);
 
-	std::memcpy(f.data(), "\x7f" "ELF", 4);
-	f[4] = 2; // ELFCLASS64
-	f[5] = 1; // ELFDATA2LSB
-	f[6] = 1; // EV_CURRENT
-	put(f, 16, 2, 2); // ET_EXEC
-	put(f, 18, nsp::kMachine, 2);
-	put(f, 20, 1, 4);
-	put(f, 24, meta.entry, 8); // informative: the meta's entry is what counts
-	put(f, 32, segments.empty() ? 0 : kEhdr, 8);
-	put(f, 40, shoff, 8);
-	put(f, 52, kEhdr, 2);
-	put(f, 54, kPhdr, 2);
-	put(f, 56, segments.size(), 2);
-	put(f, 58, kShdr, 2);
-	put(f, 60, sections, 2);
-	put(f, 62, 3, 2);
+	put_header(f, meta.entry, segments.size(), shoff, sections);
 
 	std::string why;
 	if (!nsp::parse(f, why)) {
