@@ -17,6 +17,7 @@
 
 #include "card_backend.h"
 #include "options.h"
+#include "sandbox.h"
 #include "server.h"
 
 using namespace aic100;
@@ -98,6 +99,24 @@ void raise_fd_limit()
 	}
 }
 
+// After the socket, the card's fds and the server's exist, nothing new is
+// opened: the user and the allow-list can go on.
+bool confine(const ServerOptions &opts, std::string &why)
+{
+	if (!opts.user.empty() && !drop_to_user(opts.user, why))
+		return false;
+	if (opts.user.empty() && geteuid() == 0)
+		std::fprintf(stderr, "aic100-vfio-user: serving as root; --user NAME would not\n");
+	return !opts.sandbox || enter_sandbox(why);
+}
+
+std::string confinement(const ServerOptions &opts)
+{
+	const std::string user = opts.user.empty() ? "" : "user " + opts.user;
+	const std::string sandbox = opts.sandbox ? "sandbox on" : "sandbox off";
+	return " (" + (user.empty() ? sandbox : user + ", " + sandbox) + ")";
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -118,8 +137,12 @@ int main(int argc, char **argv)
 	{
 		CardBackend card(opts.card);
 		Server server(card);
-		std::fprintf(stderr, "aic100-vfio-user: %s 0x%04x on %s\n", family_config(opts.card.family).name,
-			     opts.card.device_id, opts.socket_path.c_str());
+		if (!confine(opts, why)) {
+			unlink(opts.socket_path.c_str());
+			return fail(why);
+		}
+		std::fprintf(stderr, "aic100-vfio-user: %s 0x%04x on %s%s\n", family_config(opts.card.family).name,
+			     opts.card.device_id, opts.socket_path.c_str(), confinement(opts).c_str());
 		server.run(listener.get(), stop.get());
 	}
 	unlink(opts.socket_path.c_str());

@@ -15,8 +15,11 @@ const char *const kUsage =
 	"usage: aic100-vfio-user --socket PATH [--family aic100|aic200] [--device-id ID] [--nsps N]\n"
 	"         [--ddr-size SIZE] [--bar4-size SIZE] [--serial N] [--boot full|amss] [--crc on|off]\n"
 	"         [--test-mailbox on|off] [--soc-temp MC] [--board-temp MC] [--ddr-temp MC] [--board-power UW]\n"
+	"         [--user NAME] [--sandbox on|off]\n"
 	"The card behind a vfio-user socket, for QEMU's -device vfio-user-pci,socket=PATH.\n"
-	"The properties are -device aic100's (docs/device.md); SIZE takes K, M, G suffixes.\n";
+	"The properties are -device aic100's (docs/device.md); SIZE takes K, M, G suffixes.\n"
+	"Once listening, the server becomes --user NAME and, unless --sandbox off, confines\n"
+	"itself to the system calls it needs (docs/vfio-user.md, \"Isolation\").\n";
 
 namespace {
 
@@ -118,6 +121,18 @@ const std::map<std::string, Setter> &setters()
 		{"board-temp", number(&DeviceConfig::board_temp_mc, parse_int)},
 		{"ddr-temp", number(&DeviceConfig::ddr_temp_mc, parse_int)},
 		{"board-power", number(&DeviceConfig::board_power_uw, parse_int)},
+		{"user",
+		 [](const std::string &v, ServerOptions &o) {
+			 o.user = v;
+			 return !v.empty();
+		 }},
+		{"sandbox",
+		 [](const std::string &v, ServerOptions &o) {
+			 const auto b = parse_bool(v);
+			 if (b)
+				 o.sandbox = *b;
+			 return b.has_value();
+		 }},
 	};
 	return table;
 }

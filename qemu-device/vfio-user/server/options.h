@@ -15,6 +15,8 @@ namespace aic100::vfio_user {
 struct ServerOptions {
 	std::string socket_path;
 	DeviceConfig card;
+	std::string user;     // --user: who the server becomes once listening
+	bool sandbox = true;  // --sandbox: the seccomp allow-list (sandbox.h)
 	bool help = false;
 };
 

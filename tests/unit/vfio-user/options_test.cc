@@ -70,6 +70,18 @@ TEST(VfioUserOptions, TakesEveryPropertyInBothForms)
 	EXPECT_EQ(o.card.board_power_uw, 75000000);
 }
 
+TEST(VfioUserOptions, SandboxIsOnAndUserUnchangedByDefault)
+{
+	ServerOptions o;
+	std::string err;
+	ASSERT_TRUE(parse({"--socket", "s"}, o, err)) << err;
+	EXPECT_TRUE(o.sandbox);
+	EXPECT_TRUE(o.user.empty());
+	ASSERT_TRUE(parse({"--socket", "s", "--user=nobody", "--sandbox", "off"}, o, err)) << err;
+	EXPECT_FALSE(o.sandbox);
+	EXPECT_EQ(o.user, "nobody");
+}
+
 TEST(VfioUserOptions, ErrorsAreOneLine)
 {
 	const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -81,6 +93,8 @@ TEST(VfioUserOptions, ErrorsAreOneLine)
 		{{"--socket", "s", "--device-id", "0x1a100"}, "--device-id: bad value '0x1a100'"},
 		{{"--socket", "s", "--ddr-size", "1X"}, "--ddr-size: bad value '1X'"},
 		{{"--socket", "s", "--crc", "maybe"}, "--crc: bad value 'maybe'"},
+		{{"--socket", "s", "--sandbox", "strict"}, "--sandbox: bad value 'strict'"},
+		{{"--socket", "s", "--user", ""}, "--user: bad value ''"},
 		{{"--socket", "s", "--nsps", "17"}, "nsps=17: must be 1..16"},
 		{{"--socket", "s", "--bar4-size", "12K"}, "bar4-size="},
 		{{"--socket", "s", "--family", "aic200", "--device-id", "0xa100"}, "an AIC200 must be 0xa110"},

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The aic100-vfio-user program itself: it serves on its socket, ends
 // cleanly on SIGTERM (socket file gone), and refuses bad options and a
-// socket another server holds with one line and status 1.
+// socket another server holds with one line and status 1. Once listening
+// it is the user it was given, confined by its seccomp allow-list.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -9,6 +10,9 @@
 #include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+
+#include <fstream>
+#include <iterator>
 
 #include "aic100/regs.h"
 #include "test_client.h"
@@ -114,6 +118,43 @@ TEST(VfioUserServerProgram, ServesOnItsSocketAndEndsCleanlyOnSigterm)
 	kill(p.pid(), SIGTERM);
 	EXPECT_EQ(p.wait_exit(), 0);
 	EXPECT_NE(access(sock.c_str(), F_OK), 0);
+}
+
+// A line of /proc/PID/status: who a process is and what binds it.
+std::string status_line(pid_t pid, const std::string &key)
+{
+	std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+	const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+	const size_t at = text.find("\n" + key + ":");
+	return at == std::string::npos ? "" : text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+}
+
+TEST(VfioUserServerProgram, ServesAsTheUserGivenInsideItsSandbox)
+{
+	if (geteuid() != 0)
+		GTEST_SKIP() << "needs root to change users";
+	TempDir dir;
+	const std::string sock = dir.path + "/card.sock";
+	Program p({"--socket", sock, "--nsps", "1", "--ddr-size", "64M", "--user", "nobody"});
+	ASSERT_NE(p.stderr_until(" on " + sock).find(sock + " (user nobody, sandbox on)"), std::string::npos);
+	TestClient c = connect_to(sock);
+	c.negotiate();
+	EXPECT_EQ(read32(c, 0, regs::MHIVER), regs::kMhiVersion);  // the AIC100's MHI is BAR0
+	EXPECT_EQ(status_line(p.pid(), "Uid"), "Uid:\t65534\t65534\t65534\t65534");
+	EXPECT_EQ(status_line(p.pid(), "Groups"), "Groups:\t ");  // none
+	EXPECT_EQ(status_line(p.pid(), "NoNewPrivs"), "NoNewPrivs:\t1");
+	EXPECT_EQ(status_line(p.pid(), "Seccomp"), "Seccomp:\t2");
+	kill(p.pid(), SIGTERM);
+	EXPECT_EQ(p.wait_exit(), 0);
+}
+
+TEST(VfioUserServerProgram, SandboxOffLeavesNoFilter)
+{
+	TempDir dir;
+	const std::string sock = dir.path + "/card.sock";
+	Program p({"--socket", sock, "--nsps", "1", "--ddr-size", "64M", "--sandbox", "off"});
+	ASSERT_NE(p.stderr_until(" on " + sock).find("sandbox off"), std::string::npos);
+	EXPECT_EQ(status_line(p.pid(), "Seccomp"), "Seccomp:\t0");
 }
 
 TEST(VfioUserServerProgram, BadOptionIsOneLineAndStatus1)
