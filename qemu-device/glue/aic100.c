@@ -29,25 +29,17 @@
 #include "trace.h"
 
 #include "aic100/aic100_core.h"
+#include "aic100/pci_identity.h"
 
 #define TYPE_AIC100 "aic100"
 OBJECT_DECLARE_SIMPLE_TYPE(Aic100State, AIC100)
 
-#define AIC100_VENDOR_ID 0x17cb
-#define AIC100_CLASS_PROCESSING_ACCEL 0x1200
-#define AIC100_MSI_OFFSET 0x50
-#define AIC100_MSI_VECTORS 32
-#define AIC100_PCIE_OFFSET 0x70
 
 /*
  * AIC200 (docs/aic200.md): upstream qaic asks for 17 vectors, MSI-X first,
  * so the table has more; it sits in BAR0 after the PCIe capability's end.
  */
 #define TYPE_AIC200 "aic200"
-#define AIC200_DEVICE_ID 0xa110
-#define AIC200_MSIX_OFFSET 0xb0
-#define AIC200_MSIX_VECTORS 32
-#define AIC200_MSIX_PBA_OFFSET 0x800
 
 struct Aic100State {
     PCIDevice parent_obj;
@@ -580,33 +572,21 @@ static char *aic100_get_state(Object *obj, Error **errp)
 }
 
 /*
- * AIC200's BARs, as upstream qaic's bar_mask 0x17 insists: BAR0 and BAR1
- * 32-bit (a 64-bit BAR0 would take slot 1), MHI in BAR1, the DMA Bridge in
- * BAR2 and BAR4 64-bit. BAR0 holds the MSI-X table and PBA, which the
- * driver never maps. Every vector is in use from the start: the core
- * signals whichever the host has set up.
+ * AIC200's MSI-X table and PBA, in BAR0, which the driver never maps. Every
+ * vector is in use from the start: the core signals whichever the host has
+ * set up.
  */
-static bool aic200_init_bars(Aic100State *s, Error **errp)
+static bool aic200_init_msix(Aic100State *s, Error **errp)
 {
     PCIDevice *pdev = PCI_DEVICE(s);
-    uint8_t bar64 = PCI_BASE_ADDRESS_SPACE_MEMORY |
-                    PCI_BASE_ADDRESS_MEM_TYPE_64;
     unsigned vector;
 
-    memory_region_init_io(&s->bar1, OBJECT(s), &aic100_bar1_ops, s,
-                          "aic200-mhi", 4 * KiB);
-    memory_region_init(&s->msix_bar, OBJECT(s), "aic200-msix", 4 * KiB);
-    pci_register_bar(pdev, 0, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->msix_bar);
-    pci_register_bar(pdev, 1, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar1);
-    pci_register_bar(pdev, 2, bar64, &s->bar2);
-    pci_register_bar(pdev, 4, bar64, &s->bar4);
-
-    if (msix_init(pdev, AIC200_MSIX_VECTORS, &s->msix_bar, 0, 0,
-                  &s->msix_bar, 0, AIC200_MSIX_PBA_OFFSET,
-                  AIC200_MSIX_OFFSET, errp)) {
+    if (msix_init(pdev, AIC200_PCI_MSIX_VECTORS, &s->msix_bar, 0, 0,
+                  &s->msix_bar, 0, AIC200_PCI_MSIX_PBA_OFFSET,
+                  AIC200_PCI_MSIX_OFFSET, errp)) {
         return false;
     }
-    for (vector = 0; vector < AIC200_MSIX_VECTORS; vector++) {
+    for (vector = 0; vector < AIC200_PCI_MSIX_VECTORS; vector++) {
         msix_vector_use(pdev, vector);
     }
     return true;
@@ -670,23 +650,26 @@ static bool aic100_start_core(Aic100State *s, const Aic100Config *cfg,
 static void aic100_init_config_space(PCIDevice *pdev, uint16_t device_id)
 {
     pci_config_set_device_id(pdev->config, device_id);
-    pci_config_set_class(pdev->config, AIC100_CLASS_PROCESSING_ACCEL);
-    pci_set_word(pdev->config + PCI_SUBSYSTEM_VENDOR_ID, AIC100_VENDOR_ID);
+    pci_config_set_class(pdev->config, AIC100_PCI_CLASS_ACCEL);
+    pci_set_word(pdev->config + PCI_SUBSYSTEM_VENDOR_ID, AIC100_PCI_VENDOR_ID);
     pci_set_word(pdev->config + PCI_SUBSYSTEM_ID, device_id);
     /* MSI (and MSI-X on AIC200) only: no INTx pin. */
     pdev->config[PCI_INTERRUPT_PIN] = 0;
 }
 
-static bool aic100_init_bars(Aic100State *s, Error **errp)
+/* The memory behind each BAR; which BAR shows which is the ABI's table. */
+static void aic100_init_regions(Aic100State *s)
 {
-    PCIDevice *pdev = PCI_DEVICE(s);
-    uint8_t bar_type = PCI_BASE_ADDRESS_SPACE_MEMORY |
-                       PCI_BASE_ADDRESS_MEM_TYPE_64;
-
     memory_region_init_io(&s->bar0, OBJECT(s), &aic100_bar0_ops, s,
-                          "aic100-mhi", 4 * KiB);
+                          "aic100-mhi", AIC100_PCI_MHI_BAR_SIZE);
+    if (s->family == AIC100_FAMILY_AIC200) {
+        memory_region_init_io(&s->bar1, OBJECT(s), &aic100_bar1_ops, s,
+                              "aic200-mhi", AIC100_PCI_MHI_BAR_SIZE);
+        memory_region_init(&s->msix_bar, OBJECT(s), "aic200-msix",
+                           AIC200_PCI_MSIX_BAR_SIZE);
+    }
     memory_region_init_io(&s->bar2, OBJECT(s), &aic100_bar2_ops, s,
-                          "aic100-dma-bridge", 2 * MiB);
+                          "aic100-dma-bridge", AIC100_PCI_DMA_BRIDGE_BAR_SIZE);
     /*
      * A doorbell (REQTP) or a response pointer (RSPTP, RSPHP) then waits
      * for the DMA Bridge alone, not for whoever holds the BQL. The card
@@ -698,28 +681,64 @@ static bool aic100_init_bars(Aic100State *s, Error **errp)
     }
     memory_region_init_io(&s->bar4, OBJECT(s), &aic100_bar4_ops, s,
                           "aic100-bar4", s->bar4_size);
-    if (s->family == AIC100_FAMILY_AIC200) {
-        /* bar0 stays unregistered: AIC200's MHI is bar1. */
-        return aic200_init_bars(s, errp);
+}
+
+static MemoryRegion *aic100_bar_region(Aic100State *s,
+                                       enum aic100_pci_bar_role role)
+{
+    switch (role) {
+    case AIC100_PCI_BAR_MHI:
+        return s->family == AIC100_FAMILY_AIC200 ? &s->bar1 : &s->bar0;
+    case AIC100_PCI_BAR_DMA_BRIDGE:
+        return &s->bar2;
+    case AIC100_PCI_BAR_BAR4:
+        return &s->bar4;
+    case AIC100_PCI_BAR_MSIX:
+        return &s->msix_bar;
+    default:
+        return NULL;
     }
-    pci_register_bar(pdev, 0, bar_type, &s->bar0);
-    pci_register_bar(pdev, 2, bar_type, &s->bar2);
-    pci_register_bar(pdev, 4, bar_type, &s->bar4);
-    return true;
+}
+
+/*
+ * The family's BARs (aic100_pci_bars): the AIC200's BAR0 and BAR1 are
+ * 32-bit, as upstream qaic's bar_mask 0x17 insists (a 64-bit BAR0 would
+ * take slot 1).
+ */
+static bool aic100_init_bars(Aic100State *s, Error **errp)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+    bool aic200 = s->family == AIC100_FAMILY_AIC200;
+    struct aic100_pci_bar bars[AIC100_PCI_BARS];
+    MemoryRegion *mr;
+    int i;
+
+    aic100_init_regions(s);
+    aic100_pci_bars(aic200, s->bar4_size, bars);
+    for (i = 0; i < AIC100_PCI_BARS; i++) {
+        mr = aic100_bar_region(s, bars[i].role);
+        if (mr) {
+            pci_register_bar(pdev, i, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                             (bars[i].is64 ? PCI_BASE_ADDRESS_MEM_TYPE_64 : 0),
+                             mr);
+        }
+    }
+    return !aic200 || aic200_init_msix(s, errp);
 }
 
 /* MSI and the PCI Express capability. */
 static bool aic100_init_capabilities(PCIDevice *pdev, Error **errp)
 {
-    if (msi_init(pdev, AIC100_MSI_OFFSET, AIC100_MSI_VECTORS, true, true,
-                 errp)) {
+    if (msi_init(pdev, AIC100_PCI_MSI_OFFSET, AIC100_PCI_MSI_VECTORS, true,
+                 true, errp)) {
         return false;
     }
-    if (pcie_endpoint_cap_init(pdev, AIC100_PCIE_OFFSET) < 0) {
+    if (pcie_endpoint_cap_init(pdev, AIC100_PCI_PCIE_OFFSET) < 0) {
         error_setg(errp, "aic100: cannot add the PCI Express capability");
         return false;
     }
-    /* Gen4 (16 GT/s) x8, as the card advertises. No FLR capability. */
+    /* AIC100_PCI_LINK_WIDTH and _GTS: x8, 16 GT/s. No FLR capability. */
+    QEMU_BUILD_BUG_ON(AIC100_PCI_LINK_WIDTH != 8 || AIC100_PCI_LINK_GTS != 16);
     pcie_cap_fill_link_ep_usp(pdev, QEMU_PCI_EXP_LNK_X8,
                               QEMU_PCI_EXP_LNK_16GT);
     return true;
@@ -776,10 +795,12 @@ static void aic100_reset_hold(Object *obj, ResetType type)
 }
 
 static const Property aic100_props[] = {
-    DEFINE_PROP_UINT16("device-id", Aic100State, device_id, 0xa100),
+    DEFINE_PROP_UINT16("device-id", Aic100State, device_id,
+                       AIC100_PCI_DEVICE_ID),
     DEFINE_PROP_UINT32("nsps", Aic100State, nsp_count, 16),
     DEFINE_PROP_SIZE("ddr-size", Aic100State, ddr_size, 16 * GiB),
-    DEFINE_PROP_SIZE("bar4-size", Aic100State, bar4_size, 64 * KiB),
+    DEFINE_PROP_SIZE("bar4-size", Aic100State, bar4_size,
+                     AIC100_PCI_BAR4_DEFAULT_SIZE),
     DEFINE_PROP_UINT32("serial", Aic100State, serial, 0),
     /* "full": PBL, BHI, SBL and Sahara; "amss": start in mission mode. */
     DEFINE_PROP_STRING("boot", Aic100State, boot),
@@ -812,9 +833,9 @@ static void aic100_class_init(ObjectClass *klass, void *data)
 
     pc->realize = aic100_realize;
     pc->exit = aic100_exit;
-    pc->vendor_id = AIC100_VENDOR_ID;
-    pc->device_id = 0xa100;
-    pc->class_id = AIC100_CLASS_PROCESSING_ACCEL;
+    pc->vendor_id = AIC100_PCI_VENDOR_ID;
+    pc->device_id = AIC100_PCI_DEVICE_ID;
+    pc->class_id = AIC100_PCI_CLASS_ACCEL;
     pc->revision = 0;
     rc->phases.hold = aic100_reset_hold;
     dc->desc = "Qualcomm Cloud AI 100 (virtual)";
@@ -847,14 +868,15 @@ static const TypeInfo aic100_info = {
 /*
  * -device aic200: the same card model and properties, of the AIC200 family
  * (the core picks BARs, boot and channels by it). device-id defaults to
- * 0xa110 here, set per instance: the property's default is the parent's.
+ * AIC200_PCI_DEVICE_ID here, set per instance: the property's default is
+ * the parent's.
  */
 static void aic200_instance_init(Object *obj)
 {
     Aic100State *s = AIC100(obj);
 
     s->family = AIC100_FAMILY_AIC200;
-    s->device_id = AIC200_DEVICE_ID;
+    s->device_id = AIC200_PCI_DEVICE_ID;
 }
 
 static const VMStateDescription aic200_vmstate = {
@@ -867,7 +889,7 @@ static void aic200_class_init(ObjectClass *klass, void *data)
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
 
-    pc->device_id = AIC200_DEVICE_ID;
+    pc->device_id = AIC200_PCI_DEVICE_ID;
     dc->desc = "Qualcomm Cloud AI 200 (virtual)";
     dc->vmsd = &aic200_vmstate;
 }

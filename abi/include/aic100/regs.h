@@ -7,12 +7,14 @@
 
 #include <cstdint>
 
+#include "aic100/pci_identity.h"
+
 namespace aic100::regs {
 
-// ---- BAR sizes -------------------------------------------------------------
-inline constexpr uint64_t kBar0Size = 4 * 1024;
-inline constexpr uint64_t kBar2Size = 2 * 1024 * 1024;
-inline constexpr uint64_t kBar4DefaultSize = 64 * 1024;
+// ---- BAR sizes (the PCI view of them: aic100/pci_identity.h) ---------------
+inline constexpr uint64_t kBar0Size = AIC100_PCI_MHI_BAR_SIZE;
+inline constexpr uint64_t kBar2Size = AIC100_PCI_DMA_BRIDGE_BAR_SIZE;
+inline constexpr uint64_t kBar4DefaultSize = AIC100_PCI_BAR4_DEFAULT_SIZE;
 
 // ---- BAR0: MHI register block ----------------------------------------------
 inline constexpr uint32_t MHIREGLEN = 0x00;

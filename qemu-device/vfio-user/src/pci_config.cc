@@ -30,14 +30,10 @@ PciLayout pci_layout(bool aic200, uint16_t device_id, uint64_t bar4_size)
 	PciLayout l;
 	l.aic200 = aic200;
 	l.device_id = device_id;
-	if (aic200) {
-		l.bars[0] = {pci::kMsixBarSize, false};
-		l.bars[1] = {pci::kMhiBarSize, false};
-	} else {
-		l.bars[0] = {pci::kMhiBarSize, true};
-	}
-	l.bars[2] = {pci::kDmaBridgeBarSize, true};
-	l.bars[4] = {bar4_size, true};
+	aic100_pci_bar bars[AIC100_PCI_BARS];
+	aic100_pci_bars(aic200, bar4_size, bars);
+	for (unsigned i = 0; i < pci::kBars; i++)
+		l.bars[i] = {bars[i].size, bars[i].is64};
 	return l;
 }
 

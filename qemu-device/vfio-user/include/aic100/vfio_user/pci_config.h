@@ -12,26 +12,27 @@
 #include <cstdint>
 #include <span>
 
+#include "aic100/pci_identity.h"
+
 namespace aic100::vfio_user {
 
-// What the glue passes to QEMU's PCI calls, per family.
+// The card's identity, as both front ends take it from the ABI
+// (aic100/pci_identity.h).
 namespace pci {
-inline constexpr uint16_t kVendorId = 0x17cb;
-inline constexpr uint16_t kClassAccel = 0x1200;  // processing accelerator
-inline constexpr uint16_t kAic100DeviceId = 0xa100;
-inline constexpr uint16_t kAic200DeviceId = 0xa110;
-inline constexpr uint8_t kMsiOffset = 0x50;
-inline constexpr unsigned kMsiVectors = 32;
-inline constexpr uint8_t kPcieOffset = 0x70;
-inline constexpr uint8_t kMsixOffset = 0xb0;  // AIC200 only
-inline constexpr unsigned kMsixVectors = 32;
-inline constexpr uint32_t kMsixPbaOffset = 0x800;  // in BAR0, after the table at 0
-inline constexpr unsigned kLinkWidth = 8;           // x8
-inline constexpr unsigned kLinkSpeed = 4;           // 16 GT/s (LNKCAP's speed code)
-inline constexpr uint64_t kMhiBarSize = 4 * 1024;
-inline constexpr uint64_t kDmaBridgeBarSize = 2 * 1024 * 1024;
-inline constexpr uint64_t kMsixBarSize = 4 * 1024;
-inline constexpr unsigned kBars = 6;
+inline constexpr uint16_t kVendorId = AIC100_PCI_VENDOR_ID;
+inline constexpr uint16_t kClassAccel = AIC100_PCI_CLASS_ACCEL;
+inline constexpr uint16_t kAic100DeviceId = AIC100_PCI_DEVICE_ID;
+inline constexpr uint16_t kAic200DeviceId = AIC200_PCI_DEVICE_ID;
+inline constexpr uint8_t kMsiOffset = AIC100_PCI_MSI_OFFSET;
+inline constexpr unsigned kMsiVectors = AIC100_PCI_MSI_VECTORS;
+inline constexpr uint8_t kPcieOffset = AIC100_PCI_PCIE_OFFSET;
+inline constexpr uint8_t kMsixOffset = AIC200_PCI_MSIX_OFFSET;
+inline constexpr unsigned kMsixVectors = AIC200_PCI_MSIX_VECTORS;
+inline constexpr uint32_t kMsixPbaOffset = AIC200_PCI_MSIX_PBA_OFFSET;
+inline constexpr unsigned kLinkWidth = AIC100_PCI_LINK_WIDTH;
+static_assert(AIC100_PCI_LINK_GTS == 16, "LNKCAP's speed code below is 16 GT/s's");
+inline constexpr unsigned kLinkSpeed = 4;  // 16 GT/s (LNKCAP's speed code)
+inline constexpr unsigned kBars = AIC100_PCI_BARS;
 inline constexpr uint64_t kConfigSize = 4096;  // PCI Express: extended space
 
 // Standard config-space offsets and bits used here (PCI Local Bus and PCI
@@ -54,9 +55,8 @@ struct PciLayout {
 	std::array<PciBar, pci::kBars> bars{};
 };
 
-// The glue's BARs: AIC100 BAR0 (MHI), BAR2 (DMA Bridge), BAR4, all 64-bit;
-// AIC200 BAR0 (MSI-X table and PBA) and BAR1 (MHI) 32-bit, BAR2 and BAR4
-// 64-bit. bar4_size must be a power of two (the core checks it).
+// The family's BARs from the ABI's table (aic100_pci_bars). bar4_size must
+// be a power of two (the core checks it).
 PciLayout pci_layout(bool aic200, uint16_t device_id, uint64_t bar4_size);
 
 class PciConfigSpace {
