@@ -110,7 +110,7 @@ void Server::drop_client()
 		return;
 	dispatcher_.disconnect();
 	queued_.clear();
-	client_.reset();
+	let_go(client_);
 	client_broken_ = false;
 }
 

@@ -119,4 +119,27 @@ bool send_message(int fd, std::span<const uint8_t> bytes, std::span<const int> f
 	return true;
 }
 
+void let_go(UniqueFd &fd)
+{
+	if (!fd.valid())
+		return;
+	shutdown(fd.get(), SHUT_RD);  // the peer's sends fail from here on
+	for (;;) {
+		uint8_t buf[4096];
+		alignas(cmsghdr) char control[CMSG_SPACE(kRecvFdRoom * sizeof(int))] = {};
+		iovec iov{buf, sizeof(buf)};
+		msghdr msg{};
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = control;
+		msg.msg_controllen = sizeof(control);
+		const ssize_t n = recvmsg(fd.get(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n <= 0)
+			break;
+		std::vector<UniqueFd> fds;  // closed at once
+		take_fds(msg, fds);
+	}
+	fd.reset();
+}
+
 }  // namespace aic100::vfio_user

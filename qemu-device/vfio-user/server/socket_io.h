@@ -36,4 +36,11 @@ RecvStatus recv_message(int fd, uint64_t max_message, Message &out);
 // gone (no SIGPIPE).
 bool send_message(int fd, std::span<const uint8_t> bytes, std::span<const int> fds = {});
 
+// Closes a client's socket so that the client reads EOF: Linux fails the
+// peer's next read with ECONNRESET when a UNIX stream socket closes with
+// data unread, and QEMU 11.1's client aborts on that (docs/qemu-bugs.md,
+// 0005). The peer's sends are stopped first (EPIPE), then what it had
+// sent is read and dropped, its fds closed.
+void let_go(UniqueFd &fd);
+
 }  // namespace aic100::vfio_user

@@ -132,5 +132,39 @@ TEST(VfioUserSocketIo, SendToAClosedPeerFailsWithoutSigpipe)
 	EXPECT_FALSE(send_message(p.a.get(), msg));
 }
 
+// What a client (a) reads after the server (b) went with a's request
+// unread: -errno, or the byte count.
+ssize_t read_after_server_went(Pair &p, bool let_go_first)
+{
+	const std::vector<uint8_t> msg = region_write_message(2, 0, {1, 2, 3, 4});
+	UniqueFd ev(eventfd(0, EFD_CLOEXEC));
+	const int fds[] = {ev.get()};
+	EXPECT_TRUE(send_message(p.a.get(), msg, fds));
+	if (let_go_first)
+		let_go(p.b);
+	else
+		p.b.reset();
+	uint8_t buf[16];
+	const ssize_t n = read(p.a.get(), buf, sizeof(buf));
+	return n < 0 ? -errno : n;
+}
+
+// The kernel's rule that let_go works around: a plain close with data
+// unread resets the peer.
+TEST(VfioUserSocketIo, ClosingWithARequestUnreadResetsTheClient)
+{
+	Pair p;
+	EXPECT_EQ(read_after_server_went(p, false), -ECONNRESET);
+}
+
+TEST(VfioUserSocketIo, LettingAClientGoGivesItEof)
+{
+	Pair p;
+	EXPECT_EQ(read_after_server_went(p, true), 0);
+	const std::vector<uint8_t> msg = message(Command::DeviceReset, {});
+	EXPECT_FALSE(send_message(p.a.get(), msg));  // EPIPE, no SIGPIPE
+	EXPECT_FALSE(p.b.valid());
+}
+
 }  // namespace
 }  // namespace aic100::vfio_user::test
