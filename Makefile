@@ -113,7 +113,7 @@ kernel: setup
 # build/results/vfio-user. Not yet part of make test (CI's budget).
 test-vfio-user: build
 	scripts/stock-qemu-root
-	AIC100_FRONTEND=vfio-user $(PYTEST) -v tests/harness/test_guest.py
+	AIC100_FRONTEND=vfio-user $(PYTEST) -v tests/harness/test_guest.py tests/harness/test_vfio_user_isolation.py
 
 test: build
 	scripts/test
