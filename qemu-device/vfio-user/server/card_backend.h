@@ -15,6 +15,7 @@
 #include "aic100/host.h"
 #include "aic100/vfio_user/backend.h"
 #include "aic100/vfio_user/dma_map.h"
+#include "aic100/vfio_user/dma_messages.h"
 #include "aic100/vfio_user/irq_table.h"
 #include "aic100/vfio_user/pci_config.h"
 #include "aic100/vfio_user/unique_fd.h"
@@ -46,6 +47,9 @@ public:
 	~CardBackend() override;
 
 	void attach(const ClientLink &link) { link_ = link; }
+	// The layout of the card's DMA_READ and DMA_WRITE messages: QEMU's
+	// (what its client reads) unless a test asks for the spec's.
+	void set_dma_layout(DmaLayout layout) { dma_layout_ = layout; }
 
 	// DeviceBackend
 	DeviceInfo device_info() const override;
@@ -106,6 +110,7 @@ private:
 	uint64_t start_ns_;
 	GuestErrorLimit error_limit_;
 	ClientLink link_;
+	DmaLayout dma_layout_ = DmaLayout::Qemu;
 	std::map<uint64_t, Mapping> mappings_;  // a region's own, by client address
 	std::map<FileKey, FileMapping> files_;
 	std::map<uint64_t, FileKey> file_users_;  // by client address

@@ -160,12 +160,12 @@ bool CardBackend::message_dma(uint64_t addr, uint8_t *buf, size_t len, bool writ
 		const uint64_t at = addr + done;
 		std::vector<uint8_t> reply;
 		const std::span<uint8_t> part(buf + done, n);
-		const std::vector<uint8_t> req = write ? dma_write_request(id, at, part, DmaLayout::Qemu)
-						       : dma_read_request(id, at, n, DmaLayout::Qemu);
+		const std::vector<uint8_t> req = write ? dma_write_request(id, at, part, dma_layout_)
+						       : dma_read_request(id, at, n, dma_layout_);
 		if (!link_.port->dma_exchange(req, reply))
 			return false;
-		const int e = write ? dma_write_reply(reply, id, at, n, DmaLayout::Qemu)
-				    : dma_read_reply(reply, id, at, part, DmaLayout::Qemu);
+		const int e = write ? dma_write_reply(reply, id, at, n, dma_layout_)
+				    : dma_read_reply(reply, id, at, part, dma_layout_);
 		if (e != 0)
 			return false;
 		done += n;

@@ -136,6 +136,7 @@ int main(int argc, char **argv)
 		return fail(why);
 	{
 		CardBackend card(opts.card);
+		card.set_dma_layout(opts.spec_dma_layout ? DmaLayout::Spec : DmaLayout::Qemu);
 		Server server(card);
 		if (!confine(opts, why)) {
 			unlink(opts.socket_path.c_str());

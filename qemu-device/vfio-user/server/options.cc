@@ -15,11 +15,13 @@ const char *const kUsage =
 	"usage: aic100-vfio-user --socket PATH [--family aic100|aic200] [--device-id ID] [--nsps N]\n"
 	"         [--ddr-size SIZE] [--bar4-size SIZE] [--serial N] [--boot full|amss] [--crc on|off]\n"
 	"         [--test-mailbox on|off] [--soc-temp MC] [--board-temp MC] [--ddr-temp MC] [--board-power UW]\n"
-	"         [--user NAME] [--sandbox on|off]\n"
+	"         [--user NAME] [--sandbox on|off] [--dma-layout qemu|spec]\n"
 	"The card behind a vfio-user socket, for QEMU's -device vfio-user-pci,socket=PATH.\n"
 	"The properties are -device aic100's (docs/device.md); SIZE takes K, M, G suffixes.\n"
 	"Once listening, the server becomes --user NAME and, unless --sandbox off, confines\n"
-	"itself to the system calls it needs (docs/vfio-user.md, \"Isolation\").\n";
+	"itself to the system calls it needs (docs/vfio-user.md, \"Isolation\").\n"
+	"--dma-layout spec sends DMA_READ/DMA_WRITE as the protocol's spec lays them out,\n"
+	"which QEMU's client reads 4 bytes off (docs/vfio-user.md); qemu is the default.\n";
 
 namespace {
 
@@ -125,6 +127,11 @@ const std::map<std::string, Setter> &setters()
 		 [](const std::string &v, ServerOptions &o) {
 			 o.user = v;
 			 return !v.empty();
+		 }},
+		{"dma-layout",
+		 [](const std::string &v, ServerOptions &o) {
+			 o.spec_dma_layout = v == "spec";
+			 return v == "spec" || v == "qemu";
 		 }},
 		{"sandbox",
 		 [](const std::string &v, ServerOptions &o) {

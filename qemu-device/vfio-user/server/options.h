@@ -17,6 +17,7 @@ struct ServerOptions {
 	DeviceConfig card;
 	std::string user;     // --user: who the server becomes once listening
 	bool sandbox = true;  // --sandbox: the seccomp allow-list (sandbox.h)
+	bool spec_dma_layout = false;  // --dma-layout spec: docs/qemu-bugs.md's reproducer
 	bool help = false;
 };
 

@@ -70,7 +70,7 @@ TEST(VfioUserOptions, TakesEveryPropertyInBothForms)
 	EXPECT_EQ(o.card.board_power_uw, 75000000);
 }
 
-TEST(VfioUserOptions, SandboxIsOnAndUserUnchangedByDefault)
+TEST(VfioUserOptions, ConfinementAndDmaLayoutDefaults)
 {
 	ServerOptions o;
 	std::string err;
@@ -80,6 +80,9 @@ TEST(VfioUserOptions, SandboxIsOnAndUserUnchangedByDefault)
 	ASSERT_TRUE(parse({"--socket", "s", "--user=nobody", "--sandbox", "off"}, o, err)) << err;
 	EXPECT_FALSE(o.sandbox);
 	EXPECT_EQ(o.user, "nobody");
+	EXPECT_FALSE(o.spec_dma_layout);
+	ASSERT_TRUE(parse({"--socket", "s", "--dma-layout", "spec"}, o, err)) << err;
+	EXPECT_TRUE(o.spec_dma_layout);
 }
 
 TEST(VfioUserOptions, ErrorsAreOneLine)
@@ -94,6 +97,7 @@ TEST(VfioUserOptions, ErrorsAreOneLine)
 		{{"--socket", "s", "--ddr-size", "1X"}, "--ddr-size: bad value '1X'"},
 		{{"--socket", "s", "--crc", "maybe"}, "--crc: bad value 'maybe'"},
 		{{"--socket", "s", "--sandbox", "strict"}, "--sandbox: bad value 'strict'"},
+		{{"--socket", "s", "--dma-layout", "v2"}, "--dma-layout: bad value 'v2'"},
 		{{"--socket", "s", "--user", ""}, "--user: bad value ''"},
 		{{"--socket", "s", "--nsps", "17"}, "nsps=17: must be 1..16"},
 		{{"--socket", "s", "--bar4-size", "12K"}, "bar4-size="},
