@@ -6,10 +6,49 @@ shell writes to, "STATUS SECONDS" as it ends. Reading the pipe to its end
 is waiting for the build: no process id can be mistaken for another's,
 and nothing polls."""
 import os
+import select
 import signal
 import threading
 import time
 from pathlib import Path
+
+
+def _running_members(pgid):
+    """The processes of process group `pgid` that have not exited yet."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            pids.append(int(entry))
+    return pids
+
+
+def _wait_exited(pids, limit_s=60):
+    """Returns once each of `pids` has exited (its pidfd readable), or
+    after limit_s: a process stuck in the kernel is not waited for forever."""
+    poll, fds = select.poll(), []
+    for pid in pids:
+        try:
+            fds.append(os.pidfd_open(pid))
+        except ProcessLookupError:
+            continue
+        poll.register(fds[-1], select.POLLIN)
+    deadline = time.monotonic() + limit_s
+    try:
+        left = len(fds)
+        while left and time.monotonic() < deadline:
+            for fd, _ in poll.poll(1000 * (deadline - time.monotonic())):
+                poll.unregister(fd)
+                left -= 1
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 class BesideBuild:
@@ -41,10 +80,15 @@ class BesideBuild:
         return self.status
 
     def stop(self):
-        """Stops the build and everything it started (its own session)."""
+        """Stops the build and everything it started (its own session);
+        returns once all of it has exited. The pipe's end says only that
+        the shell went: the rest of the group may still be on its way out
+        (a killed process exits when it next runs, later on a busy host)."""
         if self.pid and not self.ended.is_set():
             try:
                 os.killpg(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             self.ended.wait()
+            # Killed, none of them can start another: those left are all.
+            _wait_exited(_running_members(self.pid))

@@ -6,6 +6,7 @@ the pipe, whenever it ends, and stopping it stops all it started. Stand-in
 builds only; nothing of the host is changed."""
 import os
 import pathlib
+import shlex
 import subprocess
 import textwrap
 
@@ -16,12 +17,12 @@ HARNESS_SIDE = textwrap.dedent("""
     import os, sys, time
     sys.path.insert(0, sys.argv[1])
     from beside import BesideBuild
-    pid, fd, log, act = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    pid, fd, log, act, limit = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5], float(sys.argv[6])
     build = BesideBuild(__import__("pathlib").Path(log))
     build.adopt(pid, fd)
     heard = []
     if act == "stop":
-        build.wait(0.05, 0.2, lambda waited, last: heard.append(last))
+        build.wait(0.05, limit, lambda waited, last: heard.append(last))
         # Left unreaped (this process is the shell's parent) but not running.
         def running_in_group(stat):
             fields = stat.rsplit(")", 1)[1].split()
@@ -39,11 +40,11 @@ HARNESS_SIDE = textwrap.dedent("""
 """)
 
 
-def beside(tmp_path, build, act="wait"):
+def beside(tmp_path, build, act="wait", limit=0.2):
     log = tmp_path / "build.log"
     env = dict(os.environ, AIC100_CACHE=str(tmp_path / "cache"), AIC100_BUILD=str(tmp_path / "build"))
-    script = (f". {TOP}/scripts/lib.sh; start_beside b {log} bash -c {build!r}; "
-              f"exec /usr/bin/python3 -c \"$1\" {TOP}/tests/harness \"$b_pid\" \"$b_fd\" {log} {act}")
+    script = (f". {TOP}/scripts/lib.sh; start_beside b {log} bash -c {shlex.quote(build)}; "
+              f"exec /usr/bin/python3 -c \"$1\" {TOP}/tests/harness \"$b_pid\" \"$b_fd\" {log} {act} {limit}")
     out = subprocess.run(["bash", "-c", script, "_", HARNESS_SIDE], env=env, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
@@ -68,3 +69,16 @@ def test_the_harness_is_told_while_it_waits_and_stops_a_stuck_build(tmp_path):
     status, _, heard = lines[1].split()
     assert status == str(-9) and heard == "True"
     assert log.read_text() == "started\n"
+
+
+# A process of the build that takes long to exit (1 GiB of its memory to
+# give back) is still on its way out when the shell's end closes the pipe:
+# stop() must return only once it has gone too.
+SLOW_TO_EXIT = ("python3 -c 'import time; b = bytearray(1 << 30); b[::4096] = bytes([1]) * (1 << 18); "
+                "print(\"touched\", flush=True); time.sleep(300)' & sleep 300")
+
+
+def test_stopping_waits_for_every_process_of_the_build(tmp_path):
+    lines, log = beside(tmp_path, SLOW_TO_EXIT, act="stop", limit=4)
+    assert log.read_text() == "touched\n", "the memory was not touched before the stop: a longer limit"
+    assert lines[0] == "group gone"
