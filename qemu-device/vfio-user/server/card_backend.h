@@ -47,8 +47,8 @@ public:
 	~CardBackend() override;
 
 	void attach(const ClientLink &link) { link_ = link; }
-	// The layout of the card's DMA_READ and DMA_WRITE messages: QEMU's
-	// (what its client reads) unless a test asks for the spec's.
+	// The layout of the card's DMA_READ and DMA_WRITE messages: the
+	// spec's, which QEMU 11.1 reads, or QEMU 10.x's 4-byte count.
 	void set_dma_layout(DmaLayout layout) { dma_layout_ = layout; }
 
 	// DeviceBackend
@@ -110,7 +110,7 @@ private:
 	uint64_t start_ns_;
 	GuestErrorLimit error_limit_;
 	ClientLink link_;
-	DmaLayout dma_layout_ = DmaLayout::Qemu;
+	DmaLayout dma_layout_ = DmaLayout::Spec;
 	std::map<uint64_t, Mapping> mappings_;  // a region's own, by client address
 	std::map<FileKey, FileMapping> files_;
 	std::map<uint64_t, FileKey> file_users_;  // by client address

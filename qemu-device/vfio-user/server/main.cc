@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 		return fail(why);
 	{
 		CardBackend card(opts.card);
-		card.set_dma_layout(opts.spec_dma_layout ? DmaLayout::Spec : DmaLayout::Qemu);
+		card.set_dma_layout(opts.qemu10_dma_layout ? DmaLayout::Qemu10 : DmaLayout::Spec);
 		Server server(card);
 		if (!confine(opts, why)) {
 			unlink(opts.socket_path.c_str());

@@ -15,13 +15,13 @@ const char *const kUsage =
 	"usage: aic100-vfio-user --socket PATH [--family aic100|aic200] [--device-id ID] [--nsps N]\n"
 	"         [--ddr-size SIZE] [--bar4-size SIZE] [--serial N] [--boot full|amss] [--crc on|off]\n"
 	"         [--test-mailbox on|off] [--soc-temp MC] [--board-temp MC] [--ddr-temp MC] [--board-power UW]\n"
-	"         [--user NAME] [--sandbox on|off] [--dma-layout qemu|spec]\n"
+	"         [--user NAME] [--sandbox on|off] [--dma-layout spec|qemu-10]\n"
 	"The card behind a vfio-user socket, for QEMU's -device vfio-user-pci,socket=PATH.\n"
 	"The properties are -device aic100's (docs/device.md); SIZE takes K, M, G suffixes.\n"
 	"Once listening, the server becomes --user NAME and, unless --sandbox off, confines\n"
 	"itself to the system calls it needs (docs/vfio-user.md, \"Isolation\").\n"
-	"--dma-layout spec sends DMA_READ/DMA_WRITE as the protocol's spec lays them out,\n"
-	"which QEMU's client reads 4 bytes off (docs/vfio-user.md); qemu is the default.\n";
+	"--dma-layout: DMA_READ/DMA_WRITE as the protocol's spec lays them out (the default;\n"
+	"QEMU 11.1 reads them so), or with QEMU 10.x's 4-byte count (docs/vfio-user.md).\n";
 
 namespace {
 
@@ -130,8 +130,8 @@ const std::map<std::string, Setter> &setters()
 		 }},
 		{"dma-layout",
 		 [](const std::string &v, ServerOptions &o) {
-			 o.spec_dma_layout = v == "spec";
-			 return v == "spec" || v == "qemu";
+			 o.qemu10_dma_layout = v == "qemu-10";
+			 return v == "spec" || v == "qemu-10";
 		 }},
 		{"sandbox",
 		 [](const std::string &v, ServerOptions &o) {

@@ -17,7 +17,7 @@ struct ServerOptions {
 	DeviceConfig card;
 	std::string user;     // --user: who the server becomes once listening
 	bool sandbox = true;  // --sandbox: the seccomp allow-list (sandbox.h)
-	bool spec_dma_layout = false;  // --dma-layout spec: docs/qemu-bugs.md's reproducer
+	bool qemu10_dma_layout = false;  // --dma-layout qemu-10: QEMU 10.x's DMA_READ/WRITE
 	bool help = false;
 };
 

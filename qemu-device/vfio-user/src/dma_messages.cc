@@ -22,7 +22,7 @@ std::vector<uint8_t> request(Command cmd, uint16_t id, uint64_t address, uint32_
 	else
 		append(m, QemuDmaAccess{address, count});
 	m.insert(m.end(), data.begin(), data.end());
-	if (layout == DmaLayout::Qemu)
+	if (layout == DmaLayout::Qemu10)
 		m.resize(m.size() + (kQemuDmaFixedSize - sizeof(Header) - sizeof(QemuDmaAccess)));
 	const auto size = static_cast<uint32_t>(m.size());
 	std::memcpy(m.data() + offsetof(Header, size), &size, sizeof(size));
@@ -81,7 +81,7 @@ int dma_write_reply(std::span<const uint8_t> reply, uint16_t id, uint64_t addres
 	if (const int e = check_reply(reply, id, Command::DmaWrite))
 		return e;
 	const size_t payload = reply.size() - sizeof(Header);
-	if (layout == DmaLayout::Qemu)
+	if (layout == DmaLayout::Qemu10)
 		return payload == 0 ? 0 : -1;
 	if (payload != 12 && payload != sizeof(DmaAccess))
 		return -1;

@@ -122,7 +122,7 @@ void run_message(Input &in, uint8_t op, Dispatcher &d)
 
 void run_dma_reply(Input &in, uint8_t op)
 {
-	const DmaLayout layout = (op & kOpQemuLayout) ? DmaLayout::Qemu : DmaLayout::Spec;
+	const DmaLayout layout = (op & kOpQemuLayout) ? DmaLayout::Qemu10 : DmaLayout::Spec;
 	const uint32_t count = static_cast<uint32_t>(in.take(1));
 	const uint64_t address = in.take(8);
 	const auto id = static_cast<uint16_t>(in.take(2));

@@ -24,15 +24,15 @@ TEST(VfioUserDmaMessages, QemuLayoutRoundTripsThroughQemusClient)
 {
 	test::QemuClientModel qemu;
 	const auto data = pattern(100);
-	const auto wreq = dma_write_request(7, 0x1000, data, DmaLayout::Qemu);
+	const auto wreq = dma_write_request(7, 0x1000, data, DmaLayout::Qemu10);
 	EXPECT_EQ(wreq.size(), kQemuDmaFixedSize + data.size());
-	EXPECT_EQ(dma_write_reply(qemu.handle(wreq), 7, 0x1000, 100, DmaLayout::Qemu), 0);
+	EXPECT_EQ(dma_write_reply(qemu.handle(wreq), 7, 0x1000, 100, DmaLayout::Qemu10), 0);
 	EXPECT_TRUE(std::equal(data.begin(), data.end(), qemu.guest.begin() + 0x1000));
 
 	std::vector<uint8_t> back(100);
-	const auto rreq = dma_read_request(8, 0x1000, 100, DmaLayout::Qemu);
+	const auto rreq = dma_read_request(8, 0x1000, 100, DmaLayout::Qemu10);
 	EXPECT_EQ(rreq.size(), kQemuDmaFixedSize);
-	EXPECT_EQ(dma_read_reply(qemu.handle(rreq), 8, 0x1000, back, DmaLayout::Qemu), 0);
+	EXPECT_EQ(dma_read_reply(qemu.handle(rreq), 8, 0x1000, back, DmaLayout::Qemu10), 0);
 	EXPECT_EQ(back, data);
 }
 
@@ -74,11 +74,11 @@ TEST(VfioUserDmaMessages, ErrorRepliesGiveTheirErrno)
 {
 	test::QemuClientModel qemu;
 	std::vector<uint8_t> back(16);
-	EXPECT_EQ(dma_read_reply(qemu.handle(dma_read_request(4, 0xfff8, 16, DmaLayout::Qemu)), 4, 0xfff8, back,
-				 DmaLayout::Qemu),
+	EXPECT_EQ(dma_read_reply(qemu.handle(dma_read_request(4, 0xfff8, 16, DmaLayout::Qemu10)), 4, 0xfff8, back,
+				 DmaLayout::Qemu10),
 		  EFAULT);
 	qemu.max_xfer = 8;
-	EXPECT_EQ(dma_read_reply(qemu.handle(dma_read_request(5, 0, 16, DmaLayout::Qemu)), 5, 0, back, DmaLayout::Qemu),
+	EXPECT_EQ(dma_read_reply(qemu.handle(dma_read_request(5, 0, 16, DmaLayout::Qemu10)), 5, 0, back, DmaLayout::Qemu10),
 		  E2BIG);
 }
 
@@ -86,15 +86,15 @@ TEST(VfioUserDmaMessages, RepliesToAnotherRequestAreRefused)
 {
 	test::QemuClientModel qemu;
 	std::vector<uint8_t> back(16);
-	auto reply = qemu.handle(dma_read_request(6, 0, 16, DmaLayout::Qemu));
-	EXPECT_EQ(dma_read_reply(reply, 9, 0, back, DmaLayout::Qemu), -1);       // id
-	EXPECT_EQ(dma_read_reply(reply, 6, 0x10, back, DmaLayout::Qemu), -1);    // address
+	auto reply = qemu.handle(dma_read_request(6, 0, 16, DmaLayout::Qemu10));
+	EXPECT_EQ(dma_read_reply(reply, 9, 0, back, DmaLayout::Qemu10), -1);       // id
+	EXPECT_EQ(dma_read_reply(reply, 6, 0x10, back, DmaLayout::Qemu10), -1);    // address
 	std::vector<uint8_t> shorter(8);
-	EXPECT_EQ(dma_read_reply(reply, 6, 0, shorter, DmaLayout::Qemu), -1);    // count
-	EXPECT_EQ(dma_write_reply(reply, 6, 0, 16, DmaLayout::Qemu), -1);        // command
+	EXPECT_EQ(dma_read_reply(reply, 6, 0, shorter, DmaLayout::Qemu10), -1);    // count
+	EXPECT_EQ(dma_write_reply(reply, 6, 0, 16, DmaLayout::Qemu10), -1);        // command
 	reply.pop_back();
-	EXPECT_EQ(dma_read_reply(reply, 6, 0, back, DmaLayout::Qemu), -1);       // size
-	EXPECT_EQ(dma_read_reply(std::vector<uint8_t>(8), 6, 0, back, DmaLayout::Qemu), -1);
+	EXPECT_EQ(dma_read_reply(reply, 6, 0, back, DmaLayout::Qemu10), -1);       // size
+	EXPECT_EQ(dma_read_reply(std::vector<uint8_t>(8), 6, 0, back, DmaLayout::Qemu10), -1);
 }
 
 }  // namespace

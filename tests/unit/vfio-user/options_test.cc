@@ -80,9 +80,9 @@ TEST(VfioUserOptions, ConfinementAndDmaLayoutDefaults)
 	ASSERT_TRUE(parse({"--socket", "s", "--user=nobody", "--sandbox", "off"}, o, err)) << err;
 	EXPECT_FALSE(o.sandbox);
 	EXPECT_EQ(o.user, "nobody");
-	EXPECT_FALSE(o.spec_dma_layout);
-	ASSERT_TRUE(parse({"--socket", "s", "--dma-layout", "spec"}, o, err)) << err;
-	EXPECT_TRUE(o.spec_dma_layout);
+	EXPECT_FALSE(o.qemu10_dma_layout);
+	ASSERT_TRUE(parse({"--socket", "s", "--dma-layout", "qemu-10"}, o, err)) << err;
+	EXPECT_TRUE(o.qemu10_dma_layout);
 }
 
 TEST(VfioUserOptions, ErrorsAreOneLine)

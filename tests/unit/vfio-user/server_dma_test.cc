@@ -158,16 +158,29 @@ TEST(VfioUserServerDma, CardsDmaWriteLandsInTheMemfd)
 	EXPECT_EQ(std::vector<uint8_t>(ram.mem + 0x2345, ram.mem + 0x2345 + pattern.size()), pattern);
 }
 
-// QEMU's answer to a DMA_READ (pci.c vfio_user_dma_read): the request's
-// address and count under a reply header, the data from message offset
-// 28, size 32 + count.
+// QEMU 11.1's answer to a DMA_READ (the spec's layout): the request's
+// address and 8-byte count under a reply header, the data from message
+// offset 32, size 32 + count.
+constexpr size_t kDataAt = sizeof(Header) + sizeof(DmaAccess);
+
 std::vector<uint8_t> answer_dma_read(const Message &req, uint8_t fill)
 {
 	const Header h = load<Header>(req.bytes);
-	const uint32_t count = load<uint32_t>(req.bytes, sizeof(Header) + 8);
-	std::vector<uint8_t> reply(req.bytes.begin(), req.bytes.begin() + 28);
-	reply.resize(kQemuDmaFixedSize + count, fill);
+	const auto count = static_cast<size_t>(load<uint64_t>(req.bytes, sizeof(Header) + 8));
+	std::vector<uint8_t> reply(req.bytes.begin(), req.bytes.begin() + kDataAt);
+	reply.resize(kDataAt + count, fill);
 	Header out{h.id, h.command, static_cast<uint32_t>(reply.size()), kTypeReply, 0};
+	std::memcpy(reply.data(), &out, sizeof(out));
+	return reply;
+}
+
+// QEMU 11.1's answer to a DMA_WRITE: the request's first 32 bytes (the
+// address and the count) under a reply header.
+std::vector<uint8_t> answer_dma_write(const Message &req)
+{
+	const Header h = load<Header>(req.bytes);
+	std::vector<uint8_t> reply(req.bytes.begin(), req.bytes.begin() + kDataAt);
+	const Header out{h.id, h.command, static_cast<uint32_t>(kDataAt), kTypeReply, 0};
 	std::memcpy(reply.data(), &out, sizeof(out));
 	return reply;
 }
@@ -179,19 +192,19 @@ TEST(VfioUserServerDma, DmaWithoutFdGoesOutAsDmaReadMessages)
 	ASSERT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, kMapSize))), 0u);
 	g.bhi_load(kGuestAddr + 0x40, 4096);
 	const Message req = g.c.receive();
-	ASSERT_EQ(req.bytes.size(), kQemuDmaFixedSize);
+	ASSERT_EQ(req.bytes.size(), kDataAt);
 	const Header h = load<Header>(req.bytes);
 	EXPECT_EQ(h.command, static_cast<uint16_t>(Command::DmaRead));
 	EXPECT_EQ(h.flags, kTypeCommand);
 	EXPECT_EQ(load<uint64_t>(req.bytes, sizeof(Header)), kGuestAddr + 0x40);
-	EXPECT_EQ(load<uint32_t>(req.bytes, sizeof(Header) + 8), 4096u);
+	EXPECT_EQ(load<uint64_t>(req.bytes, sizeof(Header) + 8), 4096u);
 	g.c.send(answer_dma_read(req, 0));
 	EXPECT_EQ(g.bhi_errcode(), kBadHeader);
 }
 
-// The data of QEMU's reply starts at message offset 28: a pattern there
-// is what the card reads, byte for byte (in the spec's layout it would
-// arrive 4 bytes late).
+// The data of QEMU 11.1's reply starts at message offset 32: a pattern
+// there is what the card reads, byte for byte (read as QEMU 10.x's layout
+// it would arrive 4 bytes early).
 TEST(VfioUserServerDma, DmaReadMessageDataReachesTheCardUnshifted)
 {
 	ServerRig rig;
@@ -200,10 +213,10 @@ TEST(VfioUserServerDma, DmaReadMessageDataReachesTheCardUnshifted)
 	std::vector<uint8_t> got(12);
 	auto status = rig.on_server([&] { return rig.card().dma_read(kGuestAddr + 0x10, got.data(), got.size()); });
 	const Message req = g.c.receive();
-	ASSERT_EQ(req.bytes.size(), kQemuDmaFixedSize);
+	ASSERT_EQ(req.bytes.size(), kDataAt);
 	std::vector<uint8_t> reply = answer_dma_read(req, 0);
 	for (size_t i = 0; i < got.size(); i++)
-		reply[28 + i] = static_cast<uint8_t>(0xc0 + i);
+		reply[kDataAt + i] = static_cast<uint8_t>(0xc0 + i);
 	g.c.send(reply);
 	EXPECT_EQ(status.get(), DmaStatus::Ok);
 	for (size_t i = 0; i < got.size(); i++)
@@ -218,14 +231,15 @@ TEST(VfioUserServerDma, DmaWriteWithoutFdGoesOutAsADmaWriteMessage)
 	const std::vector<uint8_t> pattern = {0xa1, 0xb2, 0xc3, 0xd4, 0xe5};
 	auto status = rig.on_server([&] { return rig.card().dma_write(kGuestAddr + 8, pattern.data(), pattern.size()); });
 	const Message req = g.c.receive();
-	ASSERT_EQ(req.bytes.size(), kQemuDmaFixedSize + pattern.size());
+	ASSERT_EQ(req.bytes.size(), kDataAt + pattern.size());
 	const Header h = load<Header>(req.bytes);
 	EXPECT_EQ(h.command, static_cast<uint16_t>(Command::DmaWrite));
 	EXPECT_EQ(load<uint64_t>(req.bytes, sizeof(Header)), kGuestAddr + 8);
-	EXPECT_EQ(load<uint32_t>(req.bytes, sizeof(Header) + 8), pattern.size());
-	// QEMU's pci_dma_write takes the data from message offset 28.
-	EXPECT_EQ(std::vector<uint8_t>(req.bytes.begin() + 28, req.bytes.begin() + 28 + pattern.size()), pattern);
-	g.c.send(message(Command::DmaWrite, {}, h.id, kTypeReply));  // QEMU answers with the header alone
+	EXPECT_EQ(load<uint64_t>(req.bytes, sizeof(Header) + 8), pattern.size());
+	// QEMU 11.1 writes the guest from message offset 32 and answers with
+	// the request's first 32 bytes: the address and the count.
+	EXPECT_EQ(std::vector<uint8_t>(req.bytes.begin() + kDataAt, req.bytes.end()), pattern);
+	g.c.send(answer_dma_write(req));
 	EXPECT_EQ(status.get(), DmaStatus::Ok);
 }
 
@@ -254,7 +268,7 @@ TEST(VfioUserServerDma, CommandDuringTheCardsDmaIsAnsweredAfterIt)
 	ASSERT_EQ(reply_error(g.c.request(dma_map_message(kGuestAddr, kMapSize))), 0u);
 	g.bhi_load(kGuestAddr, 4096);
 	const Message req = g.c.receive();
-	ASSERT_EQ(req.bytes.size(), kQemuDmaFixedSize);
+	ASSERT_EQ(req.bytes.size(), kDataAt);
 	g.c.send(region_read_message(0, kBhi + regs::BHI_ERRCODE, 4));
 	g.c.send(answer_dma_read(req, 0));
 	const Message r = g.c.receive();
@@ -290,8 +304,8 @@ TEST(VfioUserServerDma, LargeDmaIsSplitAtTheTransferSize)
 	auto status = rig.on_server([&] { return rig.card().dma_write(0, data.data(), data.size()); });
 	for (const uint64_t want : {uint64_t{1} << 20, uint64_t{4096}}) {
 		const Message req = g.c.receive();
-		ASSERT_EQ(req.bytes.size(), kQemuDmaFixedSize + want);
-		g.c.send(message(Command::DmaWrite, {}, load<Header>(req.bytes).id, kTypeReply));
+		ASSERT_EQ(req.bytes.size(), kDataAt + want);
+		g.c.send(answer_dma_write(req));
 	}
 	EXPECT_EQ(status.get(), DmaStatus::Ok);
 }

@@ -12,8 +12,12 @@
 namespace aic100::vfio_user {
 
 enum class DmaLayout {
-	Spec,  // address u64, count u64, data from payload offset 16
-	Qemu,  // address u64, count u32, data from payload offset 12, 4 bytes of padding after it
+	// address u64, count u64, data from payload offset 16: the spec's, and
+	// what QEMU 11.1.3's client reads and writes (docs/vfio-user.md)
+	Spec,
+	// address u64, count u32, data from payload offset 12, 4 bytes of
+	// padding after it: QEMU's client as read in its 2025 source (10.x)
+	Qemu10,
 };
 
 std::vector<uint8_t> dma_read_request(uint16_t id, uint64_t address, uint32_t count, DmaLayout layout);
