@@ -391,6 +391,16 @@ VFIO_USER_CONFIGS = [
 ]
 
 
+# Each vfio-user row's in-QEMU twin: the same kernel, driver, card and
+# suites, judged case by case against it (tests/harness/frontends.py).
+# -device aic100's worker-thread and dbc-lockless mean nothing to the
+# server; 1card-32msi-bql is the one-card 32-MSI row with the mailbox.
+VFIO_USER_TWINS = {
+    "vfio-user-1card-32msi": "1card-32msi-bql",
+    "k7.3-vfio-user-upstream-1card-32msi": "k7.3-upstream-1card-32msi",
+}
+
+
 def selected_configs():
     """The table as this run's environment selects it. Read again once a
     kernel is built from source (its tree's carried patches count)."""
