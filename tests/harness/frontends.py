@@ -30,8 +30,11 @@ def verdicts(folder, config):
 
 
 def compare_pair(qemu, vfio, twin, row):
-    """Lines saying how `row` (vfio-user) differs from `twin` (in QEMU)."""
-    a, b = verdicts(qemu, twin), verdicts(vfio, row)
+    """Lines saying how `row` (vfio-user) differs from `twin` (in QEMU), in
+    the suites the row runs (a twin may run reproducers besides)."""
+    suites = set(next(c for c in configs.VFIO_USER_CONFIGS if c.name == row).suites()) | {"run"}
+    a = {case: v for case, v in verdicts(qemu, twin).items() if case.split(".")[0] in suites}
+    b = verdicts(vfio, row)
     lines = []
     for case in sorted(a.keys() | b.keys()):
         va, vb = a.get(case, "absent"), b.get(case, "absent")

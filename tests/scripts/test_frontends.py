@@ -60,6 +60,13 @@ def test_a_case_one_side_lacks_is_a_difference(tmp_path):
     assert "  health.ssr_devcoredump: in QEMU passed, behind vfio-user absent" in out
 
 
+def test_a_suite_the_row_does_not_run_is_left_out(tmp_path):
+    qemu = dict(CASES, **{"status_padding.upstream_loaded": "passed"})
+    assert "status_padding" not in next(c for c in configs.VFIO_USER_CONFIGS if c.name == ROW).suites()
+    rc, out = run(folder(tmp_path / "q", TWIN, qemu), folder(tmp_path / "v", ROW, CASES))
+    assert f"{ROW} / {TWIN}: same, 3 cases" in out
+
+
 def test_an_unreadable_folder_is_one_line_and_status_2(tmp_path):
     rc, out = run(tmp_path / "none", tmp_path / "none2")
     assert rc == 2 and out.startswith("frontends: ")
