@@ -388,6 +388,10 @@ VFIO_USER_CONFIGS = [
     # not the padded-STATUS reproducer (not a front end's concern).
     dataclasses.replace(next(c for c in DEBIAN_CONFIGS if c.name == "k7.3-upstream-1card-32msi"),
                         name="k7.3-vfio-user-upstream-1card-32msi", status_padding=(), frontend="vfio-user"),
+    # An AIC100 and an AIC200 (MSI-X through the server's eventfds) under
+    # upstream 7.3's qaic, unmodified.
+    dataclasses.replace(next(c for c in DEBIAN_CONFIGS if c.name == "k7.3-upstream-aic200-mixed-32msi"),
+                        name="k7.3-vfio-user-upstream-aic200-mixed-32msi", frontend="vfio-user"),
 ]
 
 
@@ -398,6 +402,7 @@ VFIO_USER_CONFIGS = [
 VFIO_USER_TWINS = {
     "vfio-user-1card-32msi": "1card-32msi-bql",
     "k7.3-vfio-user-upstream-1card-32msi": "k7.3-upstream-1card-32msi",
+    "k7.3-vfio-user-upstream-aic200-mixed-32msi": "k7.3-upstream-aic200-mixed-32msi",
 }
 
 
