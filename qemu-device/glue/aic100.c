@@ -46,7 +46,7 @@ struct Aic100State {
 
     MemoryRegion bar0; /* MHI */
     MemoryRegion bar2; /* DMA Bridge */
-    MemoryRegion bar4; /* no function (or the test mailbox), for the BAR layout */
+    MemoryRegion bar4; /* no function, or the test mailbox */
     /* AIC200: MHI moves to BAR1; BAR0 holds the MSI-X table and PBA. */
     MemoryRegion bar1;
     MemoryRegion msix_bar;
@@ -467,6 +467,7 @@ static void aic100_bar2_write(void *opaque, hwaddr addr, uint64_t val,
 static void aic100_close_bar2(Aic100State *s)
 {
     qatomic_set(&s->bar2_closed, true);
+    /* Flag, then count: a user increments (a full barrier), then reads it. */
     smp_mb();
     while (qatomic_read(&s->bar2_users)) {
         sched_yield();
@@ -777,7 +778,8 @@ static void aic100_exit(PCIDevice *pdev)
     s->gone = true;
     if (s->in_pass) {
         /* The pass is using the core: it goes when the pass ends. */
-        trace_aic100_core(s->name, "unplugged by its own DMA or MSI: freed after the pass");
+        trace_aic100_core(s->name,
+                          "unplugged by its own DMA or MSI: freed after the pass");
         s->free_after_pass = true;
         object_ref(OBJECT(s));
         return;
