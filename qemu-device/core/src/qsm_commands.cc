@@ -891,7 +891,7 @@ int32_t Qsm::release_group(uint32_t handle, int32_t id)
 void Qsm::terminate(uint32_t handle)
 {
 	held_.erase(handle);
-	Ctx c{handle, -1, {}, nullptr, nullptr, {}, nullptr};
+	Ctx c{handle, -1, {}, nullptr, nullptr, {}, nullptr, nullptr, nullptr};
 	// Activations first (their DBCs stop touching host memory), then images.
 	std::vector<std::pair<uint32_t, uint32_t>> acts;
 	for (const auto &[id, a] : acts_)

@@ -548,6 +548,7 @@ TEST(Aic200CoreApi, FamilyChoosesTheMhiBar)
 		.kick = [](void *) {},
 		.arm_timer = [](void *, uint64_t) {},
 		.trace = nullptr,
+		.dma_ram_extent = nullptr,
 	};
 	Aic100Config cfg;
 	aic100_core_default_config(&cfg);

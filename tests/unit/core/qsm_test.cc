@@ -813,12 +813,22 @@ TEST_F(QsmPassTest, AMessageOfHundredsOfActivationsRunsInShortPasses)
 // start again from 1, so what a host sees after a reset does not depend on
 // what ran before it (QEMU's generic-fuzz resets the machine between
 // inputs, and its seeds name the ids a fresh card gives).
+// A group of one NSP, VC, semaphore and MCID from the free pool.
+CreateResourceGroupReq smallest_group()
+{
+	CreateResourceGroupReq g{};
+	g.type = kCreateResourceGroup;
+	g.source_grp = -1;
+	g.nsp = g.mcid = g.sem = g.vc = 1;
+	return g;
+}
+
 TEST_F(QsmTest, APciResetRestartsTheIdsAFreshCardHandsOut)
 {
 	const uint32_t first = load_elf();
 	ASSERT_EQ(first, 1u);
 	const CreateResourceGroupResp g =
-		as<CreateResourceGroupResp>(cmd(raw(CreateResourceGroupReq{kCreateResourceGroup, 0, -1, 1, 1, 1, 1})));
+		as<CreateResourceGroupResp>(cmd(raw(smallest_group())));
 	ASSERT_EQ(g.status, kOk);
 	dev->reset();
 	new_host();
@@ -826,7 +836,7 @@ TEST_F(QsmTest, APciResetRestartsTheIdsAFreshCardHandsOut)
 	mhi->queue_dl(11, 4096, 4);
 	EXPECT_EQ(load_elf(), first) << "the first ELF after the reset";
 	const CreateResourceGroupResp again =
-		as<CreateResourceGroupResp>(cmd(raw(CreateResourceGroupReq{kCreateResourceGroup, 0, -1, 1, 1, 1, 1})));
+		as<CreateResourceGroupResp>(cmd(raw(smallest_group())));
 	EXPECT_EQ(again.res_grp_id, g.res_grp_id) << "the first resource group after the reset";
 }
 
