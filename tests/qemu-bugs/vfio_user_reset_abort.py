@@ -36,14 +36,14 @@ def read_message(conn):
     head = conn.recv(HDR.size, socket.MSG_WAITALL)
     if len(head) != HDR.size:
         return None, None
-    mid, cmd, size, flags, err = HDR.unpack(head)
+    size = HDR.unpack(head)[2]
     body = conn.recv(size - HDR.size, socket.MSG_WAITALL) if size > HDR.size else b""
-    return (mid, cmd, size, flags, err), body
+    return HDR.unpack(head), body
 
 
-def answer_version(conn, mid, limit):
+def answer_version(conn, mid):
+    # Shorter than QEMU's own JSON, so it fits the buffer QEMU reads it into.
     caps = json.dumps({"capabilities": {"max_msg_fds": 8, "max_data_xfer_size": 1 << 20}}).encode() + b"\0"
-    caps = caps[:max(0, limit)] if len(caps) > limit else caps
     payload = struct.pack("<HH", 0, 0) + caps
     conn.sendall(HDR.pack(mid, VERSION, HDR.size + len(payload), REPLY, 0) + payload)
 
@@ -56,12 +56,11 @@ def serve_once(listener):
         header, body = read_message(conn)
         if not header or header[1] != VERSION:
             return None
-        answer_version(conn, header[0], len(body) - 4)
+        answer_version(conn, header[0])
         ready, _, _ = select.select([conn], [], [], 30)
         if not ready:
             return None
-        mid, cmd = HDR.unpack(conn.recv(HDR.size, socket.MSG_PEEK | socket.MSG_WAITALL))[:2]
-        return cmd
+        return HDR.unpack(conn.recv(HDR.size, socket.MSG_PEEK | socket.MSG_WAITALL))[1]
     # leaving the with-block closes the socket, the request still queued
 
 

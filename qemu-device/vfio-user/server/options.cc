@@ -84,24 +84,33 @@ template <class T, class Parse> Setter number(T DeviceConfig::*field, Parse pars
 	};
 }
 
-Setter flag(bool DeviceConfig::*field)
+// A field of the card's (DeviceConfig) or of the server's own options.
+DeviceConfig &owner(ServerOptions &o, DeviceConfig *) { return o.card; }
+ServerOptions &owner(ServerOptions &o, ServerOptions *) { return o; }
+
+template <class Owner> Setter flag(bool Owner::*field)
 {
 	return [field](const std::string &v, ServerOptions &o) {
 		const auto b = parse_bool(v);
 		if (b)
-			o.card.*field = *b;
+			owner(o, static_cast<Owner *>(nullptr)).*field = *b;
 		return b.has_value();
+	};
+}
+
+// Any text but the empty one.
+Setter text(std::string ServerOptions::*field)
+{
+	return [field](const std::string &v, ServerOptions &o) {
+		o.*field = v;
+		return !v.empty();
 	};
 }
 
 const std::map<std::string, Setter> &setters()
 {
 	static const std::map<std::string, Setter> table = {
-		{"socket",
-		 [](const std::string &v, ServerOptions &o) {
-			 o.socket_path = v;
-			 return !v.empty();
-		 }},
+		{"socket", text(&ServerOptions::socket_path)},
 		{"family",
 		 [](const std::string &v, ServerOptions &o) {
 			 o.card.family = v == "aic200" ? Family::Aic200 : Family::Aic100;
@@ -123,23 +132,13 @@ const std::map<std::string, Setter> &setters()
 		{"board-temp", number(&DeviceConfig::board_temp_mc, parse_int)},
 		{"ddr-temp", number(&DeviceConfig::ddr_temp_mc, parse_int)},
 		{"board-power", number(&DeviceConfig::board_power_uw, parse_int)},
-		{"user",
-		 [](const std::string &v, ServerOptions &o) {
-			 o.user = v;
-			 return !v.empty();
-		 }},
+		{"user", text(&ServerOptions::user)},
 		{"dma-layout",
 		 [](const std::string &v, ServerOptions &o) {
 			 o.qemu10_dma_layout = v == "qemu-10";
 			 return v == "spec" || v == "qemu-10";
 		 }},
-		{"sandbox",
-		 [](const std::string &v, ServerOptions &o) {
-			 const auto b = parse_bool(v);
-			 if (b)
-				 o.sandbox = *b;
-			 return b.has_value();
-		 }},
+		{"sandbox", flag(&ServerOptions::sandbox)},
 	};
 	return table;
 }
