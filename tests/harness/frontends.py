@@ -19,22 +19,12 @@ import configs
 import results
 
 
-def verdicts(folder, config):
-    """{suite.case: passed|failed|skipped} of one configuration."""
-    out = {}
-    for ts in folder.suites.get(config, []):
-        for tc in ts.iter("testcase"):
-            suite = tc.get("classname", "").rsplit(".", 1)[-1]
-            out[f"{suite}.{tc.get('name')}"] = results.case_outcome(tc)
-    return out
-
-
 def compare_pair(qemu, vfio, twin, row):
     """Lines saying how `row` (vfio-user) differs from `twin` (in QEMU), in
     the suites the row runs (a twin may run reproducers besides)."""
     suites = set(next(c for c in configs.VFIO_USER_CONFIGS if c.name == row).suites()) | {"run"}
-    a = {case: v for case, v in verdicts(qemu, twin).items() if case.split(".")[0] in suites}
-    b = verdicts(vfio, row)
+    a = {case: v for case, v in results.case_outcomes(qemu.suites[twin]).items() if case.split(".")[0] in suites}
+    b = results.case_outcomes(vfio.suites[row])
     lines = []
     for case in sorted(a.keys() | b.keys()):
         va, vb = a.get(case, "absent"), b.get(case, "absent")
@@ -65,6 +55,7 @@ def main(argv):
             print(line)
         differ = differ or bool(lines)
     return 1 if differ else 2 if unjudged else 0
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

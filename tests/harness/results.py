@@ -102,6 +102,12 @@ def outcomes(testsuites):
     return counts
 
 
+def case_outcomes(testsuites):
+    """{suite.case: outcome} of one configuration's JUnit."""
+    return {f"{tc.get('classname', '').rsplit('.', 1)[-1]}.{tc.get('name')}": case_outcome(tc)
+            for ts in testsuites for tc in ts.iter("testcase")}
+
+
 # ---- the matrix -----------------------------------------------------------------
 
 def cell(counts):
