@@ -21,8 +21,12 @@ HARNESS_SIDE = textwrap.dedent("""
     build = BesideBuild(__import__("pathlib").Path(log))
     build.adopt(pid, fd)
     heard = []
+    def tell(waited, last):
+        heard.append(last)
+        if last == os.environ.get("STOP_ON"):  # the build is where the test wants it
+            build.stop()
     if act == "stop":
-        build.wait(0.05, limit, lambda waited, last: heard.append(last))
+        build.wait(0.05, limit, tell)
         # Left unreaped (this process is the shell's parent) but not running.
         def running_in_group(stat):
             fields = stat.rsplit(")", 1)[1].split()
@@ -40,9 +44,10 @@ HARNESS_SIDE = textwrap.dedent("""
 """)
 
 
-def beside(tmp_path, build, act="wait", limit=0.2):
+def beside(tmp_path, build, act="wait", limit=0.2, stop_on=""):
     log = tmp_path / "build.log"
-    env = dict(os.environ, AIC100_CACHE=str(tmp_path / "cache"), AIC100_BUILD=str(tmp_path / "build"))
+    env = dict(os.environ, AIC100_CACHE=str(tmp_path / "cache"), AIC100_BUILD=str(tmp_path / "build"),
+               STOP_ON=stop_on)
     script = (f". {TOP}/scripts/lib.sh; start_beside b {log} bash -c {shlex.quote(build)}; "
               f"exec /usr/bin/python3 -c \"$1\" {TOP}/tests/harness \"$b_pid\" \"$b_fd\" {log} {act} {limit}")
     out = subprocess.run(["bash", "-c", script, "_", HARNESS_SIDE], env=env, capture_output=True, text=True,
@@ -79,6 +84,6 @@ SLOW_TO_EXIT = ("python3 -c 'import time; b = bytearray(1 << 30); b[::4096] = by
 
 
 def test_stopping_waits_for_every_process_of_the_build(tmp_path):
-    lines, log = beside(tmp_path, SLOW_TO_EXIT, act="stop", limit=4)
-    assert log.read_text() == "touched\n", "the memory was not touched before the stop: a longer limit"
+    lines, log = beside(tmp_path, SLOW_TO_EXIT, act="stop", limit=60, stop_on="touched")
+    assert log.read_text() == "touched\n", "stopped by the limit before the memory was touched"
     assert lines[0] == "group gone"
